@@ -1,0 +1,12 @@
+# memloupe_test(NAME SOURCES a.cc b.cc LIBS lib1 lib2 [LABELS l])
+# One GoogleTest executable, registered with ctest test by test.
+include(GoogleTest)
+function(memloupe_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    MEMLOUPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    MEMLOUPE_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+endfunction()

@@ -1,0 +1,23 @@
+// The list of sub-commands, in the order `memloupe --help` shows them.
+// One line per command; each is defined in its cmd_NAME.cc.
+#pragma once
+
+#include "cli/commands.h"
+
+namespace memloupe::cli {
+
+#define MEMLOUPE_COMMANDS(X) \
+  X(info)                    \
+  X(dump)
+
+#define MEMLOUPE_DECLARE(name) Command add_##name##_command(CLI::App& app);
+MEMLOUPE_COMMANDS(MEMLOUPE_DECLARE)
+#undef MEMLOUPE_DECLARE
+
+inline constexpr AddCommandFn kCommands[] = {
+#define MEMLOUPE_ENTRY(name) &add_##name##_command,
+    MEMLOUPE_COMMANDS(MEMLOUPE_ENTRY)
+#undef MEMLOUPE_ENTRY
+};
+
+}  // namespace memloupe::cli

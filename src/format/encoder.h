@@ -1,0 +1,101 @@
+// Encoder: turns events into the compact chunked byte stream of docs/FORMAT.md.
+//
+// Used from inside malloc by the recorder, so it must not allocate, throw, take
+// locks or make system calls: all state lives in fixed arrays inside the object
+// (place it in static storage or an mmap'd region), and finished chunks go to a
+// ChunkSink. The caller serialises calls (the recorder holds its trace lock);
+// one Encoder produces one totally ordered event stream.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "format/events.h"
+
+namespace memloupe::format {
+
+// Receives each finished chunk (header + payload), complete and checksummed.
+// The bytes are only valid during the call.
+class ChunkSink {
+ public:
+  virtual void write_chunk(std::span<const uint8_t> chunk) noexcept = 0;
+
+ protected:
+  ~ChunkSink() = default;
+};
+
+// The header fields, as views, so the recorder can fill them without a heap.
+struct HeaderFields {
+  Mode mode = Mode::Sampled;
+  uint64_t bytes_per_sample = 0;
+  uint32_t pid = 0;
+  uint64_t start_wall_ns = 0;
+  uint64_t start_mono_ns = 0;
+  std::string_view host;
+  std::string_view executable;
+  std::string_view argv_nul_separated;  // as /proc/self/cmdline: "a\0b\0c\0"
+};
+
+// Writes the file prologue (magic, version) and the header chunk into `out`.
+// Returns the bytes written, or 0 if `out` is too small (kMaxFileHeader is enough
+// for any header whose strings total at most 8 KiB; longer strings are cut).
+inline constexpr size_t kMaxFileHeader = 16 * 1024;
+size_t encode_file_header(const HeaderFields& fields, std::span<uint8_t> out) noexcept;
+
+// One allocation as the recorder sees it.
+struct AllocRecord {
+  ThreadId thread;
+  uint64_t time_ns = 0;
+  uint64_t size = 0;
+  uint64_t address = 0;  // written only in Mode::All
+  uint32_t alignment = 0;
+  uint32_t n_samples = 1;
+  Func func = Func::Malloc;
+  std::span<const uint64_t> backtrace;  // innermost first; frames past kMaxFrames are dropped
+};
+
+class Encoder {
+ public:
+  static constexpr size_t kMaxFrames = 256;
+
+  // `sink` must outlive the encoder. Times passed to the encoder should be
+  // non-decreasing; an earlier time is clamped to the previous one (threads read
+  // the clock before taking the recorder's lock, so small inversions happen).
+  Encoder(ChunkSink& sink, Mode mode) noexcept;
+  Encoder(const Encoder&) = delete;
+  Encoder& operator=(const Encoder&) = delete;
+
+  // Each returns the id the trace gives the allocation.
+  AllocId alloc(const AllocRecord& record) noexcept;
+  // realloc of a traced block: ends `old` and starts a new allocation, linked.
+  AllocId realloc(AllocId old, const AllocRecord& record) noexcept;
+  void free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noexcept;
+
+  void thread_start(ThreadId thread, uint64_t time_ns, uint32_t os_tid) noexcept;
+  void thread_name(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept;
+  void thread_end(ThreadId thread, uint64_t time_ns) noexcept;
+  void module_load(const ModuleLoad& module) noexcept;
+  void module_unload(uint64_t time_ns, uint64_t start) noexcept;
+  void rss(uint64_t time_ns, uint64_t rss_bytes) noexcept;
+  void marker(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept;
+  void call_totals(const CallTotals& totals) noexcept;
+  void trace_end(uint64_t time_ns, EndReason reason) noexcept;
+
+  // Seals the current chunk (if it holds any event) and hands it to the sink.
+  void flush() noexcept;
+
+  AllocId next_id() const noexcept;
+  uint64_t bytes_written() const noexcept;  // all chunks handed to the sink so far
+
+ private:
+  struct State;
+  // Fixed-size state; defined in encoder.cc. Sized generously and checked there
+  // with a static_assert, so that the object needs no heap.
+  alignas(64) unsigned char storage_[400 * 1024];
+  State& s() noexcept;
+  const State& s() const noexcept;
+};
+
+}  // namespace memloupe::format

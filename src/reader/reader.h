@@ -1,0 +1,61 @@
+// Reader: a pull iterator over the events of a trace file.
+//
+// It reads memloupe traces and Jane Street memtrace CTF traces (v2, v3), told
+// apart by their magic. It trusts nothing in the file: every length, count and
+// index is checked, and nothing is allocated in proportion to a number read from
+// the file. On damage it stops, and error() names the byte offset and what was
+// expected; every event before the damage has been delivered.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format/events.h"
+#include "format/expected.h"
+
+namespace memloupe::reader {
+
+// Owned symbol information: address -> frames (innermost inlined first).
+struct OwnedFrame {
+  std::string function;
+  std::string file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+};
+using SymbolTable = std::unordered_map<uint64_t, std::vector<OwnedFrame>>;
+
+class Reader {
+ public:
+  virtual ~Reader() = default;
+
+  // Opens a file; errors: missing/unreadable file, not a trace, newer version.
+  static Expected<std::unique_ptr<Reader>> open(const std::string& path);
+  // Reads from memory (tests, fuzzing). `name` is used in messages.
+  static Expected<std::unique_ptr<Reader>> from_bytes(std::vector<uint8_t> bytes,
+                                                      std::string name = "<memory>");
+
+  virtual const format::TraceInfo& info() const = 0;
+
+  // The next event, or nullptr at the end of the readable data. The event and
+  // the views inside it stay valid until the next call. After nullptr, error()
+  // says whether reading stopped at damage (or truncation) rather than at the end.
+  virtual const format::Event* next() = 0;
+  virtual const std::optional<Error>& error() const = 0;
+
+  // Symbols known so far. For a memloupe trace the symbols section is located and
+  // loaded when the file is opened (so backtraces can be named while streaming);
+  // for memtrace CTF, locations arrive in the stream and accumulate here.
+  virtual const SymbolTable& symbols() const = 0;
+  // True when the file is a finalised memloupe trace with a symbols section.
+  virtual bool has_symbols_section() const = 0;
+
+  virtual uint64_t file_size() const = 0;
+  virtual uint64_t offset() const = 0;        // bytes consumed so far (for progress)
+  virtual uint64_t events_read() const = 0;
+};
+
+}  // namespace memloupe::reader
