@@ -1,0 +1,94 @@
+// Counting sampled blocks, and turning counts into estimates with 95% intervals.
+//
+// The recorder samples each allocated byte independently with probability
+// λ = 1/bytes_per_sample (a Poisson process on the byte line; see docs/ANALYSIS.md).
+// For any set S of allocations chosen without looking at the sampling (a site,
+// "live at t", "leaked", ...), with B bytes and N blocks in total:
+//   - the number of sample points K = Σ n_samples over S's sampled blocks is
+//     Poisson(λ·B), so B̂ = K/λ is unbiased and its exact (Garwood) 95% interval
+//     comes from the chi-squared quantiles of K;
+//   - a block of size s is sampled with probability p(s) = 1 − e^{−λ·s}, so
+//     N̂ = Σ 1/p(s) over sampled blocks (Horvitz–Thompson) is unbiased, with
+//     variance estimated by Σ (1 − p)/p², and a normal-approximation interval.
+// In Mode::All every block is seen: p = 1, and B̂ = Σ size, N̂ = blocks exactly.
+//
+// Count holds only sums, so counts of disjoint sets add (site totals, tree
+// totals, time buckets) and the estimate of the union is computed from the sum.
+#pragma once
+
+#include <cstdint>
+
+#include "format/events.h"
+
+namespace memloupe::analysis {
+
+struct Count {
+  uint64_t blocks = 0;     // blocks seen (sampled blocks in Mode::Sampled)
+  uint64_t samples = 0;    // Σ n_samples (K)
+  uint64_t bytes = 0;      // Σ size of the blocks seen (exact total in Mode::All)
+  double objects = 0;      // Σ 1/p(size)   (== blocks in Mode::All)
+  double objects_var = 0;  // Σ (1 − p)/p²  (== 0 in Mode::All)
+
+  bool empty() const { return blocks == 0; }
+  Count& operator+=(const Count& o) {
+    blocks += o.blocks;
+    samples += o.samples;
+    bytes += o.bytes;
+    objects += o.objects;
+    objects_var += o.objects_var;
+    return *this;
+  }
+  // Only for removing a block (or set) that was added before.
+  Count& operator-=(const Count& o) {
+    blocks -= o.blocks;
+    samples -= o.samples;
+    bytes -= o.bytes;
+    objects -= o.objects;
+    objects_var -= o.objects_var;
+    return *this;
+  }
+};
+
+// A point estimate with its 95% interval; lo == value == hi when exact.
+struct Estimate {
+  double value = 0;
+  double lo = 0;
+  double hi = 0;
+};
+
+class Estimator {
+ public:
+  Estimator() = default;  // exact (Mode::All)
+  Estimator(format::Mode mode, uint64_t bytes_per_sample);
+  explicit Estimator(const format::TraceInfo& info)
+      : Estimator(info.mode, info.bytes_per_sample) {}
+
+  bool exact() const { return exact_; }
+  double bytes_per_sample() const { return bytes_per_sample_; }
+
+  // The Count of one block as the trace recorded it.
+  Count block(uint64_t size, uint32_t n_samples) const;
+
+  // Point estimates only (cheap; for sorting and charts).
+  double bytes_value(const Count& c) const {
+    return exact_ ? static_cast<double>(c.bytes) : static_cast<double>(c.samples) * bytes_per_sample_;
+  }
+  double objects_value(const Count& c) const { return c.objects; }
+
+  Estimate bytes(const Count& c) const;
+  Estimate objects(const Count& c) const;
+
+ private:
+  bool exact_ = true;
+  double bytes_per_sample_ = 1;
+};
+
+// Exact 95% confidence interval for the mean μ of a Poisson variable observed
+// as k (Garwood 1936): [χ²(0.025; 2k)/2, χ²(0.975; 2k+2)/2]; lo = 0 when k = 0.
+struct PoissonInterval {
+  double lo = 0;
+  double hi = 0;
+};
+PoissonInterval poisson_interval_95(uint64_t k);
+
+}  // namespace memloupe::analysis

@@ -1,0 +1,287 @@
+// The analysis model: everything the views need, built from a trace in two
+// streaming passes (see docs/ANALYSIS.md, "Two passes").
+//
+//   pass 1  OverviewBuilder   filter-independent facts: info, threads, modules,
+//                             exact call totals, the estimated heap over time
+//                             (downsampled), its peak, RSS, markers.
+//   pass 2  AggregateBuilder  the Query applied: per distinct backtrace (StackStats)
+//                             and per thread, the Metrics of the selected
+//                             allocations; lifetimes; optional time series.
+//   then    CallTree          stacks expanded into frames (inlined frames included),
+//                             grouped (by function by default), hidden frames
+//                             dropped; root = outermost frame.
+//
+// Memory is proportional to distinct stacks, frames and live blocks, never to the
+// number of events: live blocks sit in a hash table keyed by AllocId, the heap
+// series has at most kMaxTimelinePoints buckets.
+//
+// Every Count is a sum over sampled blocks; turn it into bytes/objects with the
+// Estimator (estimate.h), which also gives the 95% interval.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/estimate.h"
+#include "analysis/query.h"
+#include "format/events.h"
+#include "format/expected.h"
+#include "reader/reader.h"
+
+namespace memloupe::analysis {
+
+using StackId = format::StrongId<struct StackTag, uint32_t>;
+using NodeId = format::StrongId<struct NodeTag, uint32_t>;
+using FrameId = format::StrongId<struct FrameTag, uint32_t>;
+
+// What is measured about a set of allocations (all of them pass the Query's filter).
+enum class Metric : uint8_t {
+  Allocated,  // all selected blocks
+  Freed,      // ... freed before the end of the trace
+  Live,       // ... live in Query::live_window (live at T; default the peak instant)
+  Peak,       // ... live when the whole heap peaked (Overview::peak)
+  Leaked,     // ... never freed (live at the end)
+  Temporary,  // ... freed by their own thread within Query::temporary_ns
+};
+inline constexpr size_t kMetricCount = 6;
+std::string_view metric_name(Metric m);  // "allocated", "freed", "live", "peak", ...
+std::optional<Metric> metric_from_name(std::string_view name);
+
+struct Metrics {
+  std::array<Count, kMetricCount> counts{};
+  Count& operator[](Metric m) { return counts[static_cast<size_t>(m)]; }
+  const Count& operator[](Metric m) const { return counts[static_cast<size_t>(m)]; }
+  Metrics& operator+=(const Metrics& o) {
+    for (size_t i = 0; i < kMetricCount; ++i) counts[i] += o.counts[i];
+    return *this;
+  }
+};
+
+// ---------------------------------------------------------------- pass 1
+
+struct ThreadInfo {
+  format::ThreadId id;
+  uint32_t os_tid = 0;
+  std::string name;             // last name given; empty if none
+  uint64_t start_ns = 0;
+  std::optional<uint64_t> end_ns;
+};
+
+struct ModuleInfo {
+  uint64_t start = 0;      // lowest mapped address
+  uint64_t end = 0;        // one past the highest
+  uint64_t load_bias = 0;  // runtime address = ELF vaddr + load_bias
+  std::string path;
+  std::string build_id;    // lower-case hex; empty if unknown
+  uint64_t load_ns = 0;
+  uint64_t unload_ns = kForever;
+};
+
+struct MarkerInfo {
+  format::ThreadId thread;
+  uint64_t time_ns = 0;
+  std::string name;
+};
+
+// One bucket of the downsampled heap series; estimates in bytes.
+struct HeapPoint {
+  double live_end = 0;   // live at the end of the bucket
+  double live_max = 0;   // highest value inside the bucket
+  double live_min = 0;   // lowest value inside the bucket
+  double allocated = 0;  // allocated during the bucket
+  double freed = 0;      // freed during the bucket
+};
+
+// Bucket i covers [i·bucket_ns, (i+1)·bucket_ns). The width doubles (and pairs
+// of buckets merge) whenever the trace outgrows kMaxTimelinePoints.
+inline constexpr size_t kMaxTimelinePoints = 2048;
+struct Timeline {
+  uint64_t bucket_ns = 1;
+  std::vector<HeapPoint> points;
+};
+
+struct Peak {
+  uint64_t time_ns = 0;
+  Count live;  // the blocks live at that instant (estimate with the Estimator)
+};
+
+struct Overview {
+  format::TraceInfo info;
+  Estimator estimator;
+  uint64_t duration_ns = 0;  // time of the last event (TraceEnd if present)
+  std::optional<format::EndReason> end_reason;  // absent: the trace stops without a TraceEnd
+  std::optional<Error> error;                   // damage: everything before it was used
+
+  uint64_t events = 0;
+  uint64_t alloc_events = 0;
+  uint64_t free_events = 0;
+  uint64_t unmatched_frees = 0;  // frees of ids never allocated (or freed twice)
+  uint64_t time_inversions = 0;  // events earlier than their predecessor (clamped)
+
+  std::vector<ThreadInfo> threads;  // indexed by ThreadId
+  std::vector<ModuleInfo> modules;  // in load order
+  std::vector<MarkerInfo> markers;  // at most kMaxMarkers, in time order
+  std::optional<format::CallTotals> call_totals;  // the last one: whole-run exact totals
+
+  Count allocated;  // every allocation of the trace
+  Count leaked;     // never freed
+  Peak peak;        // of the estimated live heap (unfiltered)
+  Timeline heap;
+  std::vector<format::RssSample> rss;  // at most kMaxTimelinePoints (pairs merged by max)
+  uint64_t peak_rss = 0;
+};
+inline constexpr size_t kMaxMarkers = 10'000;
+
+class OverviewBuilder {
+ public:
+  explicit OverviewBuilder(const format::TraceInfo& info);
+  ~OverviewBuilder();
+  OverviewBuilder(OverviewBuilder&&) noexcept;
+  void add(const format::Event& event);
+  // `error` is the reader's error (damage), if any.
+  Overview finish(std::optional<Error> error = {}) &&;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------- pass 2
+
+// One stack's activity in one time bucket of Aggregate::series_bucket_ns.
+struct SeriesBucket {
+  uint32_t index = 0;
+  Count allocated;  // selected blocks allocated in the bucket
+  Count freed;      // ... freed in the bucket
+  Count leaked;     // ... allocated in the bucket and never freed
+};
+
+// One distinct backtrace (raw return addresses) with its selected allocations.
+struct StackStats {
+  uint32_t frames_begin = 0;  // into Aggregate::frame_pool, innermost first
+  uint32_t frames_size = 0;
+  Metrics metrics;
+  std::vector<SeriesBucket> series;  // sparse, by index; empty unless Query::series_buckets
+};
+
+struct ThreadStats {
+  format::ThreadId thread;
+  Metrics metrics;
+};
+
+// Lifetimes of the selected blocks: bucket 0 holds lifetime 0, bucket i ≥ 1
+// holds [2^(i−1), 2^i) ns.
+struct LifetimeHistogram {
+  static constexpr size_t kBuckets = 65;
+  std::array<Count, kBuckets> freed{};
+  Count never_freed;
+  static size_t bucket_of(uint64_t lifetime_ns);
+  static uint64_t bucket_floor(size_t i) { return i == 0 ? 0 : uint64_t{1} << (i - 1); }
+};
+
+struct Aggregate {
+  Query query;
+  Estimator estimator;
+  std::vector<StackStats> stacks;   // indexed by StackId; only stacks with selected blocks
+  std::vector<uint64_t> frame_pool;
+  std::vector<ThreadStats> threads; // threads with selected blocks
+  Metrics totals;                   // over all selected blocks
+  LifetimeHistogram lifetimes;
+  uint64_t rejected_blocks = 0;     // blocks the filter dropped
+  uint32_t series_buckets = 0;
+  uint64_t series_bucket_ns = 1;
+
+  std::span<const uint64_t> frames(StackId id) const {
+    const StackStats& s = stacks[id.value];
+    return {frame_pool.data() + s.frames_begin, s.frames_size};
+  }
+};
+
+class AggregateBuilder {
+ public:
+  // `symbols` is read while streaming (focus); it must outlive the builder.
+  AggregateBuilder(const Overview& overview, const reader::SymbolTable& symbols,
+                   const Query& query);
+  ~AggregateBuilder();
+  AggregateBuilder(AggregateBuilder&&) noexcept;
+  void add(const format::Event& event);
+  Aggregate finish() &&;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------- views
+
+// One frame as the views show it. Inlined frames are frames of their own.
+struct Frame {
+  std::string function;  // demangled; if unknown, "module+0xoffset" or "0xaddress"
+  std::string file;      // empty if unknown (and always empty under Grouping::Function
+  uint32_t line = 0;     //   unless all addresses of the function agree)
+  uint32_t column = 0;
+  uint64_t address = 0;  // a return address that produced this frame
+  std::string module;    // path of the module holding `address`; empty if unknown
+  bool symbolized = false;
+  bool inlined = false;
+};
+
+struct Node {
+  NodeId parent;            // the root is its own parent
+  FrameId frame;            // meaningless for the root
+  uint32_t depth = 0;       // 0 for the root
+  std::vector<NodeId> children;
+  Metrics self;             // blocks whose (view) stack ends here
+  Metrics total;            // self + all descendants
+};
+
+class CallTree {
+ public:
+  static constexpr NodeId kRoot{0};
+  CallTree();
+
+  const Node& node(NodeId id) const { return nodes_[id.value]; }
+  const Frame& frame(FrameId id) const { return frames_[id.value]; }
+  size_t node_count() const { return nodes_.size(); }
+  size_t frame_count() const { return frames_.size(); }
+  // Frames from the root's child down to `id` (outermost first).
+  std::vector<FrameId> path(NodeId id) const;
+  // The leaf node each StackId of the Aggregate landed on (kRoot if every frame was hidden).
+  NodeId leaf_of(StackId id) const { return stack_leaf_[id.value]; }
+
+ private:
+  friend class CallTreeBuilder;
+  std::vector<Node> nodes_;
+  std::vector<Frame> frames_;
+  std::vector<NodeId> stack_leaf_;
+};
+
+CallTree build_call_tree(const Aggregate& aggregate, const reader::SymbolTable& symbols,
+                         const std::vector<ModuleInfo>& modules);
+
+// ---------------------------------------------------------------- all of it
+
+struct Model {
+  Overview overview;
+  Aggregate aggregate;
+  reader::SymbolTable symbols;
+  CallTree tree;
+};
+
+// Called with the fraction done (0..1, over both passes) every few thousand events.
+using Progress = std::function<void(double fraction)>;
+
+// Opens the trace twice (pass 1, then pass 2 with the query resolved against pass
+// 1). Errors: the file cannot be opened/is not a trace, or bad arguments. Damage in
+// the middle of the trace is not an error: Overview::error says where reading stopped.
+Expected<Model> analyze_file(const std::string& path, const QueryArgs& args,
+                             const Progress& progress = {});
+
+}  // namespace memloupe::analysis
