@@ -1,0 +1,272 @@
+#include "report/html_data.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <unordered_map>
+
+#include "report/frame_names.h"
+#include "report/html_json.h"
+
+namespace memloupe::report {
+
+namespace {
+
+// The measures a node is ranked by (shares of the whole).
+constexpr size_t kRankMetrics = 4;
+std::array<double, kRankMetrics> rank_values(const SiteValues& v) {
+  return {v.allocated.bytes, v.allocated.objects, v.peak.bytes, v.leaked.bytes};
+}
+
+struct TrieNode {
+  uint32_t parent = 0;
+  uint32_t depth = 0;
+  std::string name;
+  std::string where;  // "file:line" of the first frame seen here
+  std::unordered_map<std::string, uint32_t> children;
+  std::array<double, kRankMetrics> total{};
+};
+
+struct NamedFrame {
+  std::string name;
+  std::string where;
+};
+
+std::string cut(std::string s, size_t max) {
+  if (s.size() > max) {
+    s.resize(max);
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();  // no half UTF-8
+    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xC0) s.pop_back();
+    s += "…";
+  }
+  return s;
+}
+
+std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& site, size_t max_name) {
+  std::vector<NamedFrame> out;
+  for (auto it = site.stack.rbegin(); it != site.stack.rend(); ++it) {
+    const Location& loc = profile.location(*it);
+    if (loc.frames.empty()) out.push_back({cut(frame_name(profile, loc, nullptr), max_name), ""});
+    for (auto f = loc.frames.rbegin(); f != loc.frames.rend(); ++f) {
+      std::string where = f->file.empty() ? "" : f->file + ":" + std::to_string(f->line);
+      out.push_back({cut(frame_name(profile, loc, &*f), max_name), cut(where, max_name)});
+    }
+  }
+  return out;
+}
+
+// What ends up at one node of the page's tree: the sites merged there.
+struct Dest {
+  SiteValues values;
+  std::map<uint32_t, Bucket> buckets;
+};
+
+void add_values(SiteValues& a, const SiteValues& b) {
+  a.allocated += b.allocated;
+  a.live += b.live;
+  a.peak += b.peak;
+  a.leaked += b.leaked;
+}
+
+void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const Profile& profile,
+                 size_t max_points) {
+  json.begin_array();
+  if (points.size() <= max_points) {
+    for (const HeapPoint& p : points) json.number(static_cast<double>(p.time_ns)).number(p.bytes);
+    return void(json.end_array());
+  }
+  // One point per time slot: the highest, so the peak stays visible.
+  uint64_t span = std::max<uint64_t>(profile.duration_ns, points.back().time_ns) + 1;
+  size_t slot = SIZE_MAX;
+  const HeapPoint* best = nullptr;
+  auto flush = [&] {
+    if (best) json.number(static_cast<double>(best->time_ns)).number(best->bytes);
+  };
+  for (const HeapPoint& p : points) {
+    size_t s = static_cast<size_t>(static_cast<double>(p.time_ns) / static_cast<double>(span) *
+                                   static_cast<double>(max_points));
+    if (s != slot) {
+      flush();
+      slot = s;
+      best = &p;
+    } else if (p.bytes > best->bytes) {
+      best = &p;
+    }
+  }
+  flush();
+  json.end_array();
+}
+
+void write_info(JsonWriter& json, const Profile& profile, const HtmlLimits& limits) {
+  const format::TraceInfo& info = profile.info;
+  std::string argv;
+  for (const std::string& a : info.argv) argv += (argv.empty() ? "" : " ") + a;
+  json.key("info").begin_object();
+  json.key("executable").string(cut(info.executable, limits.max_name_bytes * 4));
+  json.key("argv").string(cut(argv, limits.max_name_bytes * 4));
+  json.key("pid").integer(info.pid);
+  json.key("host").string(cut(info.host, limits.max_name_bytes));
+  json.key("mode").string(info.mode == format::Mode::All ? "all" : "sampled");
+  json.key("bytes_per_sample").integer(info.bytes_per_sample);
+  json.key("start_wall_ns").number(static_cast<double>(info.start_wall_ns));
+  json.key("source_format").string(cut(info.source_format, limits.max_name_bytes));
+  json.key("duration_ns").number(static_cast<double>(profile.duration_ns));
+  json.key("events").number(static_cast<double>(profile.events));
+  json.key("sites").integer(profile.sites.size());
+  json.end_object();
+}
+
+}  // namespace
+
+std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
+  // 1. The tree of frames, with each node's totals.
+  std::vector<TrieNode> trie(1);
+  trie[0].name = "all";
+  std::vector<uint32_t> site_node(profile.sites.size());
+  for (size_t s = 0; s < profile.sites.size(); ++s) {
+    const Site& site = profile.sites[s];
+    auto values = rank_values(site.values);
+    uint32_t node = 0;
+    for (size_t m = 0; m < kRankMetrics; ++m) trie[0].total[m] += values[m];
+    for (NamedFrame& f : frames_root_first(profile, site, limits.max_name_bytes)) {
+      auto [it, inserted] = trie[node].children.try_emplace(f.name, static_cast<uint32_t>(trie.size()));
+      uint32_t next = it->second;  // read now: push_back below moves the maps
+      if (inserted) {
+        TrieNode child;
+        child.parent = node;
+        child.depth = trie[node].depth + 1;
+        child.name = std::move(f.name);
+        child.where = std::move(f.where);
+        trie.push_back(std::move(child));
+      }
+      node = next;
+      for (size_t m = 0; m < kRankMetrics; ++m) trie[node].total[m] += values[m];
+    }
+    site_node[s] = node;
+  }
+
+  // 2. Keep the nodes with the largest share of any metric. A node's totals
+  // include its children's, so its score is at least any child's; breaking ties
+  // by depth keeps the kept set closed under "parent of".
+  auto score = [&](const TrieNode& n) {
+    double best = 0;
+    for (size_t m = 0; m < kRankMetrics; ++m) {
+      if (trie[0].total[m] > 0) best = std::max(best, n.total[m] / trie[0].total[m]);
+    }
+    return best;
+  };
+  std::vector<uint32_t> order(trie.size() - 1);
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i + 1;
+  std::vector<double> scores(trie.size());
+  for (size_t i = 0; i < trie.size(); ++i) scores[i] = score(trie[i]);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (scores[a] != scores[b]) return scores[a] > scores[b];
+    return trie[a].depth < trie[b].depth;
+  });
+  if (order.size() > limits.max_kept_nodes) order.resize(limits.max_kept_nodes);
+  std::sort(order.begin(), order.end());  // creation order: parents before children
+
+  std::vector<int64_t> page_id(trie.size(), -1);
+  page_id[0] = 0;
+  std::vector<uint32_t> page_nodes = {0};
+  for (uint32_t i : order) {
+    page_id[i] = static_cast<int64_t>(page_nodes.size());
+    page_nodes.push_back(i);
+  }
+  struct PageNode {
+    uint32_t parent;
+    std::string name;
+    std::string where;
+    bool other;
+  };
+  std::vector<PageNode> nodes;
+  for (uint32_t i : page_nodes) {
+    const TrieNode& t = trie[i];
+    nodes.push_back({i == 0 ? 0 : static_cast<uint32_t>(page_id[t.parent]), t.name, t.where, false});
+  }
+
+  // 3. Each site lands on its own node, or on an "[other]" child of its deepest
+  // kept ancestor.
+  std::map<uint32_t, uint32_t> other_of;  // kept page node -> its "[other]" page node
+  std::map<uint32_t, Dest> dests;         // page node -> merged sites
+  for (size_t s = 0; s < profile.sites.size(); ++s) {
+    uint32_t node = site_node[s];
+    uint32_t dest;
+    if (page_id[node] >= 0) {
+      dest = static_cast<uint32_t>(page_id[node]);
+    } else {
+      while (page_id[node] < 0) node = trie[node].parent;
+      uint32_t kept = static_cast<uint32_t>(page_id[node]);
+      auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
+      if (inserted) nodes.push_back({kept, "[other]", "", true});
+      dest = it->second;
+    }
+    Dest& d = dests[dest];
+    add_values(d.values, profile.sites[s].values);
+    for (const Bucket& b : profile.sites[s].buckets) {
+      Bucket& into = d.buckets[b.index];
+      into.index = b.index;
+      into.allocated += b.allocated;
+      into.freed += b.freed;
+      into.leaked += b.leaked;
+    }
+  }
+
+  // 4. The JSON.
+  JsonWriter json;
+  json.begin_object();
+  write_info(json, profile, limits);
+  json.key("bucket_ns").number(static_cast<double>(profile.bucket_ns));
+  json.key("buckets").integer(profile.bucket_count);
+  json.key("selection").begin_array()
+      .number(static_cast<double>(profile.selection_begin_ns))
+      .number(static_cast<double>(profile.selection_end_ns)).end_array();
+  json.key("nodes_total").integer(trie.size());
+
+  std::vector<std::string> strings;
+  std::unordered_map<std::string, size_t> string_index;
+  auto intern = [&](const std::string& s) {
+    auto [it, inserted] = string_index.try_emplace(s, strings.size());
+    if (inserted) strings.push_back(s);
+    return it->second;
+  };
+  json.key("nodes").begin_array();  // [parent, name, where, other] per node
+  for (const PageNode& n : nodes) {
+    json.integer(n.parent).integer(intern(n.name)).integer(intern(n.where)).integer(n.other ? 1 : 0);
+  }
+  json.end_array();
+  json.key("strings").begin_array();
+  for (const std::string& s : strings) json.string(s);
+  json.end_array();
+
+  json.key("sites").begin_array();
+  for (const auto& [node, d] : dests) {
+    const SiteValues& v = d.values;
+    json.begin_object().key("n").integer(node).key("t").begin_array();
+    for (const Amount& a : {v.allocated, v.live, v.peak, v.leaked}) json.number(a.bytes).number(a.objects);
+    json.end_array().key("b").begin_array();
+    for (const auto& [index, b] : d.buckets) {
+      json.integer(index);
+      for (const Amount& a : {b.allocated, b.freed, b.leaked}) json.number(a.bytes).number(a.objects);
+    }
+    json.end_array().end_object();
+  }
+  json.end_array();
+
+  json.key("heap");
+  write_curve(json, profile.heap, profile, limits.max_curve_points);
+  json.key("rss");
+  write_curve(json, profile.rss, profile, limits.max_curve_points);
+  json.key("peak").begin_array().number(static_cast<double>(profile.peak.time_ns)).number(profile.peak.bytes).end_array();
+  json.key("markers").begin_array();
+  size_t markers = std::min(profile.markers.size(), limits.max_markers);
+  for (size_t i = 0; i < markers; ++i) {
+    const TimeMark& m = profile.markers[i * profile.markers.size() / markers];  // evenly spread
+    json.number(static_cast<double>(m.time_ns)).string(cut(m.name, limits.max_name_bytes));
+  }
+  json.end_array();
+  json.end_object();
+  return json.take();
+}
+
+}  // namespace memloupe::report

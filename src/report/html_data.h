@@ -1,0 +1,37 @@
+// The data the HTML report carries, aggregated and capped so that the page's
+// size does not grow with the trace (docs/REPORT.md states the bound):
+//
+//  - the call tree of the sites' frames (root first), pruned to the kMaxKeptNodes
+//    nodes that matter most: a node's score is the largest share it has of any
+//    metric (allocated bytes, allocations, peak bytes, leaked bytes), and a site
+//    whose own node was pruned is merged into an "[other]" child of its deepest
+//    kept ancestor — so at most 2 x kMaxKeptNodes nodes and as many sites;
+//  - per site: whole-selection totals and up to kMaxBuckets time buckets of
+//    allocated / freed / leaked bytes and objects (enough for the page to
+//    recompute every metric for any range of buckets);
+//  - the heap and RSS curves, at most kMaxCurvePoints points each (max per slot,
+//    so the peak survives), at most kMaxMarkers markers, names cut to
+//    kMaxNameBytes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "report/profile.h"
+
+namespace memloupe::report {
+
+struct HtmlLimits {
+  size_t max_kept_nodes = 400;
+  size_t max_curve_points = 1000;
+  size_t max_markers = 200;
+  size_t max_name_bytes = 200;
+};
+// The page recomputes ranges from the Profile's buckets; the caller (the model
+// adapter) asks for this many.
+inline constexpr uint32_t kHtmlBuckets = 100;
+
+// The report's data as one JSON object (see assets/report.js for its reader).
+std::string html_data_json(const Profile& profile, const HtmlLimits& limits = {});
+
+}  // namespace memloupe::report

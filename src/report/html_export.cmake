@@ -1,0 +1,44 @@
+# The HTML report (html_*, assets/) and the exports (export_*), included from
+# CMakeLists.txt in this folder.
+find_package(ZLIB REQUIRED)
+
+target_sources(memloupe_report PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/export_folded.cc
+  ${CMAKE_CURRENT_LIST_DIR}/export_gzip.cc
+  ${CMAKE_CURRENT_LIST_DIR}/export_massif.cc
+  ${CMAKE_CURRENT_LIST_DIR}/export_pprof.cc
+  ${CMAKE_CURRENT_LIST_DIR}/export_proto.cc
+  ${CMAKE_CURRENT_LIST_DIR}/frame_names.cc
+  ${CMAKE_CURRENT_LIST_DIR}/html_data.cc
+  ${CMAKE_CURRENT_LIST_DIR}/html_json.cc
+  ${CMAKE_CURRENT_LIST_DIR}/html_report.cc
+  ${CMAKE_CURRENT_BINARY_DIR}/generated/html_assets.cc
+)
+
+set(_report_assets
+  ${CMAKE_CURRENT_LIST_DIR}/assets/report.html
+  ${CMAKE_CURRENT_LIST_DIR}/assets/report.css
+  ${CMAKE_CURRENT_LIST_DIR}/assets/report.js)
+add_custom_command(
+  OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/generated/html_assets.cc
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/generated
+  COMMAND ${CMAKE_COMMAND}
+    -DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/generated/html_assets.cc
+    -DHTML=${CMAKE_CURRENT_LIST_DIR}/assets/report.html
+    -DCSS=${CMAKE_CURRENT_LIST_DIR}/assets/report.css
+    -DJS=${CMAKE_CURRENT_LIST_DIR}/assets/report.js
+    -P ${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake
+  DEPENDS ${_report_assets} ${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake
+  COMMENT "Embedding the HTML report's assets")
+target_link_libraries(memloupe_report PRIVATE ZLIB::ZLIB)
+
+memloupe_test(memloupe_report_export_test
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/export_proto_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/export_folded_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/export_massif_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/html_data_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/html_report_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/test_profile.cc
+  LIBS memloupe_report
+  LABELS report)

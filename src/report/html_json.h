@@ -1,0 +1,36 @@
+// A minimal JSON writer for the data embedded in the HTML report. Output goes
+// inside a <script> element, so '<' is always written as \u003c: the text can
+// never close the element early, whatever a function name contains.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace memloupe::report {
+
+class JsonWriter {
+ public:
+  JsonWriter& begin_object() { return open('{'); }
+  JsonWriter& end_object() { return close('}'); }
+  JsonWriter& begin_array() { return open('['); }
+  JsonWriter& end_array() { return close(']'); }
+  JsonWriter& key(std::string_view name);  // inside an object, before its value
+  JsonWriter& string(std::string_view text);
+  JsonWriter& number(double value);  // shortest form up to 6 significant digits; non-finite -> 0
+  JsonWriter& integer(uint64_t value);
+  JsonWriter& boolean(bool value);
+
+  const std::string& text() const { return out_; }
+  std::string take() { return std::move(out_); }
+
+ private:
+  JsonWriter& open(char c);
+  JsonWriter& close(char c);
+  void separate();
+
+  std::string out_;
+  bool need_comma_ = false;
+};
+
+}  // namespace memloupe::report
