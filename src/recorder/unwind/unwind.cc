@@ -1,17 +1,28 @@
 #include "recorder/unwind/unwind.h"
 
+#include "recorder/unwind/fast_unwind.h"
 #include "recorder/unwind/libunwind_backtrace.h"
+#include "recorder/unwind/rule_cache.h"
+#include "recorder/unwind/unwind_stats.h"
 
 namespace memloupe::recorder {
 
 __attribute__((noinline)) size_t unwind_here(uint64_t* out, size_t max_frames,
                                              size_t skip) noexcept {
-  // +1: our own frame, whose return address lies in the caller.
+  unwind_detail::Regs regs;
+  MEMLOUPE_CAPTURE_REGS(regs);
+  const unwind_detail::FastResult r = unwind_detail::fast_unwind(regs, out, max_frames, skip);
+  if (r.outcome != unwind_detail::Outcome::kFallback) return r.frames;
+  unwind_detail::count_fallback();
+  // libunwind starts in libunwind_backtrace; +1 skips our own return address.
   const size_t n = unwind_detail::libunwind_backtrace(out, max_frames, skip + 1);
-  asm volatile("" ::: "memory");  // not a tail call: keep our frame on the stack
+  asm volatile("" ::: "memory");  // not a tail call: our frame must stay on the stack
   return n;
 }
 
-void unwind_modules_changed() noexcept { unwind_detail::libunwind_flush(); }
+void unwind_modules_changed() noexcept {
+  unwind_detail::rule_cache().clear();
+  unwind_detail::libunwind_flush();
+}
 
 }  // namespace memloupe::recorder

@@ -1,49 +1,282 @@
-// Checks unwind_here against return addresses the frames record themselves.
-#include "recorder/unwind/unwind.h"
+// The fast unwinder against libunwind and against return addresses the frames record
+// themselves, on stacks of known shape.
+#include <alloca.h>
+#include <pthread.h>
+#include <sys/mman.h>
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
-namespace memloupe::recorder {
+#include "recorder/unwind/eh_frame.h"
+#include "recorder/unwind/unwind.h"
+#include "recorder/unwind/unwind_test_util.h"
+
+namespace memloupe::recorder::unwind_detail {
 namespace {
 
-// Each level records where it will return to, so the expected chain is known without
-// any unwinder: chain[i] is the return address of the i-th frame counted from the
-// innermost.
-struct Chain {
-  std::vector<uint64_t> expected;  // innermost first
-  uint64_t got[512];
-  size_t n = 0;
+struct Probe {
+  std::vector<uint64_t> chain;  // recorded return addresses, innermost first
+  Stacks stacks;
+  size_t max_frames = 512;
+  size_t skip = 0;
 };
 
-__attribute__((noinline)) void leaf(Chain& c, size_t max, size_t skip) {
-  c.expected.insert(c.expected.begin(),
-                    reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
-  c.n = unwind_here(c.got, max, skip);
-  asm volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) void recurse(Chain& c, int depth, size_t max, size_t skip) {
+__attribute__((noinline)) void recurse(Probe& p, int depth) {
   if (depth == 0) {
-    leaf(c, max, skip);
+    p.stacks = capture_stacks(p.max_frames, p.skip);
   } else {
-    recurse(c, depth - 1, max, skip);
+    recurse(p, depth - 1);
   }
-  c.expected.push_back(reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
-  asm volatile("" ::: "memory");
+  MEMLOUPE_RECORD_RA(p.chain);
+  MEMLOUPE_KEEP_FRAME();
 }
 
-TEST(Unwind, BaselineMatchesRecordedChain) {
-  Chain c;
-  recurse(c, 10, 64, 0);
-  // got[0] lies in leaf (where unwind_here returns to); then leaf's own return
-  // address, the ten recursive frames and the test body.
-  ASSERT_EQ(c.expected.size(), 12u);
-  ASSERT_GE(c.n, 13u);
-  for (size_t i = 0; i < c.expected.size(); ++i) EXPECT_EQ(c.got[i + 1], c.expected[i]) << i;
+// The fast unwinder walked the whole stack itself and agrees with libunwind.
+void expect_fast_matches_libunwind(const Stacks& s) {
+  EXPECT_EQ(s.outcome, Outcome::kComplete);
+  EXPECT_EQ(s.fast, s.libunwind);
+  EXPECT_EQ(s.api, s.fast);
+}
+
+TEST(Unwind, DeepRecursionMatchesRecordedChainAndLibunwind) {
+  Probe p;
+  recurse(p, 200);
+  ASSERT_EQ(p.chain.size(), 201u);
+  expect_fast_matches_libunwind(p.stacks);
+  // fast[0] lies in recurse(0) (capture_stacks' return address); then the chain.
+  ASSERT_GT(p.stacks.fast.size(), p.chain.size() + 1);
+  for (size_t i = 0; i < p.chain.size(); ++i) EXPECT_EQ(p.stacks.fast[i + 1], p.chain[i]) << i;
+}
+
+TEST(Unwind, TruncatesAtMaxFrames) {
+  Probe p;
+  p.max_frames = 7;
+  recurse(p, 50);
+  EXPECT_EQ(p.stacks.outcome, Outcome::kTruncated);
+  ASSERT_EQ(p.stacks.fast.size(), 7u);
+  EXPECT_EQ(p.stacks.fast, p.stacks.libunwind);
+  EXPECT_EQ(p.stacks.api, p.stacks.fast);
+  for (size_t i = 1; i < 7; ++i) EXPECT_EQ(p.stacks.fast[i], p.chain[i - 1]);
+}
+
+__attribute__((noinline)) void recurse_twice(Stacks& full, Stacks& skipped, int depth) {
+  if (depth == 0) {
+    full = capture_stacks(512, 0);
+    skipped = capture_stacks(512, 5);
+  } else {
+    recurse_twice(full, skipped, depth - 1);
+  }
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(Unwind, SkipDropsInnermostFrames) {
+  Stacks full, skipped;
+  recurse_twice(full, skipped, 20);
+  expect_fast_matches_libunwind(skipped);
+  // Above the two capture call sites (index 0) the stacks are the same.
+  ASSERT_EQ(skipped.fast.size() + 5, full.fast.size());
+  for (size_t i = 0; i < skipped.fast.size(); ++i) {
+    EXPECT_EQ(skipped.fast[i], full.fast[i + 5]) << i;
+  }
+}
+
+TEST(Unwind, SkipAndTruncateTogether) {
+  Probe p;
+  p.skip = 3;
+  p.max_frames = 4;
+  recurse(p, 30);
+  EXPECT_EQ(p.stacks.outcome, Outcome::kTruncated);
+  ASSERT_EQ(p.stacks.fast.size(), 4u);
+  // fast[0] is recurse(0)'s call site; with 3 skipped, fast[0] is chain[2].
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(p.stacks.fast[i], p.chain[i + 2]) << i;
+  EXPECT_EQ(p.stacks.api, p.stacks.fast);
+}
+
+TEST(Unwind, ZeroMaxFramesWritesNothing) {
+  uint64_t out[1] = {42};
+  EXPECT_EQ(unwind_here(out, 0, 0), 0u);
+  EXPECT_EQ(out[0], 42u);
+}
+
+// --- inlined frames and tail calls ----------------------------------------------
+
+__attribute__((always_inline)) inline void inlined_level(Probe& p) {
+  p.stacks = capture_stacks(p.max_frames);
+}
+
+__attribute__((noinline)) void calls_inlined(Probe& p) {
+  inlined_level(p);  // no frame of its own: the next address is our return address
+  MEMLOUPE_RECORD_RA(p.chain);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void tail_callee(Probe& p) {
+  p.stacks = capture_stacks(p.max_frames);
+  MEMLOUPE_RECORD_RA(p.chain);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+// Calls tail_callee in tail position: at -O2 its frame is replaced by the callee's.
+__attribute__((noinline)) void tail_caller(Probe& p, std::vector<uint64_t>& own) {
+  MEMLOUPE_RECORD_RA(own);
+  tail_callee(p);
+}
+
+TEST(Unwind, InlinedFramesHaveNoAddressOfTheirOwn) {
+  Probe p;
+  calls_inlined(p);
+  expect_fast_matches_libunwind(p.stacks);
+  ASSERT_GE(p.stacks.fast.size(), 2u);
+  EXPECT_EQ(p.stacks.fast[1], p.chain[0]);
+}
+
+TEST(Unwind, TailCalledFrameReplacesItsCaller) {
+  Probe p;
+  std::vector<uint64_t> caller_ra;
+  tail_caller(p, caller_ra);
+  expect_fast_matches_libunwind(p.stacks);
+  ASSERT_GE(p.stacks.fast.size(), 2u);
+  EXPECT_EQ(p.stacks.fast[1], p.chain[0]);
+#ifdef __OPTIMIZE__
+  // The callee returns straight to tail_caller's caller.
+  EXPECT_EQ(p.chain[0], caller_ra[0]);
+#endif
+}
+
+// --- variable-size frames --------------------------------------------------------
+
+__attribute__((noinline)) void with_alloca(Probe& p, size_t bytes) {
+  auto* buf = static_cast<volatile char*>(alloca(bytes));
+  buf[0] = 1;
+  buf[bytes - 1] = 2;
+  p.stacks = capture_stacks(p.max_frames);
+  MEMLOUPE_RECORD_RA(p.chain);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(Unwind, AllocaFrameUsesRbpBasedCfa) {
+  for (const size_t bytes : {16u, 1000u, 70000u}) {
+    Probe p;
+    with_alloca(p, bytes);
+    expect_fast_matches_libunwind(p.stacks);
+    ASSERT_GE(p.stacks.fast.size(), 2u);
+    EXPECT_EQ(p.stacks.fast[1], p.chain[0]);
+    // The frame really was one the fast path steps through with RBP.
+    const Rule r = compute_rule(p.stacks.fast[0] - 1);
+    EXPECT_EQ(r.kind, RuleKind::kFrame);
+    EXPECT_EQ(r.base, CfaBase::kRbp);
+  }
+}
+
+// --- frames in libc (no frame pointers) ------------------------------------------
+
+thread_local Probe* tls_qsort_probe = nullptr;
+
+int compare_and_capture(const void* a, const void* b) {
+  if (tls_qsort_probe != nullptr && tls_qsort_probe->stacks.fast.empty()) {
+    tls_qsort_probe->stacks = capture_stacks(tls_qsort_probe->max_frames);
+  }
+  const int x = *static_cast<const int*>(a), y = *static_cast<const int*>(b);
+  return (x > y) - (x < y);
+}
+
+TEST(Unwind, ThroughLibcCallback) {
+  std::vector<int> v(1000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int>((i * 7919) % 1000);
+  Probe p;
+  tls_qsort_probe = &p;
+  qsort(v.data(), v.size(), sizeof(int), compare_and_capture);
+  tls_qsort_probe = nullptr;
+  expect_fast_matches_libunwind(p.stacks);
+  EXPECT_GT(p.stacks.fast.size(), 5u);
+}
+
+// --- exceptions ------------------------------------------------------------------
+
+struct CaptureInDestructor {
+  Probe& p;
+  ~CaptureInDestructor() {
+    EXPECT_GT(std::uncaught_exceptions(), 0);
+    p.stacks = capture_stacks(p.max_frames);
+  }
+};
+
+__attribute__((noinline)) void throws_through(Probe& p, int depth) {
+  if (depth == 0) {
+    CaptureInDestructor c{p};
+    throw 42;
+  }
+  throws_through(p, depth - 1);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(Unwind, FromDestructorWhileExceptionInFlight) {
+  Probe p;
+  try {
+    throws_through(p, 10);
+    FAIL() << "no exception";
+  } catch (int v) {
+    EXPECT_EQ(v, 42);
+  }
+  expect_fast_matches_libunwind(p.stacks);
+  EXPECT_GT(p.stacks.fast.size(), 11u);
+}
+
+TEST(Unwind, InsideCatchBlock) {
+  Probe p;
+  try {
+    throw 1;
+  } catch (int) {
+    recurse(p, 5);
+  }
+  expect_fast_matches_libunwind(p.stacks);
+  EXPECT_GE(find_chain(p.stacks.fast, p.chain), 1);
+}
+
+// --- threads ---------------------------------------------------------------------
+
+void* thread_body(void* arg) {
+  recurse(*static_cast<Probe*>(arg), 20);
+  return nullptr;
+}
+
+void run_thread(pthread_attr_t* attr, Probe& p) {
+  pthread_t t;
+  ASSERT_EQ(pthread_create(&t, attr, thread_body, &p), 0);
+  ASSERT_EQ(pthread_join(t, nullptr), 0);
+}
+
+TEST(Unwind, ThreadWithSmallStack) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
+  Probe p;
+  run_thread(&attr, p);
+  pthread_attr_destroy(&attr);
+  expect_fast_matches_libunwind(p.stacks);
+  EXPECT_EQ(find_chain(p.stacks.fast, p.chain), 1);
+  // Down to the thread's entry: recurse frames + thread_body + libc's start_thread
+  // (and clone3, where the return address is marked undefined).
+  EXPECT_LE(p.stacks.fast.size(), p.chain.size() + 5);
+}
+
+TEST(Unwind, ThreadOnUserProvidedStack) {
+  constexpr size_t kSize = 256 * 1024;
+  void* stack = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(stack, MAP_FAILED);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  ASSERT_EQ(pthread_attr_setstack(&attr, stack, kSize), 0);
+  Probe p;
+  run_thread(&attr, p);
+  pthread_attr_destroy(&attr);
+  munmap(stack, kSize);
+  expect_fast_matches_libunwind(p.stacks);
+  EXPECT_EQ(find_chain(p.stacks.fast, p.chain), 1);
 }
 
 }  // namespace
-}  // namespace memloupe::recorder
+}  // namespace memloupe::recorder::unwind_detail
