@@ -1,0 +1,44 @@
+#include "format/crc32c.h"
+
+#include <array>
+
+namespace memloupe::format {
+namespace {
+
+constexpr uint32_t kPoly = 0x82F63B78u;
+
+using Tables = std::array<std::array<uint32_t, 256>, 8>;
+
+constexpr Tables make_tables() {
+  Tables t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1) ? kPoly : 0);
+    t[0][i] = c;
+  }
+  // t[k][i]: the CRC of byte i followed by k zero bytes.
+  for (int k = 1; k < 8; ++k)
+    for (uint32_t i = 0; i < 256; ++i) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
+  return t;
+}
+
+constexpr Tables kTables = make_tables();
+
+}  // namespace
+
+uint32_t crc32c(const uint8_t* p, size_t n, uint32_t crc) noexcept {
+  uint32_t c = ~crc;
+  while (n >= 8) {
+    uint32_t lo = c ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
+                       uint32_t{p[3]} << 24);
+    c = kTables[7][lo & 0xff] ^ kTables[6][(lo >> 8) & 0xff] ^ kTables[5][(lo >> 16) & 0xff] ^
+        kTables[4][lo >> 24] ^ kTables[3][p[4]] ^ kTables[2][p[5]] ^ kTables[1][p[6]] ^
+        kTables[0][p[7]];
+    p += 8;
+    n -= 8;
+  }
+  while (n--) c = (c >> 8) ^ kTables[0][(c ^ *p++) & 0xff];
+  return ~c;
+}
+
+}  // namespace memloupe::format

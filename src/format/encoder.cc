@@ -1,0 +1,326 @@
+// Event encoding (docs/FORMAT.md, "Events"). An event is one header byte,
+//
+//      7     5   4   3      0
+//     +-------+----+--------+
+//     | code  |more| dt low |     dt: time since the previous event, in µs;
+//     +-------+----+--------+     `more`: varint(dt >> 4) follows
+//
+// then its fields. The cheapest allocation, a repeat of a cached backtrace with
+// the same size and function, costs 3 bytes (header + slot word).
+#include "format/encoder.h"
+
+#include <cstring>
+#include <new>
+
+#include "format/chunk.h"
+#include "format/frame_cache.h"
+#include "format/history.h"
+#include "format/varint.h"
+#include "format/wire.h"
+
+namespace memloupe::format {
+namespace {
+
+constexpr size_t kChunkPayload = 64 * 1024;
+constexpr size_t kEventsPrefix = 16;  // u64 start time (µs), u64 alloc-id base
+// Upper bound of one event with everything it may drag along (thread switch,
+// realloc prefix); the encoder never starts an event with less room left.
+constexpr size_t kMaxEvent = 6 + 21 + 11 + 1 + 40 + 2 * kMaxVarint + kMaxFrames * 13 + 64;
+static_assert(kMaxEvent < 8 * 1024);
+static_assert(kMaxString + kMaxBuildId + 64 < 8 * 1024);
+constexpr size_t kReserve = 8 * 1024;
+
+struct BtEntry {
+  uint64_t hash;
+  uint64_t size;
+  uint32_t align;
+  uint16_t depth;
+  Func func;
+  bool used;
+};
+
+}  // namespace
+
+struct Encoder::State {
+  State(ChunkSink& s, Mode m) noexcept : sink(&s), mode(m) {}
+
+  ChunkSink* sink;
+  Mode mode;
+  FrameCacheEncoder frames;
+  AllocHistory history;
+  BtEntry bt_cache[kBtCacheSize] = {};
+  // The last explicitly written backtrace, outermost first, and its frames' slots.
+  uint64_t prev_outer[kMaxFrames] = {};
+  uint16_t prev_slots[kMaxFrames] = {};
+  unsigned prev_n = 0;
+  Func last_alloc_func = Func::Malloc;
+  uint32_t thread = 0;
+  uint64_t next_id = 0;
+  uint64_t last_us = 0;
+  uint64_t bytes_written = 0;
+  size_t len = 0;  // payload bytes in `buf` after the chunk header
+  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload];
+
+  uint8_t* payload() noexcept { return buf + kChunkHeaderSize; }
+
+  // Makes room for one event and returns where it goes.
+  uint8_t* begin() noexcept {
+    if (len + kReserve > kChunkPayload) seal();
+    if (len == 0) {
+      uint8_t* p = put_u64(payload(), last_us);
+      put_u64(p, next_id);
+      len = kEventsPrefix;
+    }
+    return payload() + len;
+  }
+  void end(uint8_t* p) noexcept { len = static_cast<size_t>(p - payload()); }
+
+  void seal() noexcept {
+    if (len <= kEventsPrefix) return;
+    write_chunk_header(buf, ChunkType::Events, 0, {payload(), len}, static_cast<uint32_t>(len));
+    sink->write_chunk({buf, kChunkHeaderSize + len});
+    bytes_written += kChunkHeaderSize + len;
+    len = 0;
+  }
+
+  uint8_t* timed(uint8_t* p, Code code, uint64_t time_ns) noexcept {
+    uint64_t t = time_ns / kTimeUnitNs;
+    if (t < last_us) t = last_us;
+    const uint64_t dt = t - last_us;
+    last_us = t;
+    const bool more = dt > 0xf;
+    *p++ = static_cast<uint8_t>(static_cast<unsigned>(code) << kCodeShift | (more ? kDtMore : 0) |
+                                (dt & 0xf));
+    return more ? put_varint(p, dt >> kDtInlineBits) : p;
+  }
+
+  uint8_t* switch_to(uint8_t* p, ThreadId t) noexcept {
+    if (t.value == thread) return p;
+    thread = t.value;
+    const unsigned code = static_cast<unsigned>(Code::ThreadSwitch) << kCodeShift;
+    if (thread < kThreadEscape) {
+      *p++ = static_cast<uint8_t>(code | thread);
+      return p;
+    }
+    *p++ = static_cast<uint8_t>(code | kThreadEscape);
+    return put_varint(p, thread);
+  }
+
+  uint8_t* ext(uint8_t* p, ExtType type, uint64_t time_ns) noexcept {
+    p = timed(p, Code::Ext, time_ns);
+    *p++ = static_cast<uint8_t>(type);
+    return p;
+  }
+
+  uint8_t* address(uint8_t* p, uint8_t* flags_at, unsigned flags_shift, uint64_t size,
+                   uint64_t addr) noexcept;
+  uint8_t* backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept;
+  AllocId alloc(uint8_t* p, const AllocRecord& r) noexcept;
+};
+
+// Picks the shortest address form. `flags_at` holds the flags whose bits
+// kAddrShift.. (shifted by `flags_shift` inside a wider word) receive the form.
+uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, unsigned flags_shift,
+                                 uint64_t size, uint64_t addr) noexcept {
+  if (mode != Mode::All) return p;
+  const uint64_t pred = history.predicted_address(size);
+  AddrForm form = AddrForm::Absolute;
+  uint64_t value = addr;
+  if (pred != 0 && addr == pred) {
+    form = AddrForm::Predicted;
+  } else {
+    const uint64_t near_prev = zigzag(static_cast<int64_t>(addr - history.previous_address()));
+    const uint64_t near_pred = zigzag(static_cast<int64_t>(addr - pred));
+    if (varint_size(near_prev) < varint_size(value)) {
+      form = AddrForm::NearPrev;
+      value = near_prev;
+    }
+    if (pred != 0 && varint_size(near_pred) < varint_size(value)) {
+      form = AddrForm::NearPred;
+      value = near_pred;
+    }
+    p = put_varint(p, value);
+  }
+  const unsigned bit = kAddrShift + flags_shift;
+  flags_at[bit / 8] = static_cast<uint8_t>(flags_at[bit / 8] |
+                                           static_cast<unsigned>(form) << (bit % 8));
+  return p;
+}
+
+// varint common prefix | varint new frames | codewords (frame_cache.h).
+uint8_t* Encoder::State::backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept {
+  const unsigned n = static_cast<unsigned>(bt.size());
+  unsigned common = 0;
+  while (common < n && common < prev_n && prev_outer[common] == bt[n - 1 - common]) ++common;
+  for (unsigned i = common; i < n; ++i) prev_outer[i] = bt[n - 1 - i];
+  p = put_varint(p, common);
+  p = put_varint(p, n - common);
+  const uint16_t ctx = common ? prev_slots[common - 1] : 0;
+  p = frames.encode(prev_outer, common, n, ctx, prev_slots, p);
+  prev_n = n;
+  return p;
+}
+
+AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
+  std::span<const uint64_t> bt = r.backtrace;
+  if (bt.size() > kMaxFrames) bt = bt.first(kMaxFrames);
+  const uint64_t hash = backtrace_hash(bt);
+  BtEntry& e = bt_cache[backtrace_slot(hash)];
+  const uint64_t addr = mode == Mode::All ? r.address : 0;
+  uint8_t flags = r.n_samples != 1 ? kHasSamples : 0;
+
+  if (e.used && e.hash == hash && e.depth == bt.size()) {
+    // AllocCached: u16 (slot << 6 | flags), then the flagged fields in bit order.
+    if (r.size != e.size) flags |= kHasSize;
+    if (r.func != e.func) flags |= kHasFunc;
+    if (r.alignment != e.align) flags |= kHasAlign;
+    p = timed(p, Code::AllocCached, r.time_ns);
+    uint8_t* word = p;
+    p += 2;
+    if (flags & kHasSize) p = put_varint(p, r.size);
+    if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
+    if (flags & kHasAlign) p = put_varint(p, r.alignment);
+    if (flags & kHasSamples) p = put_varint(p, r.n_samples);
+    put_u16(word, static_cast<uint16_t>(backtrace_slot(hash) << kFlagBits | flags));
+    p = address(p, word, 0, r.size, addr);
+  } else {
+    // Alloc: u8 flags, varint size, flagged fields, backtrace.
+    if (r.func != last_alloc_func) flags |= kHasFunc;
+    if (r.alignment != 0) flags |= kHasAlign;
+    p = timed(p, Code::Alloc, r.time_ns);
+    uint8_t* flags_at = p++;
+    *flags_at = flags;
+    p = put_varint(p, r.size);
+    if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
+    if (flags & kHasAlign) p = put_varint(p, r.alignment);
+    if (flags & kHasSamples) p = put_varint(p, r.n_samples);
+    p = address(p, flags_at, 0, r.size, addr);
+    p = backtrace(p, bt);
+    e = {hash, 0, 0, static_cast<uint16_t>(bt.size()), r.func, true};
+  }
+  e.size = r.size;
+  e.func = r.func;
+  e.align = r.alignment;
+  last_alloc_func = r.func;
+  const uint64_t id = next_id++;
+  history.on_alloc(id, r.size, addr, r.func);
+  end(p);
+  return AllocId{id};
+}
+
+Encoder::Encoder(ChunkSink& sink, Mode mode) noexcept {
+  static_assert(sizeof(State) <= sizeof(storage_), "grow Encoder::storage_");
+  static_assert(alignof(State) <= 64);
+  new (storage_) State(sink, mode);
+}
+
+Encoder::State& Encoder::s() noexcept { return *std::launder(reinterpret_cast<State*>(storage_)); }
+const Encoder::State& Encoder::s() const noexcept {
+  return *std::launder(reinterpret_cast<const State*>(storage_));
+}
+
+AllocId Encoder::alloc(const AllocRecord& r) noexcept {
+  State& st = s();
+  uint8_t* p = st.begin();
+  p = st.switch_to(p, r.thread);
+  return st.alloc(p, r);
+}
+
+AllocId Encoder::realloc(AllocId old, const AllocRecord& r) noexcept {
+  State& st = s();
+  if (old.value >= st.next_id) return alloc(r);
+  uint8_t* p = st.begin();
+  p = st.switch_to(p, r.thread);
+  p = st.timed(p, Code::ReallocOf, r.time_ns);
+  p = put_varint(p, st.next_id - 1 - old.value);
+  st.history.on_free(old.value, st.next_id, r.func, true);
+  return st.alloc(p, r);
+}
+
+void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noexcept {
+  State& st = s();
+  if (id.value >= st.next_id) return;  // not an id this encoder gave out
+  uint8_t* p = st.begin();
+  p = st.switch_to(p, thread);
+  p = st.timed(p, Code::Free, time_ns);
+  const bool changed = func != st.history.predicted_free_func(id.value, st.next_id);
+  p = put_varint(p, (st.next_id - 1 - id.value) << 1 | (changed ? 1 : 0));
+  if (changed) *p++ = static_cast<uint8_t>(func);
+  st.history.on_free(id.value, st.next_id, func, false);
+  st.end(p);
+}
+
+void Encoder::thread_start(ThreadId thread, uint64_t time_ns, uint32_t os_tid) noexcept {
+  State& st = s();
+  uint8_t* p = st.ext(st.begin(), ExtType::ThreadStart, time_ns);
+  p = put_varint(p, thread.value);
+  st.end(put_varint(p, os_tid));
+}
+
+void Encoder::thread_name(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
+  State& st = s();
+  uint8_t* p = st.ext(st.begin(), ExtType::ThreadName, time_ns);
+  p = put_varint(p, thread.value);
+  st.end(put_string(p, name.data(), name.size(), kMaxString));
+}
+
+void Encoder::thread_end(ThreadId thread, uint64_t time_ns) noexcept {
+  State& st = s();
+  uint8_t* p = st.ext(st.begin(), ExtType::ThreadEnd, time_ns);
+  st.end(put_varint(p, thread.value));
+}
+
+void Encoder::module_load(const ModuleLoad& m) noexcept {
+  State& st = s();
+  uint8_t* p = st.ext(st.begin(), ExtType::ModuleLoad, m.time_ns);
+  p = put_varint(p, m.start);
+  p = put_varint(p, m.end >= m.start ? m.end - m.start : 0);
+  p = put_varint(p, m.load_bias);
+  p = put_string(p, m.path.data(), m.path.size(), kMaxString);
+  const size_t n = m.build_id.size() < kMaxBuildId ? m.build_id.size() : kMaxBuildId;
+  *p++ = static_cast<uint8_t>(n);
+  if (n) std::memcpy(p, m.build_id.data(), n);
+  st.end(p + n);
+}
+
+void Encoder::module_unload(uint64_t time_ns, uint64_t start) noexcept {
+  State& st = s();
+  st.end(put_varint(st.ext(st.begin(), ExtType::ModuleUnload, time_ns), start));
+}
+
+void Encoder::rss(uint64_t time_ns, uint64_t rss_bytes) noexcept {
+  State& st = s();
+  st.end(put_varint(st.ext(st.begin(), ExtType::Rss, time_ns), rss_bytes));
+}
+
+void Encoder::marker(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
+  State& st = s();
+  uint8_t* p = st.ext(st.begin(), ExtType::Marker, time_ns);
+  p = put_varint(p, thread.value);
+  st.end(put_string(p, name.data(), name.size(), kMaxString));
+}
+
+void Encoder::call_totals(const CallTotals& totals) noexcept {
+  State& st = s();
+  uint8_t* p = st.ext(st.begin(), ExtType::CallTotals, totals.time_ns);
+  p = put_varint(p, kFuncCount);
+  for (const FuncTotal& t : totals.totals) {
+    p = put_varint(p, t.calls);
+    p = put_varint(p, t.bytes);
+  }
+  st.end(p);
+}
+
+void Encoder::trace_end(uint64_t time_ns, EndReason reason) noexcept {
+  State& st = s();
+  uint8_t* p = st.ext(st.begin(), ExtType::TraceEnd, time_ns);
+  *p++ = static_cast<uint8_t>(reason);
+  st.end(p);
+  st.seal();
+}
+
+void Encoder::flush() noexcept { s().seal(); }
+AllocId Encoder::next_id() const noexcept { return AllocId{s().next_id}; }
+uint64_t Encoder::bytes_written() const noexcept { return s().bytes_written; }
+
+}  // namespace memloupe::format

@@ -1,0 +1,107 @@
+// The byte-level layout of a memloupe trace: magic numbers, chunk types and
+// event codes, shared by the encoder (src/format) and the reader (src/reader).
+// docs/FORMAT.md is the prose version of this file; keep them in step.
+//
+// File:
+//   prologue (16 B) | header chunk | events chunk* | symbols chunk*
+//
+// Prologue:
+//   0  u8[8]  kFileMagic  "\x8aMLTRACE"  (high bit: catches 7-bit transfers)
+//   8  u32    format version (kFormatVersion)
+//   12 u32    0 (reserved)
+//
+// Chunk header (24 B, all little-endian):
+//   0  u32 kChunkMagic "MLCK"      4  u8 ChunkType   5  u8 flags (bit 0: zstd)
+//   6  u16 0 (reserved)            8  u32 stored payload length
+//   12 u32 raw payload length      16 u32 CRC-32C of the stored payload
+//   20 u32 CRC-32C of header bytes 0..19
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memloupe::format {
+
+inline constexpr uint8_t kFileMagic[8] = {0x8a, 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kPrologueSize = 16;
+
+inline constexpr uint32_t kChunkMagic = 0x4b434c4d;  // "MLCK" read as little-endian u32
+inline constexpr size_t kChunkHeaderSize = 24;
+// A reader never inflates a chunk beyond this; writers never produce bigger ones.
+inline constexpr uint32_t kMaxChunkRaw = 16u << 20;
+
+enum class ChunkType : uint8_t {
+  Header = 1,   // TraceInfo; exactly one, first
+  Events = 2,   // u64 start time (µs), u64 alloc-id base, then events
+  Symbols = 3,  // address -> inlined frames, appended by the finaliser
+};
+inline constexpr uint8_t kChunkZstd = 1;  // flags bit 0: payload is one zstd frame
+
+// Event times are encoded in microseconds: the reader delivers time_ns as a
+// multiple of 1000 (the recorder's ns are truncated).
+inline constexpr uint64_t kTimeUnitNs = 1000;
+
+// Event header byte:  7..5 code | 4..0 argument.
+//   Timed events:  argument = more:1 | dt_low:4; if `more`, varint(dt >> 4) follows.
+//   ThreadSwitch:  argument = thread id if < 31, else 31 and varint(thread) follows.
+enum class Code : uint8_t {
+  AllocCached = 0,   // backtrace from the backtrace cache (u16 slot/flags word)
+  Alloc = 1,         // explicit backtrace (flags byte, fields, backtrace)
+  Free = 2,          // varint((relative id << 1) | func changed) [u8 func]
+  ReallocOf = 3,     // varint relative id of the old block; the next event is its Alloc
+  ThreadSwitch = 4,  // later Alloc/Free/ReallocOf events belong to this thread
+  Ext = 5,           // u8 ExtType, then the rare event's fields
+};
+inline constexpr unsigned kCodeShift = 5;
+inline constexpr unsigned kDtInlineBits = 4;
+inline constexpr uint8_t kDtMore = 1u << kDtInlineBits;
+inline constexpr uint8_t kThreadEscape = 31;
+
+enum class ExtType : uint8_t {
+  ThreadStart = 1,   // varint thread, varint os_tid
+  ThreadName = 2,    // varint thread, string
+  ThreadEnd = 3,     // varint thread
+  ModuleLoad = 4,    // varint start, varint (end - start), varint load_bias, string path,
+                     // u8 n + n bytes build id (n <= 64)
+  ModuleUnload = 5,  // varint start
+  Rss = 6,           // varint rss bytes
+  Marker = 7,        // varint thread, string
+  CallTotals = 8,    // varint n (<= kFuncCount), n x (varint calls, varint bytes)
+  TraceEnd = 9,      // u8 EndReason
+};
+
+// Alloc field flags. In an AllocCached event they share a u16 with the slot:
+//   15..6 backtrace-cache slot | 5..4 address form | 3 n_samples | 2 align | 1 func | 0 size
+// In an Alloc event they form one byte (bits 7..6 zero). A clear bit means the field
+// is implied: size/func/align the same as this backtrace-cache slot's last alloc
+// (for Alloc: func as the previous alloc, align 0), n_samples 1.
+inline constexpr uint8_t kHasSize = 1u << 0;
+inline constexpr uint8_t kHasFunc = 1u << 1;
+inline constexpr uint8_t kHasAlign = 1u << 2;
+inline constexpr uint8_t kHasSamples = 1u << 3;
+inline constexpr unsigned kAddrShift = 4;  // 2 bits, Mode::All only (0 in Mode::Sampled)
+inline constexpr uint8_t kFlagBits = 6;
+enum class AddrForm : uint8_t {
+  Predicted = 0,   // the address of the most recently freed block of the same size class
+  NearPrev = 1,    // zigzag varint delta from the previous alloc's address
+  NearPred = 2,    // zigzag varint delta from the predicted address
+  Absolute = 3,    // varint address
+};
+
+// Strings: varint length (<= kMaxString) then the bytes.
+inline constexpr uint32_t kMaxString = 4096;
+inline constexpr uint32_t kMaxBuildId = 64;
+
+// Backtraces.
+inline constexpr unsigned kMaxFrames = 256;
+inline constexpr unsigned kFrameCacheBits = 14;
+inline constexpr unsigned kFrameCacheSize = 1u << kFrameCacheBits;
+inline constexpr unsigned kMaxPredictions = 255;
+inline constexpr unsigned kBtCacheBits = 10;
+inline constexpr unsigned kBtCacheSize = 1u << kBtCacheBits;
+// Recent allocations remembered by both sides, to predict free funcs and addresses.
+inline constexpr unsigned kRecentAllocs = 4096;
+inline constexpr unsigned kSizeClasses = 64;
+
+}  // namespace memloupe::format

@@ -1,0 +1,148 @@
+// EventDecoder: allocation events and their backtraces (the mirror of
+// Encoder::State::alloc/backtrace and FrameCacheEncoder::encode).
+#include <string>
+
+#include "format/varint.h"
+#include "reader/event_decoder.h"
+
+namespace memloupe::reader {
+
+using format::Code;
+using format::Func;
+
+std::optional<Error> EventDecoder::alloc(Cursor& c, Code code, uint8_t arg, format::Alloc& a) {
+  if (!timed(c, arg, a.time_ns)) return c.expected("a time delta (varint)");
+  uint8_t flags;
+  BtEntry* entry = nullptr;
+  if (code == Code::AllocCached) {
+    uint16_t word;
+    if (!c.u16(word)) return c.expected("a backtrace-cache slot word (u16)");
+    entry = &bt_cache_[word >> format::kFlagBits];
+    if (!entry->used)
+      return c.expected_at(c.pos() - 2, "a used backtrace-cache slot; slot " +
+                                            std::to_string(word >> format::kFlagBits) + " is empty");
+    flags = word & ((1u << format::kFlagBits) - 1);
+    a.size = entry->size;
+    a.func = entry->func;
+    a.alignment = entry->align;
+  } else {
+    const size_t at = c.pos();
+    if (!c.u8(flags) || (flags & (format::kHasSize | 0xc0)))
+      return c.expected_at(at, "an alloc flags byte (bits 0, 6, 7 clear)");
+    flags |= format::kHasSize;
+    a.func = last_alloc_func_;
+    a.alignment = 0;
+  }
+  const unsigned form = (flags >> format::kAddrShift) & 3;
+  if (mode_ != format::Mode::All && form != 0)
+    return c.expected("no address in a sampled trace (address form bits set)");
+  if ((flags & format::kHasSize) && !c.varint(a.size)) return c.expected("a size (varint)");
+  if (flags & format::kHasFunc) {
+    uint8_t fn;
+    if (!c.u8(fn) || !format::func_valid(fn))
+      return c.expected("a function number below " + std::to_string(format::kFuncCount));
+    a.func = static_cast<Func>(fn);
+  }
+  if ((flags & format::kHasAlign) && !c.varint_max(a.alignment, UINT32_MAX))
+    return c.expected("an alignment (varint, 32 bits)");
+  a.n_samples = 1;
+  if ((flags & format::kHasSamples) && !c.varint_max(a.n_samples, UINT32_MAX))
+    return c.expected("a sample count (varint, 32 bits)");
+  a.address = 0;
+  if (mode_ == format::Mode::All)
+    if (auto e = address(c, form, a.size, a.address)) return e;
+
+  if (entry) {
+    bt_.assign(entry->frames.begin(), entry->frames.end());
+  } else {
+    if (auto e = backtrace(c)) return e;
+    const uint64_t hash = format::backtrace_hash(bt_);
+    entry = &bt_cache_[format::backtrace_slot(hash)];
+    entry->hash = hash;
+    entry->used = true;
+    entry->frames.assign(bt_.begin(), bt_.end());
+  }
+  entry->size = a.size;
+  entry->func = a.func;
+  entry->align = a.alignment;
+  last_alloc_func_ = a.func;
+  a.id = format::AllocId{next_id_};
+  a.thread = format::ThreadId{thread_};
+  a.backtrace = bt_;
+  history_->on_alloc(next_id_, a.size, a.address, a.func);
+  ++next_id_;
+  return std::nullopt;
+}
+
+std::optional<Error> EventDecoder::address(Cursor& c, unsigned form, uint64_t size,
+                                           uint64_t& addr) {
+  const uint64_t pred = history_->predicted_address(size);
+  if (form == static_cast<unsigned>(format::AddrForm::Predicted)) {
+    if (pred == 0) return c.expected("an address form other than 'predicted' (none to predict)");
+    addr = pred;
+    return std::nullopt;
+  }
+  uint64_t v;
+  if (!c.varint(v)) return c.expected("an address (varint)");
+  switch (static_cast<format::AddrForm>(form)) {
+    case format::AddrForm::NearPrev:
+      addr = history_->previous_address() + static_cast<uint64_t>(format::unzigzag(v));
+      break;
+    case format::AddrForm::NearPred:
+      addr = pred + static_cast<uint64_t>(format::unzigzag(v));
+      break;
+    default:
+      addr = v;
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> EventDecoder::backtrace(Cursor& c) {
+  unsigned common, fresh;
+  if (!c.varint_max(common, prev_n_))
+    return c.expected("a common backtrace prefix of at most " + std::to_string(prev_n_) +
+                      " frames");
+  if (!c.varint_max(fresh, format::kMaxFrames - common))
+    return c.expected("a count of new frames (at most " +
+                      std::to_string(format::kMaxFrames - common) + ")");
+  const unsigned n = common + fresh;
+  unsigned i = common;
+  uint16_t ctx = common ? prev_slots_[common - 1] : 0;
+  while (i < n) {
+    const size_t at = c.pos();
+    uint16_t cw;
+    if (!c.u16(cw)) return c.expected("a frame codeword (u16)");
+    const uint16_t slot = cw >> 2;
+    const unsigned tag = cw & 3;
+    next_[ctx] = slot;
+    if (tag == 3) {
+      uint64_t delta;
+      if (!c.varint(delta)) return c.expected("a frame address (zigzag varint)");
+      const uint64_t ref = i ? prev_outer_[i - 1] : 0;
+      loc_[slot] = ref + static_cast<uint64_t>(format::unzigzag(delta));
+    }
+    unsigned k = tag == 1 ? 1 : 0;
+    if (tag == 2) {
+      uint8_t kk;
+      if (!c.u8(kk)) return c.expected("a prediction count (u8)");
+      k = kk;
+    }
+    if (1 + k > n - i)
+      return c.expected_at(at, "at most " + std::to_string(n - i) + " frames, codeword gives " +
+                                   std::to_string(1 + k));
+    prev_outer_[i] = loc_[slot];
+    prev_slots_[i++] = slot;
+    ctx = slot;
+    for (; k > 0; --k) {
+      ctx = next_[ctx];
+      prev_outer_[i] = loc_[ctx];
+      prev_slots_[i++] = ctx;
+    }
+  }
+  prev_n_ = n;
+  bt_.resize(n);
+  for (unsigned j = 0; j < n; ++j) bt_[j] = prev_outer_[n - 1 - j];
+  return std::nullopt;
+}
+
+}  // namespace memloupe::reader

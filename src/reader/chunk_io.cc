@@ -1,0 +1,178 @@
+#include "reader/chunk_io.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "format/crc32c.h"
+#include "format/varint.h"
+
+namespace memloupe::reader {
+
+using format::ChunkType;
+
+namespace {
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+Error at(uint64_t offset, const std::string& what) {
+  return Error{"at offset " + std::to_string(offset) + ": " + what, offset};
+}
+
+}  // namespace
+
+Expected<uint32_t> check_prologue(std::span<const uint8_t> file) {
+  if (file.size() < sizeof format::kFileMagic ||
+      std::memcmp(file.data(), format::kFileMagic, sizeof format::kFileMagic) != 0)
+    return at(0, "expected the memloupe magic \"\\x8aMLTRACE\"");
+  if (file.size() < format::kPrologueSize)
+    return at(file.size(), "expected the 16-byte prologue; the file ends early");
+  const uint32_t version = format::get_u32(file.data() + 8);
+  if (version > format::kFormatVersion)
+    return Error{"trace format version " + std::to_string(version) +
+                     " is newer than this memloupe (reads up to " +
+                     std::to_string(format::kFormatVersion) + ")",
+                 8};
+  if (version == 0) return at(8, "expected a format version of at least 1, found 0");
+  if (format::get_u32(file.data() + 12) != 0) return at(12, "expected a zero reserved word");
+  return version;
+}
+
+Expected<ChunkView> read_chunk(std::span<const uint8_t> file, uint64_t offset) {
+  if (file.size() - offset < format::kChunkHeaderSize)
+    return at(offset, "expected a " + std::to_string(format::kChunkHeaderSize) +
+                          "-byte chunk header; the file ends early");
+  format::ChunkHeader h;
+  switch (format::parse_chunk_header(file.data() + offset, h)) {
+    case format::ChunkHeaderStatus::Ok:
+      break;
+    case format::ChunkHeaderStatus::BadMagic:
+      return at(offset, "expected a chunk header (magic \"MLCK\"), found " +
+                            hex32(format::get_u32(file.data() + offset)));
+    case format::ChunkHeaderStatus::BadCheck:
+      return at(offset + 20, "expected the chunk header's CRC-32C " +
+                                 hex32(format::crc32c(file.data() + offset, 20)) +
+                                 ", found " + hex32(format::get_u32(file.data() + offset + 20)));
+    case format::ChunkHeaderStatus::BadFields:
+      return at(offset, "expected a chunk header with known flags and lengths <= 16 MiB "
+                        "(raw length == stored length when uncompressed)");
+  }
+  const uint64_t payload_at = offset + format::kChunkHeaderSize;
+  if (file.size() - payload_at < h.stored_len)
+    return at(payload_at, "expected a " + std::to_string(h.stored_len) +
+                              "-byte chunk payload; the file ends early");
+  ChunkView v{offset, h.type, h.flags, file.subspan(payload_at, h.stored_len), h.raw_len};
+  const uint32_t crc = format::crc32c(v.stored.data(), v.stored.size());
+  if (crc != h.payload_crc)
+    return at(payload_at, "expected a chunk payload with CRC-32C " + hex32(h.payload_crc) +
+                              ", found " + hex32(crc) + " (the payload is damaged)");
+  return v;
+}
+
+bool chunk_cut_short(std::span<const uint8_t> file, uint64_t offset) {
+  if (file.size() - offset < format::kChunkHeaderSize) return true;
+  format::ChunkHeader h;
+  return format::parse_chunk_header(file.data() + offset, h) == format::ChunkHeaderStatus::Ok &&
+         file.size() - offset - format::kChunkHeaderSize < h.stored_len;
+}
+
+ChunkList scan_chunks(std::span<const uint8_t> file) {
+  ChunkList list;
+  auto version = check_prologue(file);
+  if (!version) {
+    list.error = version.error();
+    return list;
+  }
+  for (uint64_t off = format::kPrologueSize; off < file.size();) {
+    auto chunk = read_chunk(file, off);
+    if (!chunk) {
+      list.error = chunk.error();
+      break;
+    }
+    list.chunks.push_back(*chunk);
+    off += format::kChunkHeaderSize + chunk->stored.size();
+  }
+  return list;
+}
+
+Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
+                                                 std::vector<uint8_t>& buffer) {
+  if (!(chunk.flags & format::kChunkZstd)) return chunk.stored;
+  // raw_len is at most kMaxChunkRaw (checked with the header), so this is bounded.
+  buffer.resize(chunk.raw_len);
+  const size_t n = ZSTD_decompress(buffer.data(), buffer.size(), chunk.stored.data(),
+                                   chunk.stored.size());
+  const uint64_t payload_at = chunk.offset + format::kChunkHeaderSize;
+  if (ZSTD_isError(n))
+    return at(payload_at, std::string("expected a zstd frame of at most ") +
+                              std::to_string(chunk.raw_len) + " bytes: " + ZSTD_getErrorName(n));
+  if (n != chunk.raw_len)
+    return at(payload_at, "expected " + std::to_string(chunk.raw_len) +
+                              " bytes after decompression, found " + std::to_string(n));
+  return std::span<const uint8_t>(buffer.data(), n);
+}
+
+void append_chunk_compressed(std::vector<uint8_t>& out, ChunkType type,
+                             std::span<const uint8_t> payload, int level) {
+  std::vector<uint8_t> packed(ZSTD_compressBound(payload.size()));
+  const size_t n =
+      ZSTD_compress(packed.data(), packed.size(), payload.data(), payload.size(), level);
+  if (ZSTD_isError(n) || n >= payload.size()) {
+    format::append_chunk(out, type, payload);
+    return;
+  }
+  format::append_chunk(out, type, format::kChunkZstd, {packed.data(), n},
+                       static_cast<uint32_t>(payload.size()));
+}
+
+Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactOptions& opt) {
+  ChunkList list = scan_chunks(trace);
+  if (list.chunks.empty() || list.chunks[0].type != static_cast<uint8_t>(ChunkType::Header))
+    return list.error ? *list.error : at(format::kPrologueSize, "expected a header chunk");
+  Compacted out;
+  out.damage = list.error;
+  out.bytes.assign(trace.begin(), trace.begin() + format::kPrologueSize);
+  std::vector<uint8_t> events, buffer;  // merged events payload; inflate buffer
+  auto flush_events = [&] {
+    if (!events.empty()) append_chunk_compressed(out.bytes, ChunkType::Events, events, opt.zstd_level);
+    events.clear();
+  };
+  const uint32_t cap = std::min(opt.max_events_payload, format::kMaxChunkRaw);
+  for (const ChunkView& c : list.chunks) {
+    auto payload = chunk_payload(c, buffer);
+    if (!payload) {
+      out.damage = payload.error();
+      break;
+    }
+    if (c.type != static_cast<uint8_t>(ChunkType::Events)) {
+      flush_events();
+      append_chunk_compressed(out.bytes, static_cast<ChunkType>(c.type), *payload, opt.zstd_level);
+      continue;
+    }
+    constexpr size_t kPrefix = 16;  // start time and alloc-id base: kept for the first only
+    if (payload->size() < kPrefix) {
+      out.damage = at(c.offset + format::kChunkHeaderSize, "expected an events chunk prefix");
+      break;
+    }
+    if (!events.empty() && events.size() + payload->size() - kPrefix > cap) flush_events();
+    auto from = events.empty() ? payload->begin() : payload->begin() + kPrefix;
+    events.insert(events.end(), from, payload->end());
+  }
+  flush_events();
+  return out;
+}
+
+void append_symbols(std::vector<uint8_t>& trace, format::SymbolsEncoder& symbols,
+                    int zstd_level) {
+  for (const std::vector<uint8_t>& payload : symbols.take_payloads())
+    append_chunk_compressed(trace, ChunkType::Symbols, payload, zstd_level);
+}
+
+}  // namespace memloupe::reader

@@ -1,0 +1,68 @@
+// Chunk-level access to memloupe traces, for the finaliser and the reader:
+// listing chunks, inflating zstd payloads (bounded), writing compressed chunks
+// and rewriting a raw recorder trace into its compact, compressed form.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "format/chunk.h"
+#include "format/expected.h"
+#include "format/symbols_encoder.h"
+
+namespace memloupe::reader {
+
+struct ChunkView {
+  uint64_t offset = 0;  // of the chunk header in the file
+  uint8_t type = 0;     // a format::ChunkType, or an unknown type to skip
+  uint8_t flags = 0;
+  std::span<const uint8_t> stored;  // the payload as stored (CRC verified)
+  uint32_t raw_len = 0;
+};
+
+// Checks the 16-byte prologue; returns the format version. Refuses newer versions.
+Expected<uint32_t> check_prologue(std::span<const uint8_t> file);
+
+// Reads the chunk at `offset` of `file`, verifying its header and payload CRC.
+Expected<ChunkView> read_chunk(std::span<const uint8_t> file, uint64_t offset);
+
+// True when the chunk at `offset` runs past the end of `file` (a header cut
+// short, or an intact header announcing more payload than the file holds).
+bool chunk_cut_short(std::span<const uint8_t> file, uint64_t offset);
+
+struct ChunkList {
+  std::vector<ChunkView> chunks;  // in file order, all intact
+  std::optional<Error> error;     // why the scan stopped before the end, if it did
+};
+// Checks the prologue and lists every chunk up to the end or the first damage.
+ChunkList scan_chunks(std::span<const uint8_t> file);
+
+// The raw payload of `chunk`: the stored bytes, or their decompression into
+// `buffer` (never more than chunk.raw_len <= kMaxChunkRaw bytes).
+Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
+                                                 std::vector<uint8_t>& buffer);
+
+// Appends a chunk holding `payload`, zstd-compressed at `level` when that is smaller.
+void append_chunk_compressed(std::vector<uint8_t>& out, format::ChunkType type,
+                             std::span<const uint8_t> payload, int level);
+
+struct CompactOptions {
+  int zstd_level = 12;
+  uint32_t max_events_payload = 4u << 20;  // events chunks are merged up to this raw size
+};
+struct Compacted {
+  std::vector<uint8_t> bytes;   // a valid trace: prologue, header, merged compressed chunks
+  std::optional<Error> damage;  // set if the input was cut short or damaged (the rest is kept)
+};
+// Rewrites a trace (typically the recorder's raw output) compactly: consecutive
+// events chunks are merged (the encoder's state runs across chunks, so their
+// concatenation decodes the same) and every chunk is zstd-compressed. Fails only
+// if the prologue or header chunk is unreadable.
+Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactOptions& options);
+
+// Appends the symbols section held by `symbols`, compressed.
+void append_symbols(std::vector<uint8_t>& trace, format::SymbolsEncoder& symbols, int zstd_level);
+
+}  // namespace memloupe::reader

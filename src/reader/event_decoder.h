@@ -1,0 +1,73 @@
+// Decodes the events of memloupe events chunks: the mirror image of
+// format/encoder.cc. Its state (frame cache, backtrace cache, previous
+// backtrace, alloc history, current thread, time) carries over from chunk to
+// chunk, so chunks must be fed in file order; after an error the decoder is
+// unusable (the caller stops there).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "format/events.h"
+#include "format/expected.h"
+#include "format/history.h"
+#include "format/wire.h"
+#include "reader/cursor.h"
+
+namespace memloupe::reader {
+
+class EventDecoder {
+ public:
+  explicit EventDecoder(format::Mode mode);
+
+  // Reads an events chunk's prefix (start time, alloc-id base) and checks it
+  // against the decoder's state.
+  [[nodiscard]] std::optional<Error> begin_chunk(Cursor& c);
+  // Decodes the next event of the chunk into `out`. Returns nullptr at the end
+  // of the chunk (and leaves `err` empty) or on damage (with `err` set).
+  const format::Event* next(Cursor& c, std::optional<Error>& err);
+
+  uint64_t allocs() const { return next_id_; }
+
+ private:
+  struct BtEntry {
+    uint64_t hash = 0;
+    uint64_t size = 0;
+    uint32_t align = 0;
+    format::Func func = format::Func::Malloc;
+    bool used = false;
+    std::vector<uint64_t> frames;  // innermost first
+  };
+
+  bool timed(Cursor& c, uint8_t arg, uint64_t& time_ns);
+  std::optional<Error> alloc(Cursor& c, format::Code code, uint8_t arg, format::Alloc& a);
+  std::optional<Error> backtrace(Cursor& c);
+  std::optional<Error> address(Cursor& c, unsigned form, uint64_t size, uint64_t& addr);
+  std::optional<Error> ext(Cursor& c, uint8_t arg);
+
+  format::Mode mode_;
+  // Frame cache: the reader never hashes, it only follows slot numbers.
+  std::unique_ptr<uint64_t[]> loc_;
+  std::unique_ptr<uint16_t[]> next_;
+  std::vector<BtEntry> bt_cache_;
+  std::array<uint64_t, format::kMaxFrames> prev_outer_{};
+  std::array<uint16_t, format::kMaxFrames> prev_slots_{};
+  unsigned prev_n_ = 0;
+  std::vector<uint64_t> bt_;  // the current alloc's backtrace, innermost first
+  std::unique_ptr<format::AllocHistory> history_;
+  format::Func last_alloc_func_ = format::Func::Malloc;
+  uint32_t thread_ = 0;
+  uint64_t next_id_ = 0;
+  uint64_t last_us_ = 0;
+
+  format::Event event_;
+  format::Alloc pending_alloc_;  // the Alloc half of a realloc, after its Free
+  bool has_pending_ = false;
+  std::vector<std::string_view> strings_;
+  std::array<uint8_t, format::kMaxBuildId> build_id_{};
+};
+
+}  // namespace memloupe::reader

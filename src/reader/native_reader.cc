@@ -1,0 +1,209 @@
+#include "reader/native_reader.h"
+
+#include <string>
+
+#include "format/wire.h"
+#include "reader/chunk_io.h"
+#include "reader/cursor.h"
+#include "reader/event_decoder.h"
+#include "reader/symbols_decoder.h"
+
+namespace memloupe::reader {
+namespace {
+
+using format::ChunkType;
+
+// Header chunk payload -> TraceInfo (layout in format/header.cc).
+std::optional<Error> parse_header(Cursor c, format::TraceInfo& info) {
+  uint8_t ptr, mode;
+  if (!c.u8(ptr) || (ptr != 4 && ptr != 8)) return c.expected("a pointer size of 4 or 8");
+  info.pointer_size = ptr;
+  if (!c.u8(mode) || mode > 1) return c.expected("a mode (0 sampled, 1 all)");
+  info.mode = static_cast<format::Mode>(mode);
+  if (!c.varint(info.bytes_per_sample)) return c.expected("bytes per sample (varint)");
+  if (!c.varint_max(info.pid, UINT32_MAX)) return c.expected("a pid (varint, 32 bits)");
+  if (!c.u64(info.start_wall_ns) || !c.u64(info.start_mono_ns))
+    return c.expected("the wall and monotonic start times (u64 each)");
+  std::string_view s;
+  if (!c.string(s, format::kMaxString)) return c.expected("the host name (string)");
+  info.host = s;
+  if (!c.string(s, format::kMaxString)) return c.expected("the executable path (string)");
+  info.executable = s;
+  uint64_t argc;
+  if (!c.varint(argc)) return c.expected("an argument count (varint)");
+  // Each argument takes at least one byte, so argc is bounded by the payload.
+  if (argc > c.remaining()) return c.expected("at most " + std::to_string(c.remaining()) + " arguments");
+  for (uint64_t i = 0; i < argc; ++i) {
+    if (!c.string(s, format::kMaxString)) return c.expected("an argument (string)");
+    info.argv.emplace_back(s);
+  }
+  if (!c.at_end()) return c.expected("the end of the header chunk");
+  return std::nullopt;
+}
+
+class NativeReader final : public Reader {
+ public:
+  explicit NativeReader(std::unique_ptr<Bytes> bytes) : bytes_(std::move(bytes)) {}
+
+  std::optional<Error> open() {
+    auto file = bytes_->data();
+    auto version = check_prologue(file);
+    if (!version) return version.error();
+    info_.version = static_cast<uint16_t>(*version);
+    auto header = read_chunk(file, format::kPrologueSize);
+    if (!header) return header.error();
+    if (header->type != static_cast<uint8_t>(ChunkType::Header))
+      return Error{"at offset 16: expected the header chunk (type 1), found type " +
+                       std::to_string(header->type),
+                   format::kPrologueSize};
+    auto payload = chunk_payload(*header, buffer_);
+    if (!payload) return payload.error();
+    if (auto e = parse_header(cursor_for(*header, *payload), info_)) return e;
+    offset_ = format::kPrologueSize + format::kChunkHeaderSize + header->stored.size();
+    decoder_ = std::make_unique<EventDecoder>(info_.mode);
+    load_symbols_section();
+    return std::nullopt;
+  }
+
+  const format::TraceInfo& info() const override { return info_; }
+  const std::optional<Error>& error() const override { return error_; }
+  const SymbolTable& symbols() const override { return symbols_; }
+  bool has_symbols_section() const override { return has_symbols_; }
+  uint64_t file_size() const override { return bytes_->data().size(); }
+  uint64_t offset() const override { return offset_; }
+  uint64_t events_read() const override { return events_; }
+
+  const format::Event* next() override {
+    while (!done_) {
+      const format::Event* e = nullptr;
+      if (in_ == ChunkType::Events) {
+        e = decoder_->next(cursor_, error_);
+      } else if (in_ == ChunkType::Symbols) {
+        e = symbols_stream_ ? next_symbol() : nullptr;
+      }
+      if (e) {
+        ++events_;
+        return e;
+      }
+      if (error_) {
+        done_ = true;
+        break;
+      }
+      enter_next_chunk();
+    }
+    return nullptr;
+  }
+
+ private:
+  Cursor cursor_for(const ChunkView& c, std::span<const uint8_t> payload) const {
+    const bool packed = c.flags & format::kChunkZstd;
+    return Cursor(payload, packed ? c.offset : c.offset + format::kChunkHeaderSize, packed);
+  }
+
+  const format::Event* next_symbol() {
+    const format::SymbolDef* d = symbols_stream_->next(cursor_, error_);
+    if (!d) return nullptr;
+    event_ = *d;
+    return &event_;
+  }
+
+  // Moves to the chunk at offset_, or finishes (at the end or on damage).
+  void enter_next_chunk() {
+    in_ = ChunkType::Header;  // "not inside a chunk we deliver from"
+    const auto file = bytes_->data();
+    if (offset_ == file.size()) {
+      done_ = true;
+      return;
+    }
+    auto chunk = read_chunk(file, offset_);
+    if (!chunk) {
+      error_ = chunk_cut_short(file, offset_) ? Error{"trace ends early at offset " + std::to_string(offset_) +
+                                     " after " + std::to_string(events_) + " events (" +
+                                     chunk.error().message + ")",
+                                 offset_}
+                         : chunk.error();
+      done_ = true;
+      return;
+    }
+    offset_ += format::kChunkHeaderSize + chunk->stored.size();
+    if (chunk->type != static_cast<uint8_t>(ChunkType::Events) &&
+        chunk->type != static_cast<uint8_t>(ChunkType::Symbols)) {
+      if (chunk->type == static_cast<uint8_t>(ChunkType::Header)) {
+        error_ = Error{"at offset " + std::to_string(chunk->offset) +
+                           ": expected an events or symbols chunk, found a second header",
+                       chunk->offset};
+        done_ = true;
+      }
+      return;  // unknown chunk types are skipped
+    }
+    auto payload = chunk_payload(*chunk, buffer_);
+    if (!payload) {
+      error_ = payload.error();
+      done_ = true;
+      return;
+    }
+    cursor_ = cursor_for(*chunk, *payload);
+    if (chunk->type == static_cast<uint8_t>(ChunkType::Events)) {
+      if ((error_ = decoder_->begin_chunk(cursor_))) {
+        done_ = true;
+        return;
+      }
+      in_ = ChunkType::Events;
+    } else {
+      symbols_stream_ = std::make_unique<SymbolsDecoder>();
+      in_ = ChunkType::Symbols;
+    }
+  }
+
+  // Finds the symbols chunks by hopping from chunk header to chunk header. A
+  // damaged chunk is skipped by searching for the next intact chunk header, so
+  // symbols at the end of the file survive damage in the middle.
+  void load_symbols_section() {
+    const auto file = bytes_->data();
+    std::vector<uint8_t> buffer;
+    for (uint64_t off = offset_; off < file.size();) {
+      auto chunk = read_chunk(file, off);
+      if (!chunk) {
+        off = find_chunk_magic(file, off + 1);
+        continue;
+      }
+      off += format::kChunkHeaderSize + chunk->stored.size();
+      if (chunk->type != static_cast<uint8_t>(ChunkType::Symbols)) continue;
+      auto payload = chunk_payload(*chunk, buffer);
+      if (!payload) continue;
+      has_symbols_ = true;
+      (void)load_symbols(cursor_for(*chunk, *payload), symbols_);
+    }
+  }
+
+  static uint64_t find_chunk_magic(std::span<const uint8_t> file, uint64_t from) {
+    for (uint64_t i = from; i + 4 <= file.size(); ++i)
+      if (file[i] == 'M' && file[i + 1] == 'L' && file[i + 2] == 'C' && file[i + 3] == 'K') return i;
+    return file.size();
+  }
+
+  std::unique_ptr<Bytes> bytes_;
+  format::TraceInfo info_;
+  SymbolTable symbols_;
+  bool has_symbols_ = false;
+  std::optional<Error> error_;
+  uint64_t offset_ = 0;  // of the next chunk
+  uint64_t events_ = 0;
+  bool done_ = false;
+  ChunkType in_ = ChunkType::Header;
+  Cursor cursor_;
+  std::vector<uint8_t> buffer_;  // the current chunk's inflated payload
+  std::unique_ptr<EventDecoder> decoder_;
+  std::unique_ptr<SymbolsDecoder> symbols_stream_;
+  format::Event event_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Reader>> open_native(std::unique_ptr<Bytes> bytes) {
+  auto reader = std::make_unique<NativeReader>(std::move(bytes));
+  if (auto e = reader->open()) return *e;
+  return std::unique_ptr<Reader>(std::move(reader));
+}
+
+}  // namespace memloupe::reader

@@ -1,0 +1,77 @@
+// Encode -> decode round trips of seeded random streams: the reader must give
+// back exactly the events the generator asked the encoder to write.
+#include <gtest/gtest.h>
+
+#include "reader/reader.h"
+#include "reader/test_streams.h"
+
+namespace memloupe::reader {
+namespace {
+
+using format::Mode;
+using testing::make_stream;
+using testing::read_all;
+using testing::StreamOptions;
+
+void expect_round_trip(uint64_t seed, const StreamOptions& o) {
+  testing::Stream s = make_stream(seed, o);
+  std::string error;
+  std::vector<std::string> got = read_all(s.bytes, &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(got.size(), s.expected.size()) << "seed " << seed;
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], s.expected[i]) << "event " << i;
+}
+
+TEST(RoundTrip, SampledRealisticStacks) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) expect_round_trip(seed, {.mode = Mode::Sampled});
+}
+
+TEST(RoundTrip, AllModeWithAddresses) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) expect_round_trip(seed, {.mode = Mode::All});
+}
+
+TEST(RoundTrip, DeepRecursiveStacks) {
+  for (uint64_t seed = 100; seed < 110; ++seed)
+    expect_round_trip(seed, {.mode = Mode::Sampled, .events = 1500, .max_depth = 300});
+}
+
+TEST(RoundTrip, RapidlyChangingBacktraces) {
+  for (uint64_t seed = 200; seed < 210; ++seed)
+    expect_round_trip(seed, {.mode = Mode::All, .max_depth = 220, .chaotic = true});
+}
+
+TEST(RoundTrip, ManySmallChunks) {
+  for (uint64_t seed = 300; seed < 310; ++seed)
+    expect_round_trip(seed, {.mode = Mode::All, .events = 4000, .flush_often = true});
+}
+
+TEST(RoundTrip, LongStreamSpansManyChunks) {
+  StreamOptions o{.mode = Mode::Sampled, .events = 60000, .max_depth = 200, .rare_events = false};
+  testing::Stream s = make_stream(7, o);
+  EXPECT_GT(s.chunk_ends.size(), 3u);
+  std::string error;
+  EXPECT_EQ(read_all(s.bytes, &error), s.expected);
+  EXPECT_EQ(error, "");
+}
+
+TEST(RoundTrip, HeaderFields) {
+  testing::Stream s = make_stream(1, {.mode = Mode::All, .events = 10});
+  auto r = Reader::from_bytes(s.bytes);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const format::TraceInfo& info = (*r)->info();
+  EXPECT_EQ(info.version, 1);
+  EXPECT_EQ(info.pointer_size, sizeof(void*));
+  EXPECT_EQ(info.mode, Mode::All);
+  EXPECT_EQ(info.bytes_per_sample, 0u);
+  EXPECT_EQ(info.pid, 4242u);
+  EXPECT_EQ(info.start_wall_ns, 1700000000123456789ull);
+  EXPECT_EQ(info.start_mono_ns, 987654321u);
+  EXPECT_EQ(info.host, "testhost");
+  EXPECT_EQ(info.executable, "/usr/bin/example");
+  EXPECT_EQ(info.argv, (std::vector<std::string>{"example", "--flag", "", "last"}));
+  EXPECT_EQ(info.source_format, "");
+  EXPECT_FALSE((*r)->has_symbols_section());
+}
+
+}  // namespace
+}  // namespace memloupe::reader
