@@ -1,0 +1,1 @@
+"""The benchmark suite behind bench/run_suite.py (standard library only)."""

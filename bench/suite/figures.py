@@ -1,0 +1,101 @@
+"""Figures derived from the raw runs: medians, paired ratios, bytes per event, and the
+targets of issue 5. Rendering is in report.py; this module only computes."""
+import dataclasses
+
+from .stats import median, paired_ratio
+
+MIB = 1024 * 1024
+
+
+def ok_runs(cr):
+    return [r for r in cr.runs if r.exit_code == 0] if cr and cr.status == "ok" else []
+
+
+def walls(cr):
+    return [r.wall_s for r in cr.runs] if cr else []
+
+
+@dataclasses.dataclass
+class Row:
+    """One workload under one configuration."""
+    status: str
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    rss_kib: float | None = None
+    x_native: float | None = None
+    x_native_cpu: float | None = None
+    x_heaptrack: float | None = None
+    finalise_s: float | None = None
+    outputs_same: int = 0
+    outputs_total: int = 0
+
+
+def row(result, key):
+    cr = result.configs.get(key)
+    if cr is None or not cr.runs:
+        return Row(status=cr.status if cr else "n/a")
+    native = result.configs["native"].runs
+    ht = result.configs.get("heaptrack")
+    ht_runs = ht.runs if ht and ht.status == "ok" else []
+    runs = cr.runs
+    return Row(
+        status=cr.status,
+        wall_s=median(r.wall_s for r in runs),
+        cpu_s=median(r.cpu_s for r in runs),
+        rss_kib=median(r.maxrss_kib for r in runs),
+        x_native=paired_ratio([r.wall_s for r in runs], [n.wall_s for n in native]),
+        x_native_cpu=paired_ratio([r.cpu_s for r in runs], [n.cpu_s for n in native]),
+        x_heaptrack=(paired_ratio([r.wall_s for r in runs], [h.wall_s for h in ht_runs])
+                     if ht_runs else None),
+        finalise_s=median(r.finalise_s for r in runs),
+        outputs_same=sum(r.same_output for r in runs),
+        outputs_total=len(runs),
+    )
+
+
+def calls(result):
+    """(allocation calls, where the number came from)."""
+    for value, source in ((result.memloupe_calls, "memloupe summary"),
+                          (result.heaptrack_calls, "heaptrack_print"),
+                          (result.own_calls, "workload's own count")):
+        if value:
+            return value, source
+    return None, None
+
+
+def trace_bytes(cr):
+    """Bytes of the last run's trace without its symbols section, and how measured."""
+    if cr is None or not cr.runs:
+        return None, None
+    last = cr.runs[-1]
+    if last.final_bytes and cr.symbols_bytes is not None:
+        return last.final_bytes - cr.symbols_bytes, "finalised, symbols excluded"
+    if last.trace_bytes:
+        return last.trace_bytes, "as recorded, before finalise"
+    return None, None
+
+
+def per(numerator, denominator):
+    return numerator / denominator if numerator is not None and denominator else None
+
+
+def recorder_memory_mib(result):
+    """Sampled-mode peak RSS minus native peak RSS (medians)."""
+    s, n = row(result, "sampled"), row(result, "native")
+    if s.rss_kib is None or n.rss_kib is None:
+        return None
+    return (s.rss_kib - n.rss_kib) / 1024
+
+
+@dataclasses.dataclass
+class Target:
+    name: str
+    measured: str
+    met: bool | None  # None: could not be measured
+
+
+def analysis_ratio(analysis, name):
+    """How many times faster `name` is than heaptrack_print (median times)."""
+    mine = median(analysis["times"].get(name, []))
+    theirs = median(analysis["times"].get("heaptrack_print", []))
+    return theirs / mine if mine and theirs else None

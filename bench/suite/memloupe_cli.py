@@ -1,0 +1,83 @@
+"""What the suite asks memloupe's and heaptrack's own commands, and how it reads their
+answers. Parsers are tolerant: a figure that cannot be found is None (shown as n/a),
+never a guess."""
+import csv
+import io
+import os
+import re
+
+from . import runner
+
+
+def _run(argv, timeout_s=600.0):
+    m = runner.run(argv, timeout_s=timeout_s)
+    return m if m.ok else None
+
+
+def _number(text):
+    return int(text.replace(",", "").replace("_", ""))
+
+
+def _find_int(text, patterns):
+    for pattern in patterns:
+        m = re.search(pattern, text, re.IGNORECASE | re.MULTILINE)
+        if m:
+            return _number(m.group(1))
+    return None
+
+
+def finalise(tools, trace):
+    """Symbolises and embeds, as `memloupe run` does after the program exits. Returns
+    the Measurement, or None when this build has no `symbolize` command."""
+    if not tools.has("symbolize"):
+        return None
+    return runner.run([tools.memloupe, "symbolize", trace])
+
+
+def info(tools, trace):
+    """{'samples': N, 'symbols_bytes': N} from `memloupe info`, when it says so."""
+    if not tools.has("info"):
+        return {}
+    m = _run([tools.memloupe, "info", trace])
+    if m is None:
+        return {}
+    text = m.stdout
+    return {
+        "samples": _find_int(text, [r"^\s*samples?\s*[:=]\s*([\d,_]+)",
+                                    r"sampled allocations?\s*[:=]\s*([\d,_]+)",
+                                    r"^\s*allocs?\s*[:=]\s*([\d,_]+)"]),
+        "symbols_bytes": _find_int(text, [r"symbols?(?: section)?\s*[:=]\s*([\d,_]+)\s*(?:B|bytes)"]),
+    }
+
+
+def summary_calls(tools, trace):
+    """Total allocation calls from `memloupe summary` (its exact per-function totals)."""
+    if not tools.has("summary"):
+        return None
+    m = _run([tools.memloupe, "summary", trace])
+    if m is None:
+        return None
+    return _find_int(m.stdout, [r"allocation calls\s*[:=]?\s*([\d,_]+)",
+                                r"total calls\s*[:=]?\s*([\d,_]+)",
+                                r"calls\s*[:=]\s*([\d,_]+)"])
+
+
+def heaptrack_calls(tools, zst):
+    """heaptrack_print's 'calls to allocation functions: N'."""
+    if not tools.heaptrack_print or not os.path.exists(zst):
+        return None
+    m = _run([tools.heaptrack_print, "-f", zst])
+    if m is None:
+        return None
+    return _find_int(m.stdout, [r"calls to allocation functions:\s*([\d,_]+)"])
+
+
+def top_sites(tools, trace, limit=10):
+    """Rows of `memloupe top --csv` as dicts (column names lower-cased), or None."""
+    if not tools.has("top"):
+        return None
+    m = _run([tools.memloupe, "top", "--csv", trace])
+    if m is None or not m.stdout.strip():
+        return None
+    rows = list(csv.DictReader(io.StringIO(m.stdout)))
+    return [{k.strip().lower(): (v or "").strip() for k, v in row.items() if k} for row in rows][:limit]

@@ -1,0 +1,216 @@
+"""The markdown the README embeds: results tables, targets, machine, legend."""
+from . import figures
+from .figures import Target
+from .stats import fmt, fmt_int, mib
+
+CONFIG_LABELS = {"native": "native", "sampled": "memloupe sampled", "all": "memloupe --all",
+                 "heaptrack": "heaptrack", "massif": "valgrind massif"}
+
+
+def _x(value):
+    return figures_fmt_ratio(value)
+
+
+def figures_fmt_ratio(value):
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _output_cell(r):
+    if r.outputs_total == 0:
+        return ""
+    if r.outputs_same == r.outputs_total:
+        return "same"
+    return f"DIFFERS ({r.outputs_total - r.outputs_same}/{r.outputs_total})"
+
+
+def _time_table(results, with_heaptrack=True):
+    head = ["workload", "configuration", "wall s", "x native"]
+    if with_heaptrack:
+        head.append("x heaptrack")
+    head += ["CPU s", "CPU x native", "peak RSS MiB", "finalise s", "output"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for result in results:
+        first = True
+        for key, cr in result.configs.items():
+            name = result.workload.title if first else ""
+            first = False
+            r = figures.row(result, key)
+            if r.wall_s is None:
+                cells = [name, CONFIG_LABELS[key], r.status] + [""] * (len(head) - 3)
+            else:
+                status_note = "" if r.status == "ok" else f" ({r.status})"
+                cells = [name, CONFIG_LABELS[key] + status_note, fmt(r.wall_s, 3), _x(r.x_native)]
+                if with_heaptrack:
+                    cells.append(_x(r.x_heaptrack) if key != "heaptrack" else "1.00x")
+                cells += [fmt(r.cpu_s, 3), _x(r.x_native_cpu), fmt(mib(r.rss_kib), 1),
+                          fmt(r.finalise_s, 3) if key in ("sampled", "all") else "",
+                          _output_cell(r)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _size_table(results):
+    lines = ["| workload | allocation calls (source) | sampled trace B | samples | B / sample "
+             "| --all trace B | B / call | heaptrack .zst B | B / call |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for result in results:
+        calls, source = figures.calls(result)
+        s_cr, a_cr = result.configs.get("sampled"), result.configs.get("all")
+        s_bytes, _ = figures.trace_bytes(s_cr)
+        a_bytes, _ = figures.trace_bytes(a_cr)
+        ht = result.configs.get("heaptrack")
+        h_bytes = ht.runs[-1].trace_bytes if ht and ht.runs else None
+        samples = s_cr.samples if s_cr else None
+        lines.append("| " + " | ".join([
+            result.workload.title,
+            f"{fmt_int(calls)} ({source})" if calls else "n/a",
+            fmt_int(s_bytes), fmt_int(samples), fmt(figures.per(s_bytes, samples), 1),
+            fmt_int(a_bytes), fmt(figures.per(a_bytes, calls), 2),
+            fmt_int(h_bytes), fmt(figures.per(h_bytes, calls), 2)]) + " |")
+    return lines
+
+
+def _memory_table(results):
+    lines = ["| workload | native peak RSS MiB | sampled peak RSS MiB | recorder memory MiB |",
+             "|---|---|---|---|"]
+    for result in results:
+        n, s = figures.row(result, "native"), figures.row(result, "sampled")
+        lines.append(f"| {result.workload.title} | {fmt(mib(n.rss_kib), 1)} | "
+                     f"{fmt(mib(s.rss_kib), 1)} | {fmt(figures.recorder_memory_mib(result), 1)} |")
+    return lines
+
+
+def _analysis_table(analysis):
+    from .stats import median
+    lines = ["| command (on (a)'s traces) | median s | faster than heaptrack_print |",
+             "|---|---|---|"]
+    for name, times in analysis["times"].items():
+        t = median(times)
+        ratio = figures.analysis_ratio(analysis, name) if name != "heaptrack_print" else 1.0
+        lines.append(f"| `{name}` | {fmt(t, 3) if times else 'n/a (not built)'} | "
+                     f"{_x(ratio) if times else ''} |")
+    return lines
+
+
+def _accuracy_table(accuracy):
+    lines = ["| site | --all bytes | sampled estimate | 95% interval | inside |", "|---|---|---|---|---|"]
+    for site in accuracy["sites"]:
+        lines.append(f"| `{site['name']}` | {fmt_int(site['exact'])} | {fmt_int(site['estimate'])} | "
+                     f"{fmt_int(site['lo'])} – {fmt_int(site['hi'])} | "
+                     f"{'yes' if site['inside'] else 'NO'} |")
+    return lines
+
+
+def targets(main, analysis, accuracy):
+    by_key = {r.workload.key: r for r in main}
+    out = []
+
+    def ratio_target(key, config, limit, label):
+        r = by_key.get(key)
+        row = figures.row(r, config) if r else None
+        value = row.x_native if row else None
+        out.append(Target(label, _x(value) if value else (row.status if row else "n/a"),
+                          None if value is None else value <= limit))
+
+    for key in ("a", "b", "c-sqlite", "c-python"):
+        if key in by_key:
+            ratio_target(key, "sampled", 1.03,
+                         f"sampled wall <= 1.03x native, {by_key[key].workload.title}")
+    ratio_target("a", "all", 2.5, "--all wall <= 2.5x native, (a)")
+    for key in ("a", "b"):
+        r = by_key.get(key)
+        if r is None:
+            continue
+        b, _ = figures.trace_bytes(r.configs.get("sampled"))
+        v = figures.per(b, r.configs["sampled"].samples)
+        out.append(Target(f"sampled trace <= 12 B per sampled alloc+free, {r.workload.title}",
+                          fmt(v, 1, " B"), None if v is None else v <= 12))
+    if "a" in by_key:
+        r = by_key["a"]
+        b, _ = figures.trace_bytes(r.configs.get("all"))
+        v = figures.per(b, figures.calls(r)[0])
+        out.append(Target("--all trace <= 1.5 B per call, (a)", fmt(v, 2, " B"),
+                          None if v is None else v <= 1.5))
+    for r in main:
+        v = figures.recorder_memory_mib(r)
+        out.append(Target(f"recorder memory (sampled) <= native + 4 MiB, {r.workload.title}",
+                          fmt(v, 1, " MiB"), None if v is None else v <= 4))
+    for name in ("memloupe summary", "memloupe report"):
+        v = figures.analysis_ratio(analysis, name) if analysis else None
+        out.append(Target(f"`{name}` >= 10x faster than heaptrack_print, (a)",
+                          _x(v), None if v is None else v >= 10))
+    if accuracy and accuracy.get("sites"):
+        inside = sum(s["inside"] for s in accuracy["sites"])
+        total = len(accuracy["sites"])
+        out.append(Target("top 10 sites' sampled estimates inside their 95% intervals of --all",
+                          f"{inside}/{total}", inside == total))
+    else:
+        out.append(Target("top 10 sites' sampled estimates inside their 95% intervals of --all",
+                          (accuracy or {}).get("status", "n/a (not built)"), None))
+    return out
+
+
+def _targets_table(target_list):
+    lines = ["| target | measured | |", "|---|---|---|"]
+    for t in target_list:
+        verdict = "n/a" if t.met is None else ("met" if t.met else "**missed**")
+        lines.append(f"| {t.name} | {t.measured} | {verdict} |")
+    return lines
+
+
+LEGEND = """\
+- **wall s**: median wall-clock time of the target run over the runs, from the suite's
+  fork+exec to wait4 (memloupe: the program under the preload library, as
+  `memloupe run` runs it, without the finalise step; heaptrack: its whole `heaptrack`
+  command, i.e. target plus its concurrent interpreter and compressor).
+- **x native**, **x heaptrack**: median over runs of the per-run ratio to the native
+  (resp. heaptrack) run of the same round; rounds interleave all configurations.
+- **CPU s**, **CPU x native**: user+system time of the process and its descendants
+  (wait4 rusage); less sensitive than wall time to other load on the machine.
+- **peak RSS MiB**: wait4's ru_maxrss, the largest single process of the run (for
+  heaptrack this is usually its interpreter, not the target).
+- **finalise s**: `memloupe symbolize` on the recorded trace (what `memloupe run` does
+  after the program exits: resolve addresses with libdw and embed the symbols).
+- **output**: whether the workload printed the same checksum line as natively.
+- **allocation calls**: from `memloupe summary` on the --all trace, else
+  heaptrack_print's count, else the workload's own count (alloc_mt counts its calls).
+- **B / sample**: sampled trace bytes (symbols excluded when `memloupe info` reports
+  them, else the trace as recorded) per sampled allocation (with its free, if freed),
+  samples from `memloupe info`. **B / call**: bytes per allocation call.
+- **recorder memory**: sampled-mode peak RSS minus native peak RSS (medians).
+- **analysis**: `memloupe summary` and `memloupe report` on (a)'s --all trace against
+  `heaptrack_print` on (a)'s heaptrack trace (both from the last round), medians.
+- **accuracy**: the 10 largest sites of (a) by allocated bytes in the --all trace; for
+  each, the sampled trace's estimate and 95% interval from `memloupe top --csv`.
+"""
+
+
+def render(data):
+    m = data["machine"]
+    out = [
+        "# memloupe benchmark suite: latest results", "",
+        f"Reproduce: `{data['command']}`", "",
+        f"Measured {m['date']} at commit {m['commit']}, {data['runs']} runs per figure "
+        f"({data['size_name']} sizes), suite wall time {data['elapsed_s']:.0f} s.  ",
+        f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory_gib']} GiB, Linux {m['kernel']}, "
+        f"{m['glibc']}; load average {m['loadavg_start']:.2f} at start, "
+        f"{data['loadavg_end']:.2f} at end.  ",
+        f"Software: {m['compiler']}; {m['heaptrack']}; {m['valgrind']}; {m['python3']}; "
+        f"sqlite {m['sqlite3']}.", "",
+        "## Targets (issue 5)", "", *_targets_table(data["targets"]), "",
+        "## Time and peak memory", "", *_time_table(data["main"]), "",
+    ]
+    if data.get("massif"):
+        size = data["massif"][0].workload.size
+        out += [f"(a) at a reduced size (--iterations {size}) under valgrind massif, with "
+                "its own native runs at that size:", "",
+                *_time_table(data["massif"], with_heaptrack=False), ""]
+    out += ["## Trace size (last run's traces)", "", *_size_table(data["main"]), "",
+            "## Recorder memory in sampled mode", "", *_memory_table(data["main"]), ""]
+    if data.get("analysis"):
+        out += ["## Analysis speed", "", *_analysis_table(data["analysis"]), ""]
+    acc = data.get("accuracy") or {}
+    out += ["## Accuracy at the default sampling rate", ""]
+    out += _accuracy_table(acc) if acc.get("sites") else [acc.get("status", "n/a (not built)")]
+    out += ["", "## Legend", "", LEGEND]
+    return "\n".join(out)
