@@ -107,8 +107,13 @@ struct Timeline {
   std::vector<HeapPoint> points;
 };
 
+// The peak is reached right after an allocation; naming that allocation lets
+// pass 2 tell exactly which blocks were live then, even among events that share
+// a timestamp: a block was live at the peak iff its id ≤ alloc and it was not
+// freed before the Alloc event of `alloc`.
 struct Peak {
   uint64_t time_ns = 0;
+  std::optional<format::AllocId> alloc;  // absent when the trace has no allocation
   Count live;  // the blocks live at that instant (estimate with the Estimator)
 };
 
@@ -206,7 +211,8 @@ struct Aggregate {
 
 class AggregateBuilder {
  public:
-  // `symbols` is read while streaming (focus); it must outlive the builder.
+  // `overview` (pass 1) and `symbols` (read while streaming, for --focus) must
+  // outlive the builder.
   AggregateBuilder(const Overview& overview, const reader::SymbolTable& symbols,
                    const Query& query);
   ~AggregateBuilder();
@@ -223,9 +229,10 @@ class AggregateBuilder {
 
 // One frame as the views show it. Inlined frames are frames of their own.
 struct Frame {
+  std::string key;       // identity under the tree's Grouping; stable across traces
   std::string function;  // demangled; if unknown, "module+0xoffset" or "0xaddress"
-  std::string file;      // empty if unknown (and always empty under Grouping::Function
-  uint32_t line = 0;     //   unless all addresses of the function agree)
+  std::string file;      // empty if unknown; under Grouping::Function, the location
+  uint32_t line = 0;     //   of the first address seen for the function
   uint32_t column = 0;
   uint64_t address = 0;  // a return address that produced this frame
   std::string module;    // path of the module holding `address`; empty if unknown
@@ -258,6 +265,8 @@ class CallTree {
 
  private:
   friend class CallTreeBuilder;
+  friend CallTree build_call_tree(const struct Aggregate&, const reader::SymbolTable&,
+                                  const std::vector<ModuleInfo>&);
   std::vector<Node> nodes_;
   std::vector<Frame> frames_;
   std::vector<NodeId> stack_leaf_;
@@ -283,5 +292,9 @@ using Progress = std::function<void(double fraction)>;
 // the middle of the trace is not an error: Overview::error says where reading stopped.
 Expected<Model> analyze_file(const std::string& path, const QueryArgs& args,
                              const Progress& progress = {});
+
+// The same two passes over events held in memory (tests, hand-built traces).
+Expected<Model> analyze_events(const format::TraceInfo& info, const reader::SymbolTable& symbols,
+                               std::span<const format::Event> events, const QueryArgs& args);
 
 }  // namespace memloupe::analysis

@@ -1,0 +1,104 @@
+#include "analysis/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace memloupe::analysis {
+namespace {
+
+constexpr double kZ975 = 1.959963984540054;  // standard normal 97.5% quantile
+
+// Regularised lower incomplete gamma P(a, x), a > 0: a power series below
+// x = a + 1, a continued fraction (modified Lentz) above, where each converges fast.
+double gamma_p(double a, double x) {
+  if (x <= 0) return 0;
+  const double log_prefix = -x + a * std::log(x) - std::lgamma(a);
+  if (x < a + 1) {
+    double term = 1 / a, sum = term;
+    for (int n = 1; n < 100000; ++n) {
+      term *= x / (a + n);
+      sum += term;
+      if (term < sum * 1e-16) break;
+    }
+    return std::min(1.0, sum * std::exp(log_prefix));
+  }
+  constexpr double kTiny = 1e-300;
+  double b = x + 1 - a, c = 1 / kTiny, d = 1 / b, h = d;
+  for (int i = 1; i < 100000; ++i) {
+    const double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = b + an / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1) < 1e-16) break;
+  }
+  return std::max(0.0, 1 - std::exp(log_prefix) * h);
+}
+
+// The p-quantile of Gamma(a, 1). Wilson–Hilferty is accurate to ~1e-6 relative
+// for large a; below that, bisection on P (monotone in x) to full precision.
+double gamma_quantile(double a, double p, double z) {
+  if (a > 1e4) {
+    const double t = 1 - 1 / (9 * a) + z / (3 * std::sqrt(a));
+    return a * t * t * t;
+  }
+  double lo = 0, hi = a + 10 * std::sqrt(a) + 20;
+  while (gamma_p(a, hi) < p) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (gamma_p(a, mid) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+}  // namespace
+
+PoissonInterval poisson_interval_95(uint64_t k) {
+  const double kd = static_cast<double>(k);
+  // χ²(q; 2k)/2 is the q-quantile of Gamma(k, 1).
+  const double lo = k == 0 ? 0 : gamma_quantile(kd, 0.025, -kZ975);
+  const double hi = gamma_quantile(kd + 1, 0.975, kZ975);
+  return {lo, hi};
+}
+
+Estimator::Estimator(format::Mode mode, uint64_t bytes_per_sample)
+    : exact_(mode == format::Mode::All),
+      bytes_per_sample_(exact_ || bytes_per_sample == 0 ? 1 : static_cast<double>(bytes_per_sample)) {}
+
+Count Estimator::block(uint64_t size, uint32_t n_samples) const {
+  Count c;
+  c.blocks = 1;
+  c.samples = n_samples;
+  c.bytes = size;
+  if (exact_) {
+    c.objects = 1;
+    return c;
+  }
+  // p(s) = 1 − e^{−λ·s}; a zero-byte block can only be in the trace if the
+  // recorder sampled it anyway, so treat it as certain rather than divide by 0.
+  const double p = size == 0 ? 1 : -std::expm1(-static_cast<double>(size) / bytes_per_sample_);
+  c.objects = 1 / p;
+  c.objects_var = (1 - p) / (p * p);
+  return c;
+}
+
+Estimate Estimator::bytes(const Count& c) const {
+  const double value = bytes_value(c);
+  if (exact_) return {value, value, value};
+  const PoissonInterval i = poisson_interval_95(c.samples);
+  return {value, i.lo * bytes_per_sample_, i.hi * bytes_per_sample_};
+}
+
+Estimate Estimator::objects(const Count& c) const {
+  const double value = c.objects;
+  if (exact_) return {value, value, value};
+  const double half = kZ975 * std::sqrt(std::max(0.0, c.objects_var));
+  // At least the blocks actually seen exist.
+  return {value, std::max(static_cast<double>(c.blocks), value - half), value + half};
+}
+
+}  // namespace memloupe::analysis

@@ -1,0 +1,80 @@
+#include "analysis/frame_names.h"
+
+#include <cstdio>
+
+namespace memloupe::analysis {
+
+const ModuleInfo* module_of(uint64_t address, const std::vector<ModuleInfo>& modules) {
+  for (auto it = modules.rbegin(); it != modules.rend(); ++it) {
+    if (address >= it->start && address < it->end) return &*it;
+  }
+  return nullptr;
+}
+
+std::string unknown_frame_name(uint64_t address, const std::vector<ModuleInfo>& modules) {
+  char buf[40];
+  const ModuleInfo* m = module_of(address, modules);
+  if (m == nullptr) {
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
+    return buf;
+  }
+  const size_t slash = m->path.rfind('/');
+  std::string name = slash == std::string::npos ? m->path : m->path.substr(slash + 1);
+  std::snprintf(buf, sizeof buf, "+0x%llx", static_cast<unsigned long long>(address - m->load_bias));
+  return name + buf;
+}
+
+std::vector<Frame> expand_address(uint64_t address, const reader::SymbolTable& symbols,
+                                  const std::vector<ModuleInfo>& modules) {
+  std::vector<Frame> out;
+  const ModuleInfo* m = module_of(address, modules);
+  const std::string module = m ? m->path : std::string();
+  auto it = symbols.find(address);
+  if (it != symbols.end()) {
+    const std::vector<reader::OwnedFrame>& frames = it->second;
+    for (size_t i = frames.size(); i-- > 0;) {
+      const reader::OwnedFrame& f = frames[i];
+      Frame v;
+      v.function = f.function.empty() ? unknown_frame_name(address, modules) : f.function;
+      v.file = f.file;
+      v.line = f.line;
+      v.column = f.column;
+      v.address = address;
+      v.module = module;
+      v.symbolized = !f.function.empty();
+      v.inlined = i != frames.size() - 1;
+      out.push_back(std::move(v));
+    }
+  }
+  if (out.empty()) {
+    Frame v;
+    v.function = unknown_frame_name(address, modules);
+    v.address = address;
+    v.module = module;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+bool contains_any(std::string_view haystack, const std::vector<std::string>& needles) {
+  for (const std::string& n : needles) {
+    if (haystack.find(n) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
+                     const std::vector<ModuleInfo>& modules, const std::vector<std::string>& needles) {
+  auto it = symbols.find(address);
+  if (it != symbols.end()) {
+    for (const reader::OwnedFrame& f : it->second) {
+      if (!f.function.empty() && contains_any(f.function, needles)) return true;
+    }
+    bool any_named = false;
+    for (const reader::OwnedFrame& f : it->second) any_named |= !f.function.empty();
+    if (any_named) return false;
+  }
+  return contains_any(unknown_frame_name(address, modules), needles);
+}
+
+}  // namespace memloupe::analysis

@@ -1,0 +1,34 @@
+// How one return address reads in the views: its source frames (inlined ones
+// included) from the trace's symbols, or a stable name when it has none.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/model.h"
+#include "reader/reader.h"
+
+namespace memloupe::analysis {
+
+// The module that held `address` (the most recently loaded one, if several did).
+const ModuleInfo* module_of(uint64_t address, const std::vector<ModuleInfo>& modules);
+
+// "libfoo.so+0x1a2b" (offset from the load bias: the ELF address, the same in
+// every run) or "0x7f..." when no module is known. Names unsymbolised frames,
+// and matches them between two traces.
+std::string unknown_frame_name(uint64_t address, const std::vector<ModuleInfo>& modules);
+
+// The frames of `address`, OUTERMOST first (the real function, then what was
+// inlined into it). One frame named by unknown_frame_name if there are no symbols.
+std::vector<Frame> expand_address(uint64_t address, const reader::SymbolTable& symbols,
+                                  const std::vector<ModuleInfo>& modules);
+
+// True if one of the frames of `address` has a function name containing one of `needles`.
+bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
+                     const std::vector<ModuleInfo>& modules, const std::vector<std::string>& needles);
+
+bool contains_any(std::string_view haystack, const std::vector<std::string>& needles);
+
+}  // namespace memloupe::analysis

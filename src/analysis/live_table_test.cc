@@ -1,0 +1,62 @@
+#include "analysis/live_table.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+
+namespace memloupe::analysis {
+namespace {
+
+// Differential test against std::unordered_map, through growth and shrinking.
+TEST(LiveTable, BehavesLikeAMap) {
+  LiveTable<uint64_t> table;
+  std::unordered_map<uint64_t, uint64_t> reference;
+  std::mt19937_64 rng(7);
+  uint64_t next = 0;
+  for (int round = 0; round < 200'000; ++round) {
+    // Grow for the first half, shrink for the second.
+    const bool grow = round < 100'000 ? rng() % 4 != 0 : rng() % 4 == 0;
+    if (grow || reference.empty()) {
+      const uint64_t key = next++;
+      table.insert(key, key * 3);
+      reference[key] = key * 3;
+    } else {
+      // Take a random old key (maybe already gone).
+      const uint64_t key = rng() % next;
+      uint64_t out = 0;
+      const bool took = table.take(key, out);
+      auto it = reference.find(key);
+      ASSERT_EQ(took, it != reference.end()) << key;
+      if (took) {
+        EXPECT_EQ(out, it->second);
+        reference.erase(it);
+      }
+    }
+    ASSERT_EQ(table.size(), reference.size());
+  }
+  size_t seen = 0;
+  table.for_each([&](uint64_t key, uint64_t value) {
+    ++seen;
+    ASSERT_EQ(reference.at(key), value);
+  });
+  EXPECT_EQ(seen, reference.size());
+  for (const auto& [key, value] : reference) {
+    const uint64_t* found = table.find(key);
+    ASSERT_NE(found, nullptr);
+    EXPECT_EQ(*found, value);
+  }
+}
+
+TEST(LiveTable, InsertOverwrites) {
+  LiveTable<int> table;
+  table.insert(5, 1);
+  table.insert(5, 2);
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(*table.find(5), 2);
+  int out = 0;
+  EXPECT_FALSE(table.take(6, out));
+}
+
+}  // namespace
+}  // namespace memloupe::analysis

@@ -1,0 +1,138 @@
+// Pass 1: the filter-independent facts of a trace (see model.h).
+#include <algorithm>
+#include <cstdio>
+
+#include "analysis/event_time.h"
+#include "analysis/live_table.h"
+#include "analysis/model.h"
+#include "analysis/timeline_builder.h"
+
+namespace memloupe::analysis {
+namespace {
+
+// Thread ids are dense from 0; anything past this is not a real thread and is
+// not given a slot (a damaged or hostile trace must not make us allocate).
+constexpr uint32_t kMaxThreads = 1u << 20;
+
+struct LiveBlock {
+  uint64_t size = 0;
+  uint32_t n_samples = 0;
+};
+
+std::string hex(std::span<const uint8_t> bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    char buf[3];
+    std::snprintf(buf, sizeof buf, "%02x", b);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct OverviewBuilder::Impl {
+  Overview o;
+  MonotoneClock clock;
+  LiveTable<LiveBlock> live_blocks;
+  Count live;
+  double peak_bytes = -1;
+  TimelineBuilder heap;
+  RssBuilder rss;
+
+  ThreadInfo* thread(format::ThreadId id) {
+    if (id.value >= kMaxThreads) return nullptr;
+    while (o.threads.size() <= id.value) {
+      o.threads.push_back(ThreadInfo{format::ThreadId{static_cast<uint32_t>(o.threads.size())}});
+    }
+    return &o.threads[id.value];
+  }
+
+  void on(uint64_t t, const format::Alloc& a) {
+    ++o.alloc_events;
+    thread(a.thread);
+    const Count c = o.estimator.block(a.size, a.n_samples);
+    o.allocated += c;
+    live += c;
+    live_blocks.insert(a.id.value, LiveBlock{a.size, a.n_samples});
+    const double live_bytes = o.estimator.bytes_value(live);
+    heap.change(t, live_bytes, o.estimator.bytes_value(c), 0);
+    if (live_bytes > peak_bytes) {
+      peak_bytes = live_bytes;
+      o.peak = Peak{t, a.id, live};
+    }
+  }
+  void on(uint64_t t, const format::Free& f) {
+    ++o.free_events;
+    LiveBlock b;
+    if (!live_blocks.take(f.id.value, b)) {
+      ++o.unmatched_frees;
+      return;
+    }
+    const Count c = o.estimator.block(b.size, b.n_samples);
+    live -= c;
+    heap.change(t, o.estimator.bytes_value(live), 0, o.estimator.bytes_value(c));
+  }
+  void on(uint64_t t, const format::ThreadStart& e) {
+    if (ThreadInfo* th = thread(e.thread)) {
+      th->os_tid = e.os_tid;
+      th->start_ns = t;
+    }
+  }
+  void on(uint64_t, const format::ThreadName& e) {
+    if (ThreadInfo* th = thread(e.thread)) th->name = e.name;
+  }
+  void on(uint64_t t, const format::ThreadEnd& e) {
+    if (ThreadInfo* th = thread(e.thread)) th->end_ns = t;
+  }
+  void on(uint64_t t, const format::ModuleLoad& e) {
+    o.modules.push_back(ModuleInfo{e.start, e.end, e.load_bias, std::string(e.path), hex(e.build_id), t});
+  }
+  void on(uint64_t t, const format::ModuleUnload& e) {
+    for (auto it = o.modules.rbegin(); it != o.modules.rend(); ++it) {
+      if (it->start == e.start && it->unload_ns == kForever) {
+        it->unload_ns = t;
+        break;
+      }
+    }
+  }
+  void on(uint64_t t, const format::RssSample& e) {
+    o.peak_rss = std::max(o.peak_rss, e.rss_bytes);
+    rss.add(format::RssSample{t, e.rss_bytes});
+  }
+  void on(uint64_t t, const format::Marker& e) {
+    if (o.markers.size() < kMaxMarkers) o.markers.push_back(MarkerInfo{e.thread, t, std::string(e.name)});
+  }
+  void on(uint64_t, const format::CallTotals& e) { o.call_totals = e; }
+  void on(uint64_t, const format::TraceEnd& e) { o.end_reason = e.reason; }
+  void on(uint64_t, const format::SymbolDef&) {}
+  void on(uint64_t, const format::Promote&) {}
+};
+
+OverviewBuilder::OverviewBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>()) {
+  impl_->o.info = info;
+  impl_->o.estimator = Estimator(info);
+}
+OverviewBuilder::~OverviewBuilder() = default;
+OverviewBuilder::OverviewBuilder(OverviewBuilder&&) noexcept = default;
+
+void OverviewBuilder::add(const format::Event& event) {
+  Impl& s = *impl_;
+  ++s.o.events;
+  const uint64_t t = s.clock(event_time(event).value_or(s.clock.last()));
+  std::visit([&](const auto& e) { s.on(t, e); }, event);
+}
+
+Overview OverviewBuilder::finish(std::optional<Error> error) && {
+  Impl& s = *impl_;
+  s.o.duration_ns = s.clock.last();
+  s.o.time_inversions = s.clock.inversions();
+  s.o.error = std::move(error);
+  s.o.leaked = s.live;
+  s.o.heap = std::move(s.heap).finish(s.o.duration_ns);
+  s.o.rss = std::move(s.rss).finish();
+  return std::move(s.o);
+}
+
+}  // namespace memloupe::analysis

@@ -1,0 +1,48 @@
+// Builds the bounded heap series (Timeline) from a time-ordered stream of
+// changes to the live heap, in O(1) amortised per change.
+//
+// Buckets start 1 ns wide. When a change falls past the last of
+// kMaxTimelinePoints buckets, neighbouring pairs merge and the width doubles,
+// so the series always covers [0, latest change] with at most
+// kMaxTimelinePoints buckets of equal width. Buckets without changes carry the
+// live value over, so every bucket's min/max/end are true values.
+#pragma once
+
+#include <cstdint>
+
+#include "analysis/model.h"
+
+namespace memloupe::analysis {
+
+class TimelineBuilder {
+ public:
+  // The heap is `live` bytes from time t on; `allocated`/`freed` bytes changed hands.
+  void change(uint64_t t, double live, double allocated, double freed);
+  // Extends the series to cover `t` (the end of the trace) and returns it.
+  Timeline finish(uint64_t t) &&;
+
+ private:
+  HeapPoint& bucket_at(uint64_t t);
+  void halve();
+
+  Timeline timeline_;
+  double live_ = 0;
+};
+
+// Keeps at most kMaxTimelinePoints RSS samples: once full, neighbouring pairs
+// merge (keeping the larger sample, so peaks survive) and later samples are
+// merged in groups of the same stride.
+class RssBuilder {
+ public:
+  void add(const format::RssSample& s);
+  std::vector<format::RssSample> finish() &&;
+
+ private:
+  void push(const format::RssSample& s);
+  std::vector<format::RssSample> samples_;
+  uint64_t stride_ = 1;
+  uint64_t pending_count_ = 0;
+  format::RssSample pending_;
+};
+
+}  // namespace memloupe::analysis

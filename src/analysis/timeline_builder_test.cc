@@ -1,0 +1,67 @@
+#include "analysis/timeline_builder.h"
+
+#include <gtest/gtest.h>
+
+namespace memloupe::analysis {
+namespace {
+
+TEST(TimelineBuilder, CarriesValuesAcrossEmptyBuckets) {
+  TimelineBuilder b;
+  b.change(0, 100, 100, 0);
+  b.change(3, 40, 0, 60);
+  const Timeline t = std::move(b).finish(5);
+  ASSERT_EQ(t.bucket_ns, 1u);
+  ASSERT_EQ(t.points.size(), 6u);
+  EXPECT_EQ(t.points[0].live_end, 100);
+  EXPECT_EQ(t.points[1].live_end, 100);  // carried over
+  EXPECT_EQ(t.points[2].live_min, 100);
+  EXPECT_EQ(t.points[3].live_end, 40);
+  EXPECT_EQ(t.points[3].live_max, 100);  // the value when the bucket began
+  EXPECT_EQ(t.points[3].freed, 60);
+  EXPECT_EQ(t.points[5].live_end, 40);
+}
+
+TEST(TimelineBuilder, StaysBoundedAndKeepsExtremes) {
+  TimelineBuilder b;
+  double live = 0;
+  double total_alloc = 0;
+  double ref_max = 0;
+  uint64_t ref_max_t = 0;
+  // A sawtooth over 10^6 ns with one spike at t = 777777.
+  for (uint64_t t = 0; t < 1'000'000; t += 10) {
+    const double delta = t == 777'770 ? 5000 : (t / 10) % 2 == 0 ? 10 : -10;
+    live += delta;
+    if (delta > 0) total_alloc += delta;
+    if (live > ref_max) {
+      ref_max = live;
+      ref_max_t = t;
+    }
+    b.change(t, live, delta > 0 ? delta : 0, delta < 0 ? -delta : 0);
+  }
+  const Timeline t = std::move(b).finish(1'000'000);
+  EXPECT_LE(t.points.size(), kMaxTimelinePoints);
+  EXPECT_GE(t.points.size(), kMaxTimelinePoints / 2);
+  EXPECT_GE(t.bucket_ns * t.points.size(), 1'000'000u);
+  double max = 0, alloc = 0;
+  for (const HeapPoint& p : t.points) {
+    max = std::max(max, p.live_max);
+    alloc += p.allocated;
+  }
+  EXPECT_EQ(max, ref_max);
+  EXPECT_EQ(alloc, total_alloc);
+  EXPECT_EQ(t.points[ref_max_t / t.bucket_ns].live_max, ref_max);
+}
+
+TEST(RssBuilder, BoundedAndKeepsThePeak) {
+  RssBuilder b;
+  for (uint64_t i = 0; i < 100'000; ++i) b.add(format::RssSample{i, i == 4321 ? 1'000'000 : i % 100});
+  const auto samples = std::move(b).finish();
+  EXPECT_LE(samples.size(), kMaxTimelinePoints);
+  bool found = false;
+  for (const auto& s : samples) found |= s.rss_bytes == 1'000'000 && s.time_ns == 4321;
+  EXPECT_TRUE(found);
+  for (size_t i = 1; i < samples.size(); ++i) EXPECT_LT(samples[i - 1].time_ns, samples[i].time_ns);
+}
+
+}  // namespace
+}  // namespace memloupe::analysis
