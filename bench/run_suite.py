@@ -19,6 +19,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # keep the source tree clean
 
 from suite import accuracy, configs, machine, measure, report, runner, workloads  # noqa: E402
 from suite import tools as tools_mod  # noqa: E402

@@ -4,17 +4,6 @@ import dataclasses
 
 from .stats import median, paired_ratio
 
-MIB = 1024 * 1024
-
-
-def ok_runs(cr):
-    return [r for r in cr.runs if r.exit_code == 0] if cr and cr.status == "ok" else []
-
-
-def walls(cr):
-    return [r.wall_s for r in cr.runs] if cr else []
-
-
 @dataclasses.dataclass
 class Row:
     """One workload under one configuration."""

@@ -42,6 +42,7 @@ class WorkloadResult:
     own_calls: int | None = None
     memloupe_calls: int | None = None  # `memloupe summary` on the --all trace
     heaptrack_calls: int | None = None  # heaptrack_print on heaptrack's trace
+    heaptrack_target_rss_kib: float | None = None  # the target's, as heaptrack_print says
 
 
 def log(message):
@@ -124,7 +125,9 @@ def inspect_traces(results, tools):
         if r.configs.get("all") and r.configs["all"].last_trace:
             r.memloupe_calls = memloupe_cli.summary_calls(tools, r.configs["all"].last_trace)
         if r.configs.get("heaptrack") and r.configs["heaptrack"].last_trace:
-            r.heaptrack_calls = memloupe_cli.heaptrack_calls(tools, r.configs["heaptrack"].last_trace)
+            facts = memloupe_cli.heaptrack_facts(tools, r.configs["heaptrack"].last_trace)
+            r.heaptrack_calls = facts.get("calls")
+            r.heaptrack_target_rss_kib = facts.get("target_rss_kib")
 
 
 def measure_analysis(result, tools, trace_dir, runs):

@@ -62,14 +62,21 @@ def summary_calls(tools, trace):
                                 r"calls\s*[:=]\s*([\d,_]+)"])
 
 
-def heaptrack_calls(tools, zst):
-    """heaptrack_print's 'calls to allocation functions: N'."""
+def heaptrack_facts(tools, zst):
+    """heaptrack_print's 'calls to allocation functions: N' and 'peak RSS (including
+    heaptrack overhead): X' (the target's RSS, which ru_maxrss cannot isolate)."""
     if not tools.heaptrack_print or not os.path.exists(zst):
-        return None
+        return {}
     m = _run([tools.heaptrack_print, "-f", zst])
     if m is None:
-        return None
-    return _find_int(m.stdout, [r"calls to allocation functions:\s*([\d,_]+)"])
+        return {}
+    rss = re.search(r"peak RSS \(including heaptrack overhead\):\s*([\d.]+)([KMG]?)", m.stdout)
+    # heaptrack_print's units are decimal: 10,000,000 bytes print as "10.00M".
+    scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+    return {
+        "calls": _find_int(m.stdout, [r"calls to allocation functions:\s*([\d,_]+)"]),
+        "target_rss_kib": float(rss.group(1)) * scale[rss.group(2)] / 1024 if rss else None,
+    }
 
 
 def top_sites(tools, trace, limit=10):

@@ -1,17 +1,13 @@
 """The markdown the README embeds: results tables, targets, machine, legend."""
 from . import figures
 from .figures import Target
-from .stats import fmt, fmt_int, mib
+from .stats import fmt, fmt_int, median, mib
 
 CONFIG_LABELS = {"native": "native", "sampled": "memloupe sampled", "all": "memloupe --all",
                  "heaptrack": "heaptrack", "massif": "valgrind massif"}
 
 
 def _x(value):
-    return figures_fmt_ratio(value)
-
-
-def figures_fmt_ratio(value):
     return "n/a" if value is None else f"{value:.2f}x"
 
 
@@ -71,17 +67,17 @@ def _size_table(results):
 
 
 def _memory_table(results):
-    lines = ["| workload | native peak RSS MiB | sampled peak RSS MiB | recorder memory MiB |",
-             "|---|---|---|---|"]
+    lines = ["| workload | native peak RSS MiB | sampled peak RSS MiB | recorder memory MiB "
+             "| target under heaptrack MiB |", "|---|---|---|---|---|"]
     for result in results:
         n, s = figures.row(result, "native"), figures.row(result, "sampled")
         lines.append(f"| {result.workload.title} | {fmt(mib(n.rss_kib), 1)} | "
-                     f"{fmt(mib(s.rss_kib), 1)} | {fmt(figures.recorder_memory_mib(result), 1)} |")
+                     f"{fmt(mib(s.rss_kib), 1)} | {fmt(figures.recorder_memory_mib(result), 1)} | "
+                     f"{fmt(mib(result.heaptrack_target_rss_kib), 1)} |")
     return lines
 
 
 def _analysis_table(analysis):
-    from .stats import median
     lines = ["| command (on (a)'s traces) | median s | faster than heaptrack_print |",
              "|---|---|---|"]
     for name, times in analysis["times"].items():
@@ -178,6 +174,8 @@ LEGEND = """\
   them, else the trace as recorded) per sampled allocation (with its free, if freed),
   samples from `memloupe info`. **B / call**: bytes per allocation call.
 - **recorder memory**: sampled-mode peak RSS minus native peak RSS (medians).
+  **target under heaptrack**: the target's own peak RSS under heaptrack, as
+  heaptrack_print reports it (last run).
 - **analysis**: `memloupe summary` and `memloupe report` on (a)'s --all trace against
   `heaptrack_print` on (a)'s heaptrack trace (both from the last round), medians.
 - **accuracy**: the 10 largest sites of (a) by allocated bytes in the --all trace; for

@@ -28,7 +28,6 @@ class Workload:
     size: int  # the number that SIZES sets (iterations, rounds, rows)
     stdin: str | None = None
     env: tuple = ()  # extra (name, value) pairs
-    own_calls: int | None = None  # allocation calls the program counts itself
 
     def environ(self, extra=()):
         env = dict(os.environ)
