@@ -1,0 +1,75 @@
+#include "symbolize/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+namespace memloupe::symbolize {
+namespace {
+
+Error os_error(const std::string& what, const std::string& path) {
+  return Error{what + " " + path + ": " + std::strerror(errno)};
+}
+
+std::string directory_of(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+}  // namespace
+
+Expected<AtomicFile> AtomicFile::create(const std::string& path) {
+  const std::filesystem::path p(path);
+  // Hidden, and unlike any trace name pattern, so a scan for traces written
+  // during a run never picks it up.
+  std::string temp = (p.parent_path() / ("." + p.filename().string() + ".XXXXXX")).string();
+  const int fd = mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return os_error("cannot create a file next to", path);
+  // mkostemp creates 0600; a trace gets the usual permissions (0666 & ~umask).
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  return AtomicFile(path, std::move(temp), fd);
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ < 0) return;
+  close(fd_);
+  unlink(temp_.c_str());
+}
+
+std::optional<Error> AtomicFile::write(std::span<const uint8_t> bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return os_error("cannot write", temp_);
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> AtomicFile::commit() {
+  if (fsync(fd_) != 0) return os_error("cannot sync", temp_);
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0) return os_error("cannot rename to", path_);
+  close(fd_);
+  fd_ = -1;
+  // The rename itself is durable once the directory is synced.
+  const int dir = open(directory_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    fsync(dir);
+    close(dir);
+  }
+  return std::nullopt;
+}
+
+}  // namespace memloupe::symbolize

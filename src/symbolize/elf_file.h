@@ -1,0 +1,57 @@
+// One module's ELF file opened for symbolisation (a libdw Dwfl session).
+#pragma once
+
+#include <elfutils/libdwfl.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/expected.h"
+#include "reader/reader.h"
+#include "symbolize/inline_frames.h"
+
+namespace memloupe::symbolize {
+
+// Lower-case hex, as in .build-id/ paths and messages.
+std::string hex(std::span<const uint8_t> bytes);
+
+using DwflPtr = std::unique_ptr<Dwfl, void (*)(Dwfl*)>;
+
+class ElfFile {
+ public:
+  // Opens the module recorded as `path` with `build_id`.
+  //
+  // The file on disk is used only if its build-id equals the recorded one (or
+  // nothing was recorded): another build of the same library would name the
+  // wrong functions. Otherwise, and when the file is missing, the debug file
+  // `<debug_root>/.build-id/xx/yyyy.debug` stands in for it: it has the same
+  // symbol table and DWARF, which is all symbolisation needs (this is how a
+  // trace is symbolised on a machine where only -dbg packages match).
+  // Separate debug info for a matching file is found the same way, through
+  // build-id or .gnu_debuglink (elfutils' standard search).
+  static Expected<std::unique_ptr<ElfFile>> open(const std::string& path,
+                                                 std::span<const uint8_t> build_id,
+                                                 const std::string& debug_root);
+
+  // Frames of the instructions at ELF virtual addresses `vaddrs`, in order
+  // (see InlineResolver).
+  std::vector<std::vector<reader::OwnedFrame>> frames(std::span<const uint64_t> vaddrs) {
+    return resolver_.resolve(vaddrs);
+  }
+
+  // The file actually read (the module's path or its debug file).
+  const std::string& file() const { return file_; }
+
+ private:
+  ElfFile(DwflPtr dwfl, Dwfl_Module* module, std::string file)
+      : dwfl_(std::move(dwfl)), resolver_(module), file_(std::move(file)) {}
+
+  DwflPtr dwfl_;
+  InlineResolver resolver_;  // uses the module owned by dwfl_
+  std::string file_;
+};
+
+}  // namespace memloupe::symbolize

@@ -1,0 +1,50 @@
+// Finalising a trace: from the recorder's raw output to the self-contained
+// file every other command reads.
+//
+//   raw:    prologue | header | events* (uncompressed, maybe cut short)
+//   final:  prologue | header | events* (merged, zstd) | symbols*
+//
+// The symbols section maps every distinct return address of every backtrace
+// to its inlined frames. One address has one entry: it is resolved against
+// the module that was mapped over it when a backtrace first held it (a later
+// dlopen reusing the range would give the same number another meaning; the
+// first meaning wins, and such reuse within one trace is rare).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "format/expected.h"
+#include "symbolize/symbolizer.h"
+
+namespace memloupe::symbolize {
+
+struct FinalizeOptions {
+  // A trace that already has a symbols section is left alone unless this is
+  // set; then its symbols are replaced.
+  bool resymbolize = false;
+  // false: keep the events and the existing symbols, only compact (no libdw).
+  bool symbolize = true;
+  int zstd_level = 6;
+  SymbolizerOptions symbolizer;
+};
+
+struct FinalizeStats {
+  bool already_symbolized = false;  // nothing was written (see FinalizeOptions)
+  uint64_t events = 0;              // events in the output
+  uint64_t output_bytes = 0;
+  uint64_t addresses = 0;           // distinct return addresses in backtraces
+  uint64_t symbolized = 0;          // of which at least one frame is known
+  uint64_t modules = 0;             // module loads in the trace
+  double symbolize_seconds = 0;
+  // The input was cut short or damaged here; everything before it was kept.
+  std::optional<Error> damage;
+};
+
+// Finalises `input` into `output` (which may be the same path: the file is
+// replaced atomically, so a failure leaves the input as it was).
+Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
+                                       const FinalizeOptions& options);
+
+}  // namespace memloupe::symbolize

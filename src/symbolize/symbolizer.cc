@@ -1,0 +1,79 @@
+#include "symbolize/symbolizer.h"
+
+#include <algorithm>
+
+namespace memloupe::symbolize {
+namespace {
+
+// Pseudo-modules with no file behind them ("linux-vdso.so.1", "[heap]").
+bool has_no_file(const std::string& path) {
+  return path.empty() || path.front() == '[' || path.find("vdso") != std::string::npos;
+}
+
+}  // namespace
+
+Symbolizer::Symbolizer(SymbolizerOptions options) : options_(std::move(options)) {}
+
+ElfFile* Symbolizer::file_for(const Module& module) {
+  auto key = std::make_pair(module.path, module.build_id);
+  auto it = files_.find(key);
+  if (it != files_.end()) return it->second.get();
+
+  std::unique_ptr<ElfFile> file;
+  if (!has_no_file(module.path)) {
+    auto opened = ElfFile::open(module.path, module.build_id, options_.debug_root);
+    if (opened) {
+      file = std::move(*opened);
+    } else if (options_.warn) {
+      options_.warn("cannot symbolise " + module.path + ": " + opened.error().message);
+    }
+  }
+  return files_.emplace(std::move(key), std::move(file)).first->second.get();
+}
+
+std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize(
+    const ModuleMap& modules, std::span<const AddressInModule> addresses) {
+  std::vector<std::vector<reader::OwnedFrame>> out(addresses.size());
+  // Batch per file: every load of one file shares its session and its pcs
+  // are ELF virtual addresses.
+  std::map<ElfFile*, std::vector<size_t>> by_file;
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const Module& m = modules[addresses[i].module];
+    if (addresses[i].address <= m.load_bias) continue;
+    if (ElfFile* file = file_for(m)) by_file[file].push_back(i);
+  }
+  std::vector<uint64_t> pcs;
+  for (auto& [file, members] : by_file) {
+    pcs.clear();
+    for (size_t i : members) {
+      pcs.push_back(addresses[i].address - 1 - modules[addresses[i].module].load_bias);
+    }
+    auto frames = file->frames(pcs);
+    for (size_t k = 0; k < members.size(); ++k) out[members[k]] = std::move(frames[k]);
+  }
+  return out;
+}
+
+std::vector<reader::OwnedFrame> Symbolizer::symbolize(const Module& module, uint64_t return_address) {
+  ElfFile* file = file_for(module);
+  if (file == nullptr || return_address <= module.load_bias) return {};
+  const uint64_t pc = return_address - 1 - module.load_bias;
+  return std::move(file->frames({&pc, 1})[0]);
+}
+
+size_t Symbolizer::files_opened() const {
+  return static_cast<size_t>(std::ranges::count_if(files_, [](auto& f) { return f.second != nullptr; }));
+}
+
+size_t Symbolizer::modules_unusable() const { return files_.size() - files_opened(); }
+
+void symbolize_all(Symbolizer& symbolizer, const ModuleMap& modules,
+                   std::span<const AddressInModule> addresses, reader::SymbolTable& out) {
+  auto frames = symbolizer.symbolize(modules, addresses);
+  out.reserve(out.size() + addresses.size());
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    if (!frames[i].empty()) out.emplace(addresses[i].address, std::move(frames[i]));
+  }
+}
+
+}  // namespace memloupe::symbolize

@@ -1,0 +1,64 @@
+// Symbolizer: raw return addresses -> inlined frame lists, with one libdw
+// session per module file, opened on first use and kept for the whole run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reader/reader.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/module_map.h"
+
+namespace memloupe::symbolize {
+
+struct SymbolizerOptions {
+  // Root of the separate debug files (.build-id/xx/yyyy.debug under it).
+  std::string debug_root = "/usr/lib/debug";
+  // Told once per module file that cannot be used (missing, other build).
+  std::function<void(const std::string&)> warn;
+};
+
+// One return address and the module it was recorded in.
+struct AddressInModule {
+  uint64_t address = 0;
+  ModuleIndex module;
+};
+
+// As the trace convention says, backtraces hold return addresses: the
+// address after the call. The symbolizer looks up the call itself, at
+// `return_address - 1`, so a call that ends a function or an inlined block is
+// attributed to it rather than to whatever follows.
+class Symbolizer {
+ public:
+  explicit Symbolizer(SymbolizerOptions options = {});
+
+  // Frames for each address, in order (innermost inlined frame first; empty
+  // when nothing is known). Batches are much faster than single addresses:
+  // each compilation unit is walked once per batch.
+  std::vector<std::vector<reader::OwnedFrame>> symbolize(const ModuleMap& modules,
+                                                         std::span<const AddressInModule> addresses);
+  // One address recorded while `module` was mapped over it.
+  std::vector<reader::OwnedFrame> symbolize(const Module& module, uint64_t return_address);
+
+  size_t files_opened() const;
+  size_t modules_unusable() const;
+
+ private:
+  ElfFile* file_for(const Module& module);
+
+  SymbolizerOptions options_;
+  // Keyed by (path, build-id); null when the module's file cannot be used.
+  std::map<std::pair<std::string, std::vector<uint8_t>>, std::unique_ptr<ElfFile>> files_;
+};
+
+// Symbolises every address into `out`; addresses with nothing known are left out.
+void symbolize_all(Symbolizer& symbolizer, const ModuleMap& modules,
+                   std::span<const AddressInModule> addresses, reader::SymbolTable& out);
+
+}  // namespace memloupe::symbolize

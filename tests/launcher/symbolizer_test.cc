@@ -1,0 +1,146 @@
+// The symbolizer against real optimised code (sites.cc, built -O1 -g) in this
+// very process: function names, files, lines and inlined frames.
+#include "symbolize/symbolizer.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "self_modules.h"
+#include "sites.h"
+
+namespace memloupe::symbolize {
+namespace {
+
+using testing::marker_line;
+using testing::self_module_at;
+
+std::string basename_of(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+TEST(Symbolizer, NamesInlinedFramesWithCallSites) {
+  const memloupe_testprog::Capture c = memloupe_testprog::build_widgets(3);
+  ::operator delete(c.block);
+  auto module = self_module_at(c.return_address);
+  ASSERT_TRUE(module);
+
+  Symbolizer symbolizer;
+  const auto frames = symbolizer.symbolize(*module, c.return_address);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].function,
+            "memloupe_testprog::Builder<memloupe_testprog::Widget>::make(unsigned long)");
+  EXPECT_EQ(basename_of(frames[0].file), "sites.cc");
+  EXPECT_EQ(frames[0].line, static_cast<uint32_t>(marker_line("inlined-call")));
+  EXPECT_GT(frames[0].column, 0u);
+  EXPECT_EQ(frames[1].function, "memloupe_testprog::build_widgets(unsigned long)");
+  EXPECT_EQ(basename_of(frames[1].file), "sites.cc");
+  EXPECT_EQ(frames[1].line, static_cast<uint32_t>(marker_line("outer-call")));
+}
+
+TEST(Symbolizer, NamesCFunctionWithoutDemangling) {
+  memloupe_testprog::Capture c;
+  memloupe_testprog::c_allocate(5, &c);
+  ::operator delete(c.block);
+  auto module = self_module_at(c.return_address);
+  ASSERT_TRUE(module);
+
+  Symbolizer symbolizer;
+  const auto frames = symbolizer.symbolize(*module, c.return_address);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].function, "c_allocate");
+  EXPECT_EQ(basename_of(frames[0].file), "sites.cc");
+  EXPECT_EQ(frames[0].line, static_cast<uint32_t>(marker_line("c-call")));
+}
+
+TEST(Symbolizer, BuildIdMismatchWarnsOnceAndNamesNothing) {
+  const memloupe_testprog::Capture a = memloupe_testprog::build_widgets(1);
+  memloupe_testprog::Capture b;
+  memloupe_testprog::c_allocate(1, &b);
+  ::operator delete(a.block);
+  ::operator delete(b.block);
+  auto module = self_module_at(a.return_address);
+  ASSERT_TRUE(module);
+  ASSERT_FALSE(module->build_id.empty());
+  module->build_id[0] ^= 0xff;  // "recorded" from another build of this file
+
+  std::vector<std::string> warnings;
+  Symbolizer symbolizer({.debug_root = "/nonexistent", .warn = [&](const std::string& w) {
+                           warnings.push_back(w);
+                         }});
+  EXPECT_TRUE(symbolizer.symbolize(*module, a.return_address).empty());
+  EXPECT_TRUE(symbolizer.symbolize(*module, b.return_address).empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("build-id"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find(module->path), std::string::npos) << warnings[0];
+}
+
+TEST(Symbolizer, MissingFileWarnsOnce) {
+  memloupe_testprog::Capture c;
+  memloupe_testprog::c_allocate(1, &c);
+  ::operator delete(c.block);
+  auto module = self_module_at(c.return_address);
+  ASSERT_TRUE(module);
+  module->path = "/nonexistent/dir/libgone.so";
+
+  int warnings = 0;
+  Symbolizer symbolizer({.debug_root = "/nonexistent", .warn = [&](const std::string&) { ++warnings; }});
+  EXPECT_TRUE(symbolizer.symbolize(*module, c.return_address).empty());
+  EXPECT_TRUE(symbolizer.symbolize(*module, c.return_address + 1).empty());
+  EXPECT_EQ(warnings, 1);
+}
+
+// A trace symbolised on a machine without the binary: the debug file found by
+// build-id under the debug root stands in for it.
+TEST(Symbolizer, FallsBackToDebugFileByBuildId) {
+  const memloupe_testprog::Capture c = memloupe_testprog::build_widgets(2);
+  ::operator delete(c.block);
+  auto module = self_module_at(c.return_address);
+  ASSERT_TRUE(module);
+  ASSERT_GE(module->build_id.size(), 2u);
+
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("memloupe-debug-" + std::to_string(getpid()));
+  const std::string id = hex(module->build_id);
+  const auto debug_file = root / ".build-id" / id.substr(0, 2) / (id.substr(2) + ".debug");
+  std::filesystem::create_directories(debug_file.parent_path());
+  std::filesystem::copy_file(module->path, debug_file);
+  const std::string original = module->path;
+  module->path = "/nonexistent/" + basename_of(original);
+
+  int warnings = 0;
+  Symbolizer symbolizer({.debug_root = root.string(), .warn = [&](const std::string&) { ++warnings; }});
+  const auto frames = symbolizer.symbolize(*module, c.return_address);
+  std::filesystem::remove_all(root);
+  EXPECT_EQ(warnings, 0);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[1].function, "memloupe_testprog::build_widgets(unsigned long)");
+  EXPECT_EQ(frames[1].line, static_cast<uint32_t>(marker_line("outer-call")));
+}
+
+// libc is stripped; its DWARF comes from the distribution's debug package
+// (libc6-dbg on Debian), found through the build-id.
+TEST(Symbolizer, UsesSystemDebugInfoForLibc) {
+  void* malloc_address = dlsym(RTLD_DEFAULT, "malloc");
+  ASSERT_NE(malloc_address, nullptr);
+  const auto address = reinterpret_cast<uint64_t>(malloc_address);
+  auto module = self_module_at(address);
+  ASSERT_TRUE(module);
+  const std::string id = hex(module->build_id);
+  if (id.size() < 2 || !std::filesystem::exists("/usr/lib/debug/.build-id/" + id.substr(0, 2) +
+                                                "/" + id.substr(2) + ".debug")) {
+    GTEST_SKIP() << "no debug file for " << module->path;
+  }
+  Symbolizer symbolizer;
+  // +1: the symbolizer looks up return_address - 1.
+  const auto frames = symbolizer.symbolize(*module, address + 1);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_NE(frames.back().function.find("malloc"), std::string::npos) << frames.back().function;
+  EXPECT_EQ(basename_of(frames.back().file), "malloc.c");
+  EXPECT_GT(frames.back().line, 0u);
+}
+
+}  // namespace
+}  // namespace memloupe::symbolize
