@@ -1,5 +1,7 @@
 #include "report/test_profile.h"
 
+#include <random>
+
 namespace memloupe::report::testing {
 
 // Four sites over four 1 ms buckets (bytes/objects):
@@ -59,6 +61,38 @@ Profile small_profile() {
   p.rss = {{0, 100'000}, {2'000'000, 180'000}, {4'000'000, 150'000}};
   p.peak = {1'500'000, 6000};
   p.markers = {{2'000'000, "phase 2"}};
+  return p;
+}
+
+// A trace far bigger than any page should carry: 8,000 sites with stacks 40
+// frames deep drawn from 5,000 functions, busy in every one of 100 buckets.
+Profile huge_profile() {
+  Profile p = small_profile();
+  p.sites.clear();
+  p.locations.clear();
+  std::mt19937_64 rng(42);
+  for (uint32_t f = 0; f < 5000; ++f) {
+    std::string name = "namespace_" + std::to_string(f % 50) + "::Class" + std::to_string(f) +
+                       "::a_rather_long_method_name_for_realism<std::vector<int>>(int, char const*)";
+    p.locations.push_back({0x400000u + f * 16, MappingId{0}, {{name, "src/file" + std::to_string(f) + ".cc", f, 0}}});
+  }
+  p.bucket_count = 100;
+  for (int s = 0; s < 8000; ++s) {
+    Site site;
+    for (int d = 0; d < 40; ++d) site.stack.push_back(LocationId{static_cast<uint32_t>(rng() % 5000)});
+    for (uint32_t b = 0; b < 100; ++b) {
+      double v = static_cast<double>(rng() % 1'000'000'000);
+      site.buckets.push_back({b, {v, v / 7}, {v / 2, v / 14}, {v / 3, v / 21}});
+      site.values.allocated += Amount{v, v / 7};
+    }
+    site.values.peak = site.values.allocated;
+    site.values.leaked = {site.values.allocated.bytes / 3, site.values.allocated.objects / 21};
+    p.sites.push_back(std::move(site));
+  }
+  p.heap.clear();
+  for (uint64_t t = 0; t < 100'000; ++t) p.heap.push_back({t * 40, static_cast<double>(rng() % 1'000'000'000)});
+  p.rss = p.heap;
+  for (int m = 0; m < 5000; ++m) p.markers.push_back({static_cast<uint64_t>(m) * 800, "marker " + std::to_string(m)});
   return p;
 }
 

@@ -7,5 +7,7 @@
 namespace memloupe::report::testing {
 
 Profile small_profile();
+// A profile far larger than any report page should carry (for the size bound).
+Profile huge_profile();
 
 }  // namespace memloupe::report::testing

@@ -1,0 +1,193 @@
+// Opens a memloupe HTML report in real headless Chromium and reports, one
+// `key=value` per line on stdout, what a user would see: console errors, whether
+// the flame graph and timeline were drawn (canvas pixels inked), and the numbers
+// before a time range is dragged on the timeline with the mouse, after it, and
+// after the range is cleared again.
+//
+//   node browser_check.mjs REPORT.html [--screenshot OUT.png] [--chromium PATH]
+//
+// It speaks the DevTools protocol over --remote-debugging-pipe (fd 3: commands
+// to the browser, fd 4: replies and events; messages end with a NUL byte), so it
+// needs nothing but node and the browser. Exit status: 0 when it could check
+// (the JSON says what it found), 2 on a usage or browser failure.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const args = process.argv.slice(2);
+const option = (name) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : undefined; };
+const screenshot = option('--screenshot');
+const chromium = option('--chromium') || '/usr/bin/chromium';
+if (args.length !== 1) {
+  console.error('usage: node browser_check.mjs REPORT.html [--screenshot OUT.png] [--chromium PATH]');
+  process.exit(2);
+}
+const reportUrl = pathToFileURL(resolve(args[0])).href;
+
+const profileDir = mkdtempSync(join(tmpdir(), 'memloupe-chromium-'));
+const browser = spawn(chromium, [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-extensions', '--mute-audio', `--user-data-dir=${profileDir}`,
+  '--remote-debugging-pipe', 'about:blank',
+], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+let browserLog = '';
+browser.stderr.on('data', (d) => { browserLog = (browserLog + d).slice(-4000); });
+
+const fail = (message) => {
+  console.error(`browser_check: ${message}\n--- chromium stderr (tail) ---\n${browserLog}`);
+  cleanup();
+  process.exit(2);
+};
+const watchdog = setTimeout(() => fail('timed out after 90 s'), 90_000);
+function cleanup() {
+  clearTimeout(watchdog);
+  try { browser.kill('SIGKILL'); } catch { /* already gone */ }
+  try { rmSync(profileDir, { recursive: true, force: true }); } catch { /* best effort */ }
+}
+browser.on('error', (e) => fail(`cannot start ${chromium}: ${e.message}`));
+
+// ---- the protocol
+const toBrowser = browser.stdio[3], fromBrowser = browser.stdio[4];
+let nextId = 1;
+const pending = new Map();
+const listeners = [];
+let buffered = '';
+fromBrowser.on('data', (chunk) => {
+  buffered += chunk.toString('utf8');
+  let end;
+  while ((end = buffered.indexOf('\0')) >= 0) {
+    const message = JSON.parse(buffered.slice(0, end));
+    buffered = buffered.slice(end + 1);
+    if (message.id && pending.has(message.id)) {
+      const { ok, ko, method } = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error) ko(new Error(`${method}: ${message.error.message}`)); else ok(message.result);
+    } else if (message.method) {
+      for (const l of listeners) l(message);
+    }
+  }
+});
+function send(method, params = {}, sessionId) {
+  const id = nextId++;
+  toBrowser.write(JSON.stringify({ id, method, params, sessionId }) + '\0');
+  return new Promise((ok, ko) => pending.set(id, { ok, ko, method }));
+}
+function waitFor(method, sessionId) {
+  return new Promise((ok) => {
+    const l = (m) => {
+      if (m.method === method && m.sessionId === sessionId) { listeners.splice(listeners.indexOf(l), 1); ok(m.params); }
+    };
+    listeners.push(l);
+  });
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- the check
+const errors = [];
+try {
+  const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
+  const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
+  const page = (method, params) => send(method, params, sessionId);
+  listeners.push((m) => {
+    if (m.sessionId !== sessionId) return;
+    if (m.method === 'Runtime.exceptionThrown') {
+      const d = m.params.exceptionDetails;
+      errors.push(`exception: ${d.exception?.description || d.text}`);
+    } else if (m.method === 'Runtime.consoleAPICalled' && (m.params.type === 'error' || m.params.type === 'assert')) {
+      errors.push(`console.${m.params.type}: ${m.params.args.map((a) => a.value ?? a.description).join(' ')}`);
+    } else if (m.method === 'Log.entryAdded' && m.params.entry.level === 'error') {
+      errors.push(`log: ${m.params.entry.text} ${m.params.entry.url || ''}`);
+    }
+  });
+  await page('Runtime.enable');
+  await page('Log.enable');
+  await page('Page.enable');
+  await page('Emulation.setDeviceMetricsOverride', { width: 1280, height: 900, deviceScaleFactor: 1, mobile: false });
+  const loaded = waitFor('Page.loadEventFired', sessionId);
+  await page('Page.navigate', { url: reportUrl });
+  await loaded;
+
+  const evaluate = async (expression) => {
+    const r = await page('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
+    if (r.exceptionDetails) throw new Error(`evaluate ${expression}: ${r.exceptionDetails.exception?.description}`);
+    return r.result.value;
+  };
+  const state = () => evaluate(`(() => {
+    const m = window.memloupe;
+    if (!m) return null;
+    const t = (id) => document.getElementById(id).textContent;
+    return { ready: document.body.dataset.ready === '1', summary: m.summary(), drawn: m.drawn(),
+      shown: { allocated: t('sum-allocated'), peak: t('sum-peak'), leaked: t('sum-leaked'), range: t('sum-range') },
+      topAllocatedRows: document.querySelectorAll('#top-allocated tr').length - 1,
+      topAllocatedFirst: document.querySelector('#top-allocated tr:nth-child(2) td')?.textContent ?? '' };
+  })()`);
+  const canvasInk = (id) => evaluate(`(() => {
+    const c = document.getElementById('${id}');
+    const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let ink = 0;
+    for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) ink++;
+    return { width: c.width, height: c.height, inked: ink };
+  })()`);
+
+  const before = await state();
+  const flameCanvas = await canvasInk('flame');
+  const timelineCanvas = await canvasInk('timeline');
+
+  // Drag across the middle of the timeline with the mouse, as a user would.
+  const box = await evaluate(`(() => { const r = document.getElementById('timeline').getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height }; })()`);
+  const y = box.y + box.h / 2;
+  const x0 = box.x + 64 + (box.w - 76) * 0.30, x1 = box.x + 64 + (box.w - 76) * 0.62;
+  await page('Input.dispatchMouseEvent', { type: 'mouseMoved', x: x0, y });
+  await page('Input.dispatchMouseEvent', { type: 'mousePressed', x: x0, y, button: 'left', clickCount: 1 });
+  for (let k = 1; k <= 5; k++) {
+    await page('Input.dispatchMouseEvent', { type: 'mouseMoved', x: x0 + (x1 - x0) * k / 5, y, button: 'left', buttons: 1 });
+  }
+  await page('Input.dispatchMouseEvent', { type: 'mouseReleased', x: x1, y, button: 'left', clickCount: 1 });
+  await sleep(100);
+  const afterDrag = await state();
+
+  // Search and zoom (click the widest frame below the root).
+  await evaluate(`window.memloupe.search('main')`);
+  const searchResult = await evaluate(`document.getElementById('search-result').textContent`);
+  await evaluate(`window.memloupe.clearRange()`);
+  const cleared = await state();
+
+  if (screenshot) {
+    // The picture for the docs: whole trace, a range dragged, a search highlighted.
+    await evaluate(`window.memloupe.search('')`);
+    await page('Input.dispatchMouseEvent', { type: 'mousePressed', x: x0, y, button: 'left', clickCount: 1 });
+    await page('Input.dispatchMouseEvent', { type: 'mouseMoved', x: x1, y, button: 'left', buttons: 1 });
+    await page('Input.dispatchMouseEvent', { type: 'mouseReleased', x: x1, y, button: 'left', clickCount: 1 });
+    await sleep(100);
+    const height = await evaluate('document.documentElement.scrollHeight');
+    await page('Emulation.setDeviceMetricsOverride', { width: 1280, height: Math.min(height, 2400), deviceScaleFactor: 1, mobile: false });
+    await sleep(200);
+    const shot = await page('Page.captureScreenshot', { format: 'png' });
+    writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
+  }
+
+  await sleep(50);
+  const lines = [`errors=${errors.length}`, ...errors.map((e) => `error=${e.replace(/\n/g, ' ')}`),
+    `flame_inked=${flameCanvas.inked}`, `timeline_inked=${timelineCanvas.inked}`, `search=${searchResult}`];
+  const flat = (prefix, st) => {
+    if (!st) return lines.push(`${prefix}.ready=false`);
+    lines.push(`${prefix}.ready=${st.ready}`, `${prefix}.flame_rects=${st.drawn.flame}`,
+      `${prefix}.timeline_points=${st.drawn.timeline}`, `${prefix}.top_allocated_rows=${st.topAllocatedRows}`,
+      `${prefix}.top_allocated_first=${st.topAllocatedFirst}`);
+    for (const [k, v] of Object.entries(st.summary)) lines.push(`${prefix}.${k}=${v}`);
+    for (const [k, v] of Object.entries(st.shown)) lines.push(`${prefix}.shown_${k}=${v}`);
+  };
+  flat('before', before);
+  flat('after', afterDrag);
+  flat('cleared', cleared);
+  process.stdout.write(lines.join('\n') + '\n');
+  await send('Browser.close').catch(() => {});
+  cleanup();
+  process.exit(0);
+} catch (e) {
+  fail(e.stack || String(e));
+}
