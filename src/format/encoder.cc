@@ -30,9 +30,14 @@ static_assert(kMaxEvent < 8 * 1024);
 static_assert(kMaxString + kMaxBuildId + 64 < 8 * 1024);
 constexpr size_t kReserve = 8 * 1024;
 
+// A backtrace-cache slot. The reader keeps the same slots (with the frames
+// instead of the depth) and applies the same placement: a backtrace may live in
+// way1 or way2 of its hash; a new one replaces an unused slot, else the one
+// used least recently (dates are allocation ids).
 struct BtEntry {
   uint64_t hash;
   uint64_t size;
+  uint32_t date;  // (alloc id + 1) mod 2^32; both sides truncate alike
   uint32_t align;
   uint16_t depth;
   Func func;
@@ -112,16 +117,16 @@ struct Encoder::State {
     return p;
   }
 
-  uint8_t* address(uint8_t* p, uint8_t* flags_at, unsigned flags_shift, uint64_t size,
-                   uint64_t addr) noexcept;
+  uint8_t* address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr) noexcept;
+  uint64_t block_ref(uint64_t id) const noexcept;
   uint8_t* backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept;
   AllocId alloc(uint8_t* p, const AllocRecord& r) noexcept;
 };
 
-// Picks the shortest address form. `flags_at` holds the flags whose bits
-// kAddrShift.. (shifted by `flags_shift` inside a wider word) receive the form.
-uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, unsigned flags_shift,
-                                 uint64_t size, uint64_t addr) noexcept {
+// Picks the shortest address form and stores it in bits kAddrShift.. of the
+// flags byte at `flags_at` (the low byte of an AllocCached word).
+uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size,
+                                 uint64_t addr) noexcept {
   if (mode != Mode::All) return p;
   const uint64_t pred = history.predicted_address(size);
   AddrForm form = AddrForm::Absolute;
@@ -141,10 +146,16 @@ uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, unsigned flags_s
     }
     p = put_varint(p, value);
   }
-  const unsigned bit = kAddrShift + flags_shift;
-  flags_at[bit / 8] = static_cast<uint8_t>(flags_at[bit / 8] |
-                                           static_cast<unsigned>(form) << (bit % 8));
+  *flags_at = static_cast<uint8_t>(*flags_at | static_cast<unsigned>(form) << kAddrShift);
   return p;
+}
+
+// A block reference (wire.h): by live rank when the block is live in the
+// recent window, else by relative id.
+uint64_t Encoder::State::block_ref(uint64_t id) const noexcept {
+  const uint64_t rank = history.live_rank(id, next_id);
+  if (rank != AllocHistory::kNoRank) return rank << kRefBits;
+  return (next_id - 1 - id) << kRefBits | 1;
 }
 
 // varint common prefix | varint new frames | codewords (frame_cache.h).
@@ -165,42 +176,48 @@ AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
   std::span<const uint64_t> bt = r.backtrace;
   if (bt.size() > kMaxFrames) bt = bt.first(kMaxFrames);
   const uint64_t hash = backtrace_hash(bt);
-  BtEntry& e = bt_cache[backtrace_slot(hash)];
+  const unsigned w1 = backtrace_way1(hash), w2 = backtrace_way2(hash);
+  auto holds = [&](const BtEntry& e) { return e.used && e.hash == hash && e.depth == bt.size(); };
+  const unsigned slot = holds(bt_cache[w1])                  ? w1
+                        : holds(bt_cache[w2])                ? w2
+                        : !bt_cache[w1].used                 ? w1
+                        : !bt_cache[w2].used                 ? w2
+                        : bt_cache[w1].date <= bt_cache[w2].date ? w1
+                                                             : w2;
+  BtEntry& e = bt_cache[slot];
   const uint64_t addr = mode == Mode::All ? r.address : 0;
   uint8_t flags = r.n_samples != 1 ? kHasSamples : 0;
 
-  if (e.used && e.hash == hash && e.depth == bt.size()) {
-    // AllocCached: u16 (slot << 6 | flags), then the flagged fields in bit order.
+  uint8_t* flags_at;
+  const bool cached = holds(e);
+  if (cached) {
     if (r.size != e.size) flags |= kHasSize;
     if (r.func != e.func) flags |= kHasFunc;
     if (r.alignment != e.align) flags |= kHasAlign;
-    p = timed(p, Code::AllocCached, r.time_ns);
-    uint8_t* word = p;
-    p += 2;
-    if (flags & kHasSize) p = put_varint(p, r.size);
-    if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
-    if (flags & kHasAlign) p = put_varint(p, r.alignment);
-    if (flags & kHasSamples) p = put_varint(p, r.n_samples);
-    put_u16(word, static_cast<uint16_t>(backtrace_slot(hash) << kFlagBits | flags));
-    p = address(p, word, 0, r.size, addr);
+    const bool extra = flags & (kHasFunc | kHasAlign);
+    p = timed(p, extra ? Code::AllocCachedX : Code::AllocCached, r.time_ns);
+    flags_at = p;
+    p = put_u16(p, static_cast<uint16_t>(slot << kSlotShift | (flags & 0xf)));
+    if (extra) *p++ = static_cast<uint8_t>(flags >> 4);
   } else {
-    // Alloc: u8 flags, varint size, flagged fields, backtrace.
     if (r.func != last_alloc_func) flags |= kHasFunc;
     if (r.alignment != 0) flags |= kHasAlign;
     p = timed(p, Code::Alloc, r.time_ns);
-    uint8_t* flags_at = p++;
-    *flags_at = flags;
-    p = put_varint(p, r.size);
-    if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
-    if (flags & kHasAlign) p = put_varint(p, r.alignment);
-    if (flags & kHasSamples) p = put_varint(p, r.n_samples);
-    p = address(p, flags_at, 0, r.size, addr);
-    p = backtrace(p, bt);
-    e = {hash, 0, 0, static_cast<uint16_t>(bt.size()), r.func, true};
+    flags_at = p;
+    *p++ = flags;
+    flags |= kHasSize;
+    e = {hash, 0, 0, 0, static_cast<uint16_t>(bt.size()), r.func, true};
   }
+  if (flags & kHasSize) p = put_varint(p, r.size);
+  if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
+  if (flags & kHasAlign) p = put_varint(p, r.alignment);
+  if (flags & kHasSamples) p = put_varint(p, r.n_samples);
+  p = address(p, flags_at, r.size, addr);
+  if (!cached) p = backtrace(p, bt);
   e.size = r.size;
   e.func = r.func;
   e.align = r.alignment;
+  e.date = static_cast<uint32_t>(next_id + 1);
   last_alloc_func = r.func;
   const uint64_t id = next_id++;
   history.on_alloc(id, r.size, addr, r.func);
@@ -232,7 +249,7 @@ AllocId Encoder::realloc(AllocId old, const AllocRecord& r) noexcept {
   uint8_t* p = st.begin();
   p = st.switch_to(p, r.thread);
   p = st.timed(p, Code::ReallocOf, r.time_ns);
-  p = put_varint(p, st.next_id - 1 - old.value);
+  p = put_varint(p, st.block_ref(old.value));
   st.history.on_free(old.value, st.next_id, r.func, true);
   return st.alloc(p, r);
 }
@@ -244,7 +261,7 @@ void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noe
   p = st.switch_to(p, thread);
   p = st.timed(p, Code::Free, time_ns);
   const bool changed = func != st.history.predicted_free_func(id.value, st.next_id);
-  p = put_varint(p, (st.next_id - 1 - id.value) << 1 | (changed ? 1 : 0));
+  p = put_varint(p, st.block_ref(id.value) << 1 | (changed ? 1 : 0));
   if (changed) *p++ = static_cast<uint8_t>(func);
   st.history.on_free(id.value, st.next_id, func, false);
   st.end(p);

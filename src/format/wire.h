@@ -46,12 +46,13 @@ inline constexpr uint64_t kTimeUnitNs = 1000;
 //   Timed events:  argument = more:1 | dt_low:4; if `more`, varint(dt >> 4) follows.
 //   ThreadSwitch:  argument = thread id if < 31, else 31 and varint(thread) follows.
 enum class Code : uint8_t {
-  AllocCached = 0,   // backtrace from the backtrace cache (u16 slot/flags word)
-  Alloc = 1,         // explicit backtrace (flags byte, fields, backtrace)
-  Free = 2,          // varint((relative id << 1) | func changed) [u8 func]
-  ReallocOf = 3,     // varint relative id of the old block; the next event is its Alloc
+  AllocCached = 0,   // backtrace from the backtrace cache: u16 slot word, fields
+  Alloc = 1,         // explicit backtrace: u8 flags, fields, backtrace
+  Free = 2,          // varint block reference (kRefBits) | func changed; [u8 func]
+  ReallocOf = 3,     // varint block reference of the old block; the next event is its Alloc
   ThreadSwitch = 4,  // later Alloc/Free/ReallocOf events belong to this thread
   Ext = 5,           // u8 ExtType, then the rare event's fields
+  AllocCachedX = 6,  // AllocCached whose function or alignment changed: u16 word, u8 flags >> 4
 };
 inline constexpr unsigned kCodeShift = 5;
 inline constexpr unsigned kDtInlineBits = 4;
@@ -71,23 +72,33 @@ enum class ExtType : uint8_t {
   TraceEnd = 9,      // u8 EndReason
 };
 
-// Alloc field flags. In an AllocCached event they share a u16 with the slot:
-//   15..6 backtrace-cache slot | 5..4 address form | 3 n_samples | 2 align | 1 func | 0 size
-// In an Alloc event they form one byte (bits 7..6 zero). A clear bit means the field
-// is implied: size/func/align the same as this backtrace-cache slot's last alloc
-// (for Alloc: func as the previous alloc, align 0), n_samples 1.
+// Alloc field flags: a set bit means the field is written; a clear bit means it
+// is implied (size, func and alignment: the same as the last alloc with this
+// cached backtrace; for an explicit Alloc, func as the previous alloc and
+// alignment 0; n_samples: 1). Fields follow in this order: size, func, alignment,
+// n_samples, address, [backtrace].
+//   AllocCached word (u16):  15..4 backtrace-cache slot | 3..2 address form | 1 samples | 0 size
+//   AllocCachedX: that word, then a byte holding flags >> 4 (bit 0 func, bit 1 align)
+//   Alloc flags byte:        5 align | 4 func | 3..2 address form | 1 samples | 0 (zero:
+//                            the size is always written)
 inline constexpr uint8_t kHasSize = 1u << 0;
-inline constexpr uint8_t kHasFunc = 1u << 1;
-inline constexpr uint8_t kHasAlign = 1u << 2;
-inline constexpr uint8_t kHasSamples = 1u << 3;
-inline constexpr unsigned kAddrShift = 4;  // 2 bits, Mode::All only (0 in Mode::Sampled)
-inline constexpr uint8_t kFlagBits = 6;
+inline constexpr uint8_t kHasSamples = 1u << 1;
+inline constexpr unsigned kAddrShift = 2;  // 2 bits, Mode::All only (0 in Mode::Sampled)
+inline constexpr uint8_t kHasFunc = 1u << 4;
+inline constexpr uint8_t kHasAlign = 1u << 5;
+inline constexpr unsigned kSlotShift = 4;
 enum class AddrForm : uint8_t {
   Predicted = 0,   // the address of the most recently freed block of the same size class
   NearPrev = 1,    // zigzag varint delta from the previous alloc's address
   NearPred = 2,    // zigzag varint delta from the predicted address
   Absolute = 3,    // varint address
 };
+
+// A block reference (Free: shifted left 1 more, bit 0 = func changed):
+//   (live rank << 1) | 0     the Nth most recent allocation still live, among the
+//                            last kRecentAllocs allocations (format/history.h)
+//   (relative id << 1) | 1   the Nth most recent allocation, live or not
+inline constexpr unsigned kRefBits = 1;
 
 // Strings: varint length (<= kMaxString) then the bytes.
 inline constexpr uint32_t kMaxString = 4096;
@@ -98,10 +109,9 @@ inline constexpr unsigned kMaxFrames = 256;
 inline constexpr unsigned kFrameCacheBits = 14;
 inline constexpr unsigned kFrameCacheSize = 1u << kFrameCacheBits;
 inline constexpr unsigned kMaxPredictions = 255;
-inline constexpr unsigned kBtCacheBits = 10;
+inline constexpr unsigned kBtCacheBits = 12;
 inline constexpr unsigned kBtCacheSize = 1u << kBtCacheBits;
 // Recent allocations remembered by both sides, to predict free funcs and addresses.
 inline constexpr unsigned kRecentAllocs = 4096;
-inline constexpr unsigned kSizeClasses = 64;
 
 }  // namespace memloupe::format

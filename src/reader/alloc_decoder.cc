@@ -14,14 +14,21 @@ std::optional<Error> EventDecoder::alloc(Cursor& c, Code code, uint8_t arg, form
   if (!timed(c, arg, a.time_ns)) return c.expected("a time delta (varint)");
   uint8_t flags;
   BtEntry* entry = nullptr;
-  if (code == Code::AllocCached) {
+  if (code != Code::Alloc) {
     uint16_t word;
     if (!c.u16(word)) return c.expected("a backtrace-cache slot word (u16)");
-    entry = &bt_cache_[word >> format::kFlagBits];
+    const unsigned slot = word >> format::kSlotShift;
+    entry = &bt_cache_[slot];
     if (!entry->used)
       return c.expected_at(c.pos() - 2, "a used backtrace-cache slot; slot " +
-                                            std::to_string(word >> format::kFlagBits) + " is empty");
-    flags = word & ((1u << format::kFlagBits) - 1);
+                                            std::to_string(slot) + " is empty");
+    flags = word & 0xf;
+    if (code == Code::AllocCachedX) {
+      uint8_t more;
+      const size_t at = c.pos();
+      if (!c.u8(more) || more > 3) return c.expected_at(at, "a flags byte (bits 0-1 only)");
+      flags |= static_cast<uint8_t>(more << 4);
+    }
     a.size = entry->size;
     a.func = entry->func;
     a.alignment = entry->align;
@@ -56,8 +63,11 @@ std::optional<Error> EventDecoder::alloc(Cursor& c, Code code, uint8_t arg, form
     bt_.assign(entry->frames.begin(), entry->frames.end());
   } else {
     if (auto e = backtrace(c)) return e;
+    // The encoder's placement (format/encoder.cc, BtEntry).
     const uint64_t hash = format::backtrace_hash(bt_);
-    entry = &bt_cache_[format::backtrace_slot(hash)];
+    BtEntry& e1 = bt_cache_[format::backtrace_way1(hash)];
+    BtEntry& e2 = bt_cache_[format::backtrace_way2(hash)];
+    entry = !e1.used ? &e1 : !e2.used ? &e2 : e1.date <= e2.date ? &e1 : &e2;
     entry->hash = hash;
     entry->used = true;
     entry->frames.assign(bt_.begin(), bt_.end());
@@ -65,6 +75,7 @@ std::optional<Error> EventDecoder::alloc(Cursor& c, Code code, uint8_t arg, form
   entry->size = a.size;
   entry->func = a.func;
   entry->align = a.alignment;
+  entry->date = static_cast<uint32_t>(next_id_ + 1);
   last_alloc_func_ = a.func;
   a.id = format::AllocId{next_id_};
   a.thread = format::ThreadId{thread_};

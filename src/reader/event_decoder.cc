@@ -47,6 +47,21 @@ bool EventDecoder::timed(Cursor& c, uint8_t arg, uint64_t& time_ns) {
   return true;
 }
 
+std::optional<Error> EventDecoder::block(Cursor& c, uint64_t ref, size_t at, uint64_t& id) {
+  const uint64_t n = ref >> format::kRefBits;
+  if (ref & 1) {
+    if (n >= next_id_)
+      return c.expected_at(at, "a relative allocation id below " + std::to_string(next_id_));
+    id = next_id_ - 1 - n;
+    return std::nullopt;
+  }
+  id = history_->id_of_rank(n, next_id_);
+  if (id == format::AllocHistory::kNoRank)
+    return c.expected_at(at, "a live rank naming a live recent allocation (" + std::to_string(n) +
+                                 " is too large)");
+  return std::nullopt;
+}
+
 const format::Event* EventDecoder::next(Cursor& c, std::optional<Error>& err) {
   if (has_pending_) {
     has_pending_ = false;
@@ -71,6 +86,7 @@ const format::Event* EventDecoder::next(Cursor& c, std::optional<Error>& err) {
         }
         continue;
       case Code::AllocCached:
+      case Code::AllocCachedX:
       case Code::Alloc: {
         format::Alloc a;
         if ((err = alloc(c, code, arg, a))) return nullptr;
@@ -85,11 +101,12 @@ const format::Event* EventDecoder::next(Cursor& c, std::optional<Error>& err) {
           return nullptr;
         }
         const size_t id_at = c.pos();
-        if (!c.varint(v) || (v >> 1) >= next_id_) {
-          err = c.expected_at(id_at, "a relative allocation id below " + std::to_string(next_id_));
+        uint64_t id;
+        if (!c.varint(v)) {
+          err = c.expected("a block reference (varint)");
           return nullptr;
         }
-        const uint64_t id = next_id_ - 1 - (v >> 1);
+        if ((err = block(c, v >> 1, id_at, id))) return nullptr;
         f.func = history_->predicted_free_func(id, next_id_);
         if (v & 1) {
           uint8_t fn;
@@ -112,11 +129,13 @@ const format::Event* EventDecoder::next(Cursor& c, std::optional<Error>& err) {
           err = c.expected("a time delta (varint)");
           return nullptr;
         }
-        if (!c.varint(rel) || rel >= next_id_) {
-          err = c.expected("a relative allocation id below " + std::to_string(next_id_));
+        const size_t ref_at = c.pos();
+        uint64_t old;
+        if (!c.varint(rel)) {
+          err = c.expected("a block reference (varint)");
           return nullptr;
         }
-        const uint64_t old = next_id_ - 1 - rel;
+        if ((err = block(c, rel, ref_at, old))) return nullptr;
         // The free half is applied first, as the encoder does (it may predict the
         // new block's address). Its function does not matter to the history.
         history_->on_free(old, next_id_, Func::Realloc, true);
@@ -124,7 +143,7 @@ const format::Event* EventDecoder::next(Cursor& c, std::optional<Error>& err) {
         const size_t alloc_at = c.pos();
         (void)c.u8(h2);
         const Code code2 = static_cast<Code>(h2 >> format::kCodeShift);
-        if (code2 != Code::Alloc && code2 != Code::AllocCached) {
+        if (code2 != Code::Alloc && code2 != Code::AllocCached && code2 != Code::AllocCachedX) {
           err = c.expected_at(alloc_at, "the allocation event of a realloc");
           return nullptr;
         }
@@ -142,7 +161,7 @@ const format::Event* EventDecoder::next(Cursor& c, std::optional<Error>& err) {
         if ((err = ext(c, arg))) return nullptr;
         return &event_;
       default:
-        err = c.expected_at(start, "an event code (0-5), found " + std::to_string(h >> 5));
+        err = c.expected_at(start, "an event code (0-6), found " + std::to_string(h >> 5));
         return nullptr;
     }
   }

@@ -36,6 +36,7 @@ class EventDecoder {
   struct BtEntry {
     uint64_t hash = 0;
     uint64_t size = 0;
+    uint32_t date = 0;
     uint32_t align = 0;
     format::Func func = format::Func::Malloc;
     bool used = false;
@@ -43,6 +44,8 @@ class EventDecoder {
   };
 
   bool timed(Cursor& c, uint8_t arg, uint64_t& time_ns);
+  // Resolves a block reference (wire.h) to an allocation id.
+  std::optional<Error> block(Cursor& c, uint64_t ref, size_t at, uint64_t& id);
   std::optional<Error> alloc(Cursor& c, format::Code code, uint8_t arg, format::Alloc& a);
   std::optional<Error> backtrace(Cursor& c);
   std::optional<Error> address(Cursor& c, unsigned form, uint64_t size, uint64_t& addr);
