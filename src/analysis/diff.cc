@@ -1,0 +1,48 @@
+#include "analysis/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/sites.h"
+
+namespace memloupe::analysis {
+namespace {
+
+constexpr double kZ975 = 1.959963984540054;
+
+void add_sites(const Model& m, uint32_t depth, std::map<std::vector<std::string>, DiffRow>& rows, bool is_a) {
+  for (Site& s : collect_sites(m.tree, depth)) {
+    std::vector<std::string> key, names;
+    for (FrameId f : s.frames) {
+      key.push_back(m.tree.frame(f).key);
+      names.push_back(m.tree.frame(f).function);
+    }
+    DiffRow& row = rows[key];
+    if (row.frames.empty()) row.frames = std::move(names);
+    (is_a ? row.a : row.b) += s.metrics;
+  }
+}
+
+double half_width(const Estimate& e) { return std::max(e.hi - e.value, e.value - e.lo); }
+
+}  // namespace
+
+std::vector<DiffRow> diff_sites(const Model& a, const Model& b, uint32_t depth) {
+  std::map<std::vector<std::string>, DiffRow> rows;
+  add_sites(a, depth, rows, true);
+  add_sites(b, depth, rows, false);
+  std::vector<DiffRow> out;
+  out.reserve(rows.size());
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  return out;
+}
+
+Estimate difference(const Estimate& a, const Estimate& b) {
+  const double value = b.value - a.value;
+  const double se_a = half_width(a) / kZ975, se_b = half_width(b) / kZ975;
+  const double half = kZ975 * std::sqrt(se_a * se_a + se_b * se_b);
+  return {value, value - half, value + half};
+}
+
+}  // namespace memloupe::analysis

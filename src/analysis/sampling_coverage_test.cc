@@ -1,0 +1,141 @@
+// Do the 95% intervals of a sampled trace cover the exact values?
+//
+// A deterministic allocation script is run through a simulated recorder that
+// samples bytes as a Poisson process of rate 1/bytes_per_sample (exponential gaps
+// from a seeded generator, written here independently of the model). For each
+// of 200 seeds, and for each site and measure, we check whether the exact value
+// (computed from the script, not by the model) lies in the model's interval.
+//
+// Tolerance: if the true coverage is 95%, the observed rate over N = 200 × sites
+// checks (independent across seeds) has standard deviation √(0.95·0.05/N) ≈ 0.8%
+// for 800 checks; we require [91%, 99.5%], about 5 standard deviations below,
+// so correct code fails with probability < 10^-6. Garwood's interval is
+// conservative (coverage ≥ 95%); Horvitz–Thompson's normal interval is
+// approximate and is checked on sites with enough samples to make it meaningful.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "analysis/model.h"
+#include "analysis/test_script.h"
+
+namespace memloupe::analysis {
+namespace {
+
+constexpr uint64_t kBytesPerSample = 16 * 1024;
+
+struct Block {
+  uint64_t site;
+  uint64_t size;
+  uint64_t alloc_t;
+  std::optional<uint64_t> free_t;
+};
+
+// The program: four sites with different size profiles; some blocks leak.
+std::vector<Block> program() {
+  std::vector<Block> blocks;
+  uint64_t t = 0;
+  for (int i = 0; i < 12000; ++i) {
+    t += 10;
+    const uint64_t site = i % 4 == 0 ? 0 : i % 4 == 1 ? 1 : i % 4 == 2 ? 2 : 3;
+    uint64_t size = 0;
+    switch (site) {
+      case 0: size = 64; break;                          // many small
+      case 1: size = 4096; break;                        // pages
+      case 2: size = i % 80 == 2 ? 200 * 1024 : 512; break;  // a few large among small
+      case 3: size = 16 + (i * 37) % 2000; break;        // a spread
+    }
+    const bool leaks = i % 7 == 0;
+    blocks.push_back(Block{site, size, t, leaks ? std::nullopt : std::optional<uint64_t>(t + 5 + (i % 13) * 100)});
+  }
+  return blocks;
+}
+
+struct Exact {
+  double bytes = 0;
+  double objects = 0;
+};
+
+TEST(SamplingCoverage, IntervalsCoverExactValues) {
+  const std::vector<Block> blocks = program();
+  // Exact answers per site, straight from the script.
+  std::map<uint64_t, Exact> allocated, leaked;
+  for (const Block& b : blocks) {
+    allocated[b.site].bytes += b.size;
+    allocated[b.site].objects += 1;
+    if (!b.free_t) {
+      leaked[b.site].bytes += b.size;
+      leaked[b.site].objects += 1;
+    }
+  }
+
+  int checks = 0, bytes_covered = 0, object_checks = 0, objects_covered = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::exponential_distribution<double> gap(1.0 / kBytesPerSample);
+    double to_next = gap(rng);  // bytes from the current position to the next sample point
+
+    testing::Script s(format::Mode::Sampled, kBytesPerSample);
+    // Events must be in time order: collect then sort by time.
+    std::vector<std::tuple<uint64_t, int, size_t>> order;  // time, kind (0 alloc, 1 free), block
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      order.emplace_back(blocks[i].alloc_t, 0, i);
+      if (blocks[i].free_t) order.emplace_back(*blocks[i].free_t, 1, i);
+    }
+    std::sort(order.begin(), order.end());
+    std::vector<std::optional<format::AllocId>> ids(blocks.size());
+    for (auto [time, kind, i] : order) {
+      const Block& b = blocks[i];
+      if (kind == 0) {
+        uint32_t n = 0;
+        double left = static_cast<double>(b.size);
+        while (to_next < left) {
+          ++n;
+          left -= to_next;
+          to_next = gap(rng);
+        }
+        to_next -= left;
+        if (n > 0) ids[i] = s.alloc(time, b.size, {0x1000 + b.site}, 0, n);
+      } else if (ids[i]) {
+        s.free(*ids[i], time);
+      }
+    }
+    s.end(blocks.back().alloc_t + 10'000);
+    const Model m = s.run();
+    const Estimator& e = m.aggregate.estimator;
+
+    std::map<uint64_t, const Metrics*> by_site;
+    for (uint32_t id = 0; id < m.aggregate.stacks.size(); ++id) {
+      by_site[m.aggregate.frames(StackId{id})[0] - 0x1000] = &m.aggregate.stacks[id].metrics;
+    }
+    for (auto [metric, exact] : {std::pair{Metric::Allocated, &allocated}, std::pair{Metric::Leaked, &leaked}}) {
+      for (const auto& [site, truth] : *exact) {
+        const Count c = by_site.count(site) ? (*by_site[site])[metric] : Count{};
+        const Estimate bytes = e.bytes(c);
+        ++checks;
+        bytes_covered += bytes.lo <= truth.bytes && truth.bytes <= bytes.hi;
+        if (c.blocks >= 10) {
+          const Estimate objects = e.objects(c);
+          ++object_checks;
+          objects_covered += objects.lo <= truth.objects && truth.objects <= objects.hi;
+        }
+      }
+    }
+  }
+  const double bytes_rate = static_cast<double>(bytes_covered) / checks;
+  const double objects_rate = static_cast<double>(objects_covered) / object_checks;
+  RecordProperty("bytes_coverage", std::to_string(bytes_rate));
+  RecordProperty("objects_coverage", std::to_string(objects_rate));
+  std::printf("bytes coverage %.4f over %d, objects coverage %.4f over %d\n", bytes_rate, checks, objects_rate,
+              object_checks);
+  EXPECT_EQ(checks, 200 * 8);
+  EXPECT_GE(bytes_rate, 0.91);
+  EXPECT_LE(bytes_rate, 0.995);
+  EXPECT_GT(object_checks, 200 * 4);
+  EXPECT_GE(objects_rate, 0.91);
+  EXPECT_LE(objects_rate, 0.995);
+}
+
+}  // namespace
+}  // namespace memloupe::analysis
