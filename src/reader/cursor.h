@@ -44,15 +44,17 @@ class Cursor {
   bool u64(uint64_t& v) { return fixed(8, v); }
 
   // LEB128, at most 10 bytes, value must fit 64 bits.
+  // On failure nothing is consumed, so errors point at the field's first byte.
   bool varint(uint64_t& v) {
     uint64_t result = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= data_.size()) return false;
-      const uint8_t b = data_[pos_++];
+    for (unsigned shift = 0, i = 0; shift < 64; shift += 7, ++i) {
+      if (pos_ + i >= data_.size()) return false;
+      const uint8_t b = data_[pos_ + i];
       if (shift == 63 && b > 1) return false;
       result |= uint64_t{b & 0x7fu} << shift;
       if (!(b & 0x80)) {
         v = result;
+        pos_ += i + 1;
         return true;
       }
     }
@@ -62,7 +64,12 @@ class Cursor {
   template <class T>
   bool varint_max(T& v, uint64_t max) {
     uint64_t w;
-    if (!varint(w) || w > max) return false;
+    const size_t start = pos_;
+    if (!varint(w)) return false;
+    if (w > max) {
+      pos_ = start;
+      return false;
+    }
     v = static_cast<T>(w);
     return true;
   }

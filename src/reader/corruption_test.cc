@@ -1,0 +1,100 @@
+// Damage every byte of a small trace, and cut it at every length: the reader
+// must deliver exactly the original events up to the damage, then stop with a
+// precise error — never crash, never invent events.
+#include <gtest/gtest.h>
+
+#include "format/symbols_encoder.h"
+#include "reader/chunk_io.h"
+#include "reader/reader.h"
+#include "reader/test_streams.h"
+
+namespace memloupe::reader {
+namespace {
+
+using testing::event_text;
+
+struct Trace {
+  std::vector<uint8_t> bytes;
+  std::vector<std::string> expected;
+  std::vector<size_t> chunk_ends;  // offsets where a chunk ends (clean cut points), header first
+};
+
+Trace small_trace(format::Mode mode, bool compress) {
+  testing::Stream s = testing::make_stream(
+      3, {.mode = mode, .events = 40, .max_depth = 12, .flush_often = true});
+  Trace t{std::move(s.bytes), std::move(s.expected), {}};
+  format::SymbolsEncoder symbols;
+  const format::SymbolFrame frames[] = {{"inlined", "a.h", 3, 1}, {"main", "main.cc", 10, 5}};
+  symbols.add(0x1000, frames);
+  symbols.add(0x1010, std::span(frames).first(1));
+  std::vector<uint8_t> sym_chunks;
+  symbols.finish(sym_chunks);
+  if (compress) t.bytes = compact_trace(t.bytes, {.zstd_level = 3})->bytes;
+  t.bytes.insert(t.bytes.end(), sym_chunks.begin(), sym_chunks.end());
+  t.chunk_ends.clear();
+  for (const ChunkView& v : scan_chunks(t.bytes).chunks)
+    t.chunk_ends.push_back(v.offset + format::kChunkHeaderSize + v.stored.size());
+  t.expected.push_back(event_text(format::SymbolDef{0x1000, frames}));
+  t.expected.push_back(event_text(format::SymbolDef{0x1010, std::span(frames).first(1)}));
+  return t;
+}
+
+// `got` must be a prefix of `want`; if it is shorter, `error` must explain.
+void expect_prefix_or_error(const std::vector<std::string>& got, const std::string& error,
+                            const std::vector<std::string>& want, const std::string& what) {
+  ASSERT_LE(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << what << " event " << i;
+  if (got.size() < want.size()) {
+    EXPECT_NE(error, "") << what << ": stopped silently";
+  }
+}
+
+class Corruption : public ::testing::TestWithParam<std::pair<format::Mode, bool>> {};
+
+TEST_P(Corruption, EverySingleByteFlip) {
+  const Trace t = small_trace(GetParam().first, GetParam().second);
+  ASSERT_EQ(testing::read_all(t.bytes), t.expected);
+  for (size_t i = 0; i < t.bytes.size(); ++i) {
+    for (uint8_t x : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> bad = t.bytes;
+      bad[i] ^= x;
+      std::string error;
+      const std::vector<std::string> got = testing::read_all(bad, &error);
+      const std::string what = "byte " + std::to_string(i) + " ^ " + std::to_string(x);
+      expect_prefix_or_error(got, error, t.expected, what);
+      if (!error.empty() && i >= 16) {
+        EXPECT_NE(error.find("offset"), std::string::npos) << what << ": " << error;
+      }
+    }
+  }
+}
+
+TEST_P(Corruption, EveryTruncationPoint) {
+  const Trace t = small_trace(GetParam().first, GetParam().second);
+  const size_t header_end = t.chunk_ends.front();
+  for (size_t n = 0; n < t.bytes.size(); ++n) {
+    std::vector<uint8_t> cut(t.bytes.begin(), t.bytes.begin() + static_cast<long>(n));
+    std::string error;
+    const std::vector<std::string> got = testing::read_all(cut, &error);
+    const std::string what = "cut at " + std::to_string(n);
+    const bool clean = std::find(t.chunk_ends.begin(), t.chunk_ends.end(), n) != t.chunk_ends.end();
+    // A cut between chunks looks like a trace that simply ended there.
+    expect_prefix_or_error(got, clean ? "(clean cut)" : error, t.expected, what);
+    if (n > header_end && !clean) {
+      EXPECT_EQ(error.rfind("trace ends early at offset ", 0), 0u) << what << ": " << error;
+      EXPECT_NE(error.find(" after " + std::to_string(got.size()) + " events"), std::string::npos)
+          << what << ": " << error;
+    }
+    if (clean && n >= header_end) {
+      EXPECT_EQ(error, "") << what;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Corruption,
+                         ::testing::Values(std::pair{format::Mode::Sampled, false},
+                                           std::pair{format::Mode::All, false},
+                                           std::pair{format::Mode::All, true}));
+
+}  // namespace
+}  // namespace memloupe::reader
