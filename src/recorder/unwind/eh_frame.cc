@@ -65,7 +65,7 @@ bool is_sigreturn(uintptr_t code, Span text) {
 
 }  // namespace
 
-std::optional<uintptr_t> search_fde(uintptr_t eh_frame_hdr, Span tables, uintptr_t pc) noexcept {
+FdeSearch search_fde(uintptr_t eh_frame_hdr, Span tables, uintptr_t pc) noexcept {
   DwarfCursor c(eh_frame_hdr, tables.begin, tables.end);
   const uint8_t version = c.u8();
   const uint8_t frame_ptr_enc = c.u8();
@@ -73,24 +73,24 @@ std::optional<uintptr_t> search_fde(uintptr_t eh_frame_hdr, Span tables, uintptr
   const uint8_t table_enc = c.u8();
   c.encoded(frame_ptr_enc, eh_frame_hdr);
   if (!c.ok() || version != 1 || count_enc == pe::kOmit || table_enc != kTableEncoding) {
-    return std::nullopt;
+    return {};
   }
   const uint64_t count = c.encoded(count_enc, eh_frame_hdr);
   const uintptr_t table = c.pos();
-  if (!c.ok() || count == 0 || count > (tables.end - table) / 8) return std::nullopt;
+  if (!c.ok() || count > (tables.end - table) / 8) return {};
   auto entry = [&](uint64_t i, int word) {
     int32_t v;
     std::memcpy(&v, reinterpret_cast<const void*>(table + i * 8 + word * 4), 4);
     return eh_frame_hdr + static_cast<uintptr_t>(static_cast<intptr_t>(v));
   };
+  if (count == 0 || pc < entry(0, 0)) return {true, 0};
   // Invariant: entry(lo).start <= pc < entry(hi).start (hi == count: past the end).
-  if (pc < entry(0, 0)) return std::nullopt;
   uint64_t lo = 0, hi = count;
   while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
     if (entry(mid, 0) <= pc) lo = mid; else hi = mid;
   }
-  return entry(lo, 1);
+  return {true, entry(lo, 1)};
 }
 
 std::optional<FrameEntry> parse_fde(uintptr_t fde, Span tables) noexcept {
@@ -114,10 +114,13 @@ Rule compute_rule(uintptr_t pc) noexcept {
   if (!find_module(pc, m)) return kind_rule(RuleKind::kUnknown);
   const Rule fallback = kind_rule(RuleKind::kFallback);
   if (m.eh_frame_hdr == 0) return fallback;
-  const std::optional<uintptr_t> fde = search_fde(m.eh_frame_hdr, m.tables, pc);
-  if (!fde) return fallback;
-  const std::optional<FrameEntry> e = parse_fde(*fde, m.tables);
-  if (!e || pc < e->pc_begin || pc >= e->pc_end) return fallback;
+  const FdeSearch found = search_fde(m.eh_frame_hdr, m.tables, pc);
+  if (!found.table_usable) return fallback;  // libunwind can still scan .eh_frame
+  const Rule no_info = kind_rule(RuleKind::kNoInfo);
+  if (found.fde == 0) return no_info;
+  const std::optional<FrameEntry> e = parse_fde(found.fde, m.tables);
+  if (!e) return fallback;
+  if (pc < e->pc_begin || pc >= e->pc_end) return no_info;
   // A signal frame's FDE starts one byte before the trampoline so that "return
   // address - 1" finds it; the trampoline itself must be the one we can decode.
   if (e->signal_frame) {

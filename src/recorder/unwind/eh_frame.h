@@ -21,10 +21,15 @@ struct FrameEntry {
   DwarfCursor fde_instructions{0, 1, 0};
 };
 
+struct FdeSearch {
+  bool table_usable = false;  // false: unsupported or corrupt .eh_frame_hdr
+  uintptr_t fde = 0;          // 0: pc is before the first FDE
+};
+
 // Binary-searches .eh_frame_hdr's table for the FDE whose start is the greatest one
 // <= pc. Only the table encoding every modern linker emits (datarel|sdata4) is
-// supported; others return nothing.
-std::optional<uintptr_t> search_fde(uintptr_t eh_frame_hdr, Span tables, uintptr_t pc) noexcept;
+// supported.
+FdeSearch search_fde(uintptr_t eh_frame_hdr, Span tables, uintptr_t pc) noexcept;
 
 // Parses the FDE at `fde` and its CIE.
 std::optional<FrameEntry> parse_fde(uintptr_t fde, Span tables) noexcept;

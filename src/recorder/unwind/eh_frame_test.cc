@@ -24,9 +24,10 @@ TEST(EhFrame, FindsTheFdeOfAFunctionInThisProgram) {
   ASSERT_TRUE(find_module(fn, m));
   EXPECT_TRUE(m.text.contains(fn));
   ASSERT_NE(m.eh_frame_hdr, 0u);
-  const std::optional<uintptr_t> fde = search_fde(m.eh_frame_hdr, m.tables, fn);
-  ASSERT_TRUE(fde.has_value());
-  const std::optional<FrameEntry> e = parse_fde(*fde, m.tables);
+  const FdeSearch found = search_fde(m.eh_frame_hdr, m.tables, fn);
+  ASSERT_TRUE(found.table_usable);
+  ASSERT_NE(found.fde, 0u);
+  const std::optional<FrameEntry> e = parse_fde(found.fde, m.tables);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->pc_begin, fn);
   EXPECT_GT(e->pc_end, fn);

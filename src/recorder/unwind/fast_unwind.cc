@@ -3,7 +3,6 @@
 #include <ucontext.h>
 
 #include <cstddef>
-#include <cstring>
 
 #include "recorder/unwind/eh_frame.h"
 #include "recorder/unwind/rule_cache.h"
@@ -20,14 +19,6 @@ __attribute__((no_sanitize("address"))) inline uintptr_t load(uintptr_t addr) {
   return v;
 }
 
-inline Rule rule_for(uintptr_t key) {
-  RuleCache& cache = rule_cache();
-  if (const std::optional<Rule> hit = cache.find(key)) return *hit;
-  const Rule computed = compute_rule(key);
-  cache.insert(key, computed);
-  return computed;
-}
-
 // Where the kernel's rt_sigframe keeps the interrupted registers: at the trampoline's
 // frame, the stack pointer points at the ucontext (the handler's return popped
 // pretcode, the word before it).
@@ -35,63 +26,105 @@ constexpr size_t greg_offset(int reg) {
   return offsetof(ucontext_t, uc_mcontext.gregs) + static_cast<size_t>(reg) * sizeof(greg_t);
 }
 
+// The walk's state. Invariant: stack.begin + 8 <= sp < stack.end, so that a CFA above
+// sp has its return-address slot (CFA - 8) inside the stack.
+struct Walk {
+  uintptr_t pc, sp, bp;
+  Span stack;
+  bool exact_pc;  // pc was interrupted by a signal rather than a return address
+
+  bool enter_stack() {
+    stack = stack_span(sp);
+    return stack.end != 0 && sp >= stack.begin + 8;
+  }
+};
+
+enum class Step : uint8_t { kStepped, kStop, kFallback };
+
+// One frame with a kFrame rule, from its packed bits (rule.h); the hot path.
+inline Step step_frame(Walk& w, uint64_t packed) {
+  const uintptr_t base = (packed & kRbpBaseBit) != 0 ? w.bp : w.sp;
+  const uintptr_t cfa = base + (packed & kCfaOffsetMask);
+  // sp < cfa <= stack.end, in one comparison (unsigned wrap-around makes a CFA at or
+  // below sp huge). Moving up also guarantees the walk ends.
+  if (cfa - w.sp - 1 >= w.stack.end - w.sp) return Step::kStop;
+  const uintptr_t rbp_slot = (packed >> kRbpSlotShift) & 0xff;
+  if (rbp_slot != 0) {
+    if (cfa - w.stack.begin < 8 * rbp_slot) return Step::kStop;
+    w.bp = load(cfa - 8 * rbp_slot);
+  }
+  w.pc = load(cfa - 8);
+  w.sp = cfa;
+  w.exact_pc = false;
+  return w.pc != 0 ? Step::kStepped : Step::kStop;
+}
+
+// The kernel's signal frame: the interrupted registers are in the ucontext.
+Step step_signal(Walk& w) {
+  if (!w.stack.contains(w.sp, sizeof(ucontext_t))) return Step::kFallback;
+  const uintptr_t uc = w.sp;
+  w.pc = load(uc + greg_offset(REG_RIP));
+  w.bp = load(uc + greg_offset(REG_RBP));
+  w.sp = load(uc + greg_offset(REG_RSP));
+  w.exact_pc = true;
+  // A handler on the alternate stack interrupted code on the thread's stack.
+  if (!(w.sp >= w.stack.begin + 8 && w.sp < w.stack.end) && !w.enter_stack()) {
+    return Step::kFallback;
+  }
+  return Step::kStepped;
+}
+
+// The rule for a pc that missed the cache: computed from .eh_frame. Return addresses
+// are cached under their own value (their rule is the one at pc - 1, see below);
+// interrupted pcs, rare, are not cached, so the two kinds never share a key.
+__attribute__((noinline)) uint64_t rule_on_miss(uintptr_t pc, bool exact_pc) {
+  const Rule r = compute_rule(exact_pc ? pc : pc - 1);
+  if (!exact_pc) g_rule_cache.insert(pc, r);
+  return pack_rule(r);
+}
+
+inline RuleKind kind_of(uint64_t packed) { return static_cast<RuleKind>(packed & kKindMask); }
+
 }  // namespace
 
 FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip) noexcept {
-  Span stack = stack_span(regs.sp);
-  if (stack.end == 0) return {0, Outcome::kFallback};
-  uintptr_t pc = regs.pc, sp = regs.sp, bp = regs.bp;
+  if (max_frames == 0) return {0, Outcome::kTruncated};
+  Walk w{regs.pc, regs.sp, regs.bp, {}, false};
+  if (!w.enter_stack()) return {0, Outcome::kFallback};
+  const RuleCache::Slot* slots = g_rule_cache.slots();
   // A return address points after its call, which may be the last instruction of its
-  // function, so its rule is looked up at pc - 1; an interrupted pc (after a signal
-  // frame) has not executed yet and is looked up exactly.
-  bool exact_pc = false;
-  bool own_frame = true;  // F's frame: stepped through, never written
+  // function, so its rule is the one at pc - 1; an interrupted pc (after a signal
+  // frame) has not executed yet and its rule is the one at pc. The first pc (inside
+  // F) was taken mid-instruction-stream, so pc - 1 is inside F too.
   size_t n = 0;
+  bool own_frame = true;  // F's frame is stepped through, never written
   for (;;) {
-    if (!own_frame && skip == 0 && n == max_frames) return {n, Outcome::kTruncated};
-    const Rule rule = rule_for(exact_pc ? pc : pc - 1);
+    uint64_t packed = w.exact_pc ? 0 : RuleCache::find_entry(slots, w.pc);
+    if (packed == 0) {
+      packed = rule_on_miss(w.pc, w.exact_pc);
+      slots = g_rule_cache.slots();  // the first miss maps the table
+    }
     if (!own_frame) {
-      if (rule.kind == RuleKind::kUnknown) return {n, Outcome::kComplete};
+      // Never write an address that lies in no module (garbage, or JIT code).
+      if (kind_of(packed) == RuleKind::kUnknown) return {n, Outcome::kComplete};
       if (skip > 0) {
         --skip;
       } else {
-        out[n++] = pc;
+        out[n++] = w.pc;
+        if (n == max_frames) return {n, Outcome::kTruncated};
       }
     }
     own_frame = false;
-    switch (rule.kind) {
-      case RuleKind::kFrame: {
-        const uintptr_t cfa = (rule.base == CfaBase::kRsp ? sp : bp) + rule.cfa_offset;
-        // The CFA must move up the stack (this also bounds the walk) and the slots read
-        // must be inside it; a frame that breaks this is the end of what we can trust.
-        if (cfa <= sp || !stack.contains(cfa - 8, 8)) return {n, Outcome::kComplete};
-        if (rule.rbp_slot != 0) {
-          const uintptr_t slot = cfa - 8 * uintptr_t{rule.rbp_slot};
-          if (!stack.contains(slot, 8)) return {n, Outcome::kComplete};
-          bp = load(slot);
-        }
-        pc = load(cfa - 8);
-        sp = cfa;
-        exact_pc = false;
-        if (pc == 0) return {n, Outcome::kComplete};
-        break;
-      }
-      case RuleKind::kSignal: {
-        if (!stack.contains(sp, sizeof(ucontext_t))) return {n, Outcome::kFallback};
-        pc = load(sp + greg_offset(REG_RIP));
-        bp = load(sp + greg_offset(REG_RBP));
-        sp = load(sp + greg_offset(REG_RSP));
-        exact_pc = true;
-        // A handler on the alternate stack interrupted code on the thread's stack.
-        if (!stack.contains(sp)) stack = stack_span(sp);
-        if (stack.end == 0) return {n, Outcome::kFallback};
-        break;
-      }
-      case RuleKind::kOutermost: return {n, Outcome::kComplete};
-      case RuleKind::kUnknown:  // only F's own frame gets here: our code is unknown?
-      case RuleKind::kFallback:
-      case RuleKind::kEmpty: return {n, Outcome::kFallback};
+    Step step;
+    switch (kind_of(packed)) {
+      case RuleKind::kFrame: step = step_frame(w, packed); break;
+      case RuleKind::kSignal: step = step_signal(w); break;
+      case RuleKind::kOutermost:
+      case RuleKind::kNoInfo: step = Step::kStop; break;
+      default: step = Step::kFallback; break;  // kFallback; kUnknown for F itself
     }
+    if (step == Step::kStop) return {n, Outcome::kComplete};
+    if (step == Step::kFallback) return {n, Outcome::kFallback};
   }
 }
 

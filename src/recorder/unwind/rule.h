@@ -6,8 +6,8 @@
 //   return     = *(CFA - 8)
 //   caller RBP = RBP (unchanged)   or   *(CFA - 8*n)  (1 <= n <= 255)
 //   caller RSP = CFA
-// Anything else (DWARF expressions, registers saved in registers, unknown code) is
-// kFallback, and the whole stack goes to libunwind instead.
+// Anything else (DWARF expressions, registers saved in registers) is kFallback, and
+// the whole stack goes to libunwind instead.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,8 @@ enum class RuleKind : uint8_t {
   kSignal = 3,    // the Linux x86-64 signal trampoline (__restore_rt): read ucontext
   kUnknown = 4,   // the address lies in no loaded module: stop here
   kFallback = 5,  // representable by DWARF but not by this struct: use libunwind
+  kNoInfo = 6,    // in a module, but no FDE covers it (e.g. makecontext's
+                  // __start_context below a fiber): the frame is written, then stop
 };
 
 enum class CfaBase : uint8_t { kRsp = 0, kRbp = 1 };
@@ -36,21 +38,28 @@ struct Rule {
   friend bool operator==(const Rule&, const Rule&) = default;
 };
 
-// Bit layout of a packed rule (kRuleBits wide), low to high:
-//   kind:3 | base:1 | cfa_offset/8:19 | rbp_slot:8
+// Bit layout of a packed rule (kRuleBits wide), low to high, chosen so that the hot
+// loop decodes it with masks only:
+//   kind:3 | cfa_offset/8:19 (so bits & kCfaOffsetMask is the offset in bytes)
+//          | base:1 | rbp_slot:8
 inline constexpr unsigned kRuleBits = 31;
+inline constexpr uint32_t kKindMask = 7;
+inline constexpr uint32_t kCfaOffsetMask = ((1u << 19) - 1) << 3;
+inline constexpr uint32_t kRbpBaseBit = 1u << 22;
+inline constexpr unsigned kRbpSlotShift = 23;
 
 constexpr uint32_t pack_rule(Rule r) {
-  return static_cast<uint32_t>(r.kind) | static_cast<uint32_t>(r.base) << 3 |
-         (r.cfa_offset / 8) << 4 | static_cast<uint32_t>(r.rbp_slot) << 23;
+  return static_cast<uint32_t>(r.kind) | (r.cfa_offset & kCfaOffsetMask) |
+         (r.base == CfaBase::kRbp ? kRbpBaseBit : 0) |
+         static_cast<uint32_t>(r.rbp_slot) << kRbpSlotShift;
 }
 
 constexpr Rule unpack_rule(uint32_t bits) {
   Rule r;
-  r.kind = static_cast<RuleKind>(bits & 7);
-  r.base = static_cast<CfaBase>((bits >> 3) & 1);
-  r.cfa_offset = ((bits >> 4) & ((1u << 19) - 1)) * 8;
-  r.rbp_slot = static_cast<uint8_t>(bits >> 23);
+  r.kind = static_cast<RuleKind>(bits & kKindMask);
+  r.base = (bits & kRbpBaseBit) != 0 ? CfaBase::kRbp : CfaBase::kRsp;
+  r.cfa_offset = bits & kCfaOffsetMask;
+  r.rbp_slot = static_cast<uint8_t>(bits >> kRbpSlotShift);
   return r;
 }
 

@@ -5,20 +5,22 @@
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-constexpr size_t kTableBytes = RuleCache::kSlots * sizeof(std::atomic<uint64_t>);
+constexpr size_t kTableBytes = RuleCache::kSlots * sizeof(RuleCache::Slot);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 }  // namespace
 
-std::atomic<uint64_t>* RuleCache::map_slots() noexcept {
-  std::atomic<uint64_t>* slots = slots_.load(std::memory_order_acquire);
+constinit RuleCache g_rule_cache;
+
+RuleCache::Slot* RuleCache::map_slots() noexcept {
+  Slot* slots = slots_.load(std::memory_order_acquire);
   if (slots != nullptr) return slots;
   // mmap rather than a static array: clear() can then drop the pages with
   // MADV_DONTNEED (they read back as zeros), and untouched buckets cost no RSS.
   void* mem = mmap(nullptr, kTableBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                    -1, 0);
   if (mem == MAP_FAILED) return nullptr;
-  auto* fresh = static_cast<std::atomic<uint64_t>*>(mem);
+  auto* fresh = static_cast<Slot*>(mem);
   // Zero-filled memory is a valid table of atomics holding 0 (empty).
   if (slots_.compare_exchange_strong(slots, fresh, std::memory_order_acq_rel)) return fresh;
   munmap(mem, kTableBytes);  // another thread (or a signal handler) won the race
@@ -27,11 +29,10 @@ std::atomic<uint64_t>* RuleCache::map_slots() noexcept {
 
 void RuleCache::insert(uintptr_t pc, Rule rule) noexcept {
   if (rule.kind == RuleKind::kEmpty || pc >> kKeyBits != 0) return;
-  std::atomic<uint64_t>* slots = map_slots();
+  Slot* slots = map_slots();
   if (slots == nullptr) return;
-  const uint64_t h = mix(pc);
-  std::atomic<uint64_t>* bucket = slots + (h >> kTagBits) * kWays;
-  const uint64_t tag = h & kTagMask;
+  const uint64_t tag = pc >> kBucketBits;
+  Slot* bucket = slots + (pc & kBucketMask) * kWays;
   const uint64_t entry = tag << kRuleBits | pack_rule(rule);
   size_t victim = tag % kWays;  // when the bucket is full: a way chosen by the key
   for (size_t w = 0; w < kWays; ++w) {
@@ -45,24 +46,18 @@ void RuleCache::insert(uintptr_t pc, Rule rule) noexcept {
 }
 
 void RuleCache::clear() noexcept {
-  std::atomic<uint64_t>* slots = slots_.load(std::memory_order_acquire);
+  Slot* slots = slots_.load(std::memory_order_acquire);
   if (slots == nullptr) return;
   if (madvise(slots, kTableBytes, MADV_DONTNEED) == 0) return;
   for (size_t i = 0; i < kSlots; ++i) slots[i].store(0, std::memory_order_relaxed);
 }
 
 size_t RuleCache::count() const noexcept {
-  const std::atomic<uint64_t>* slots = slots_.load(std::memory_order_acquire);
+  const Slot* slots = slots_.load(std::memory_order_acquire);
   if (slots == nullptr) return 0;
   size_t n = 0;
   for (size_t i = 0; i < kSlots; ++i) n += slots[i].load(std::memory_order_relaxed) != 0;
   return n;
-}
-
-RuleCache& rule_cache() noexcept {
-  // constinit: usable from the first malloc of the process, before constructors run.
-  static constinit RuleCache cache;
-  return cache;
 }
 
 }  // namespace memloupe::recorder::unwind_detail

@@ -8,10 +8,11 @@
 //
 //   slot word:  tag:33 | packed rule:31        (all zero = empty)
 //
-// Keys are code addresses below 2^47 (x86-64 user space). A bijective mix of the 47
-// bits gives the bucket (its top 14 bits) and the tag (its low 33 bits); bucket and
-// tag together determine the address, so a tag match in the right bucket is a key
-// match. Each bucket has 4 ways in one half cache line.
+// Keys are code addresses below 2^47 (x86-64 user space). The bucket is the
+// address's low 14 bits and the tag its bits 14..46, so a tag match in the right
+// bucket is a key match. Each bucket has 4 ways in one half cache line. Return
+// addresses are spread well enough in their low bits; the point of the plain split
+// is a short dependency chain (one and, one load) in the unwinding loop.
 #pragma once
 
 #include <atomic>
@@ -30,20 +31,28 @@ class RuleCache {
   static constexpr size_t kSlots = (size_t{1} << kBucketBits) * kWays;
   static constexpr unsigned kKeyBits = 47;
 
-  // The cached rule for `pc`, or nothing. A few loads, no calls.
-  std::optional<Rule> find(uintptr_t pc) const noexcept {
-    const std::atomic<uint64_t>* slots = slots_.load(std::memory_order_acquire);
-    if (slots == nullptr || pc >> kKeyBits != 0) return std::nullopt;
-    const uint64_t h = mix(pc);
-    const std::atomic<uint64_t>* bucket = slots + (h >> kTagBits) * kWays;
-    const uint64_t tag = h & kTagMask;
+  using Slot = std::atomic<uint64_t>;
+
+  // The table, or null before the first insert. Load once per unwind.
+  const Slot* slots() const noexcept { return slots_.load(std::memory_order_acquire); }
+
+  // The slot word for `pc` in `slots` (from slots()), or 0 if absent; its low
+  // kRuleBits are the packed rule. A few instructions and one cache line; no calls.
+  static uint64_t find_entry(const Slot* slots, uintptr_t pc) noexcept {
+    if (slots == nullptr || pc >> kKeyBits != 0) return 0;
+    const uint64_t tag = pc >> kBucketBits;
+    const Slot* bucket = slots + (pc & kBucketMask) * kWays;
     for (size_t w = 0; w < kWays; ++w) {
       const uint64_t e = bucket[w].load(std::memory_order_relaxed);
-      if (e >> kRuleBits == tag && (e & kRuleMask) != 0) {
-        return unpack_rule(static_cast<uint32_t>(e & kRuleMask));
-      }
+      if (e >> kRuleBits == tag) return e;  // an empty slot has no rule bits: still 0
     }
-    return std::nullopt;
+    return 0;
+  }
+
+  std::optional<Rule> find(uintptr_t pc) const noexcept {
+    const uint64_t e = find_entry(slots(), pc);
+    if ((e & kRuleMask) == 0) return std::nullopt;
+    return unpack_rule(static_cast<uint32_t>(e & kRuleMask));
   }
 
   // Remembers `rule` for `pc` (a kEmpty rule or an address >= 2^47 is not stored).
@@ -58,28 +67,22 @@ class RuleCache {
   // Entries present (a linear scan, for tests and diagnostics only).
   size_t count() const noexcept;
 
- private:
-  static constexpr unsigned kTagBits = kKeyBits - kBucketBits;
-  static constexpr uint64_t kTagMask = (uint64_t{1} << kTagBits) - 1;
   static constexpr uint64_t kRuleMask = (uint64_t{1} << kRuleBits) - 1;
-  static_assert(kTagBits + kRuleBits == 64, "tag and rule must fill one word");
 
-  // A bijection on 47-bit values: xor-shifts and a multiplication by an odd constant
-  // are each invertible modulo 2^47.
-  static constexpr uint64_t mix(uint64_t x) {
-    constexpr uint64_t kMask = (uint64_t{1} << kKeyBits) - 1;
-    x ^= x >> 19;
-    x = (x * 0x9E3779B97F4A7C15ull) & kMask;
-    x ^= x >> 23;
-    return x;
-  }
+ private:
+  static constexpr uint64_t kBucketMask = (uint64_t{1} << kBucketBits) - 1;
+  static_assert(kKeyBits - kBucketBits + kRuleBits == 64, "tag and rule fill one word");
 
-  std::atomic<uint64_t>* map_slots() noexcept;
+  Slot* map_slots() noexcept;
 
-  std::atomic<std::atomic<uint64_t>*> slots_{nullptr};
+  // The table is mapped on first use and lives as long as the process: unwinding must
+  // keep working in atexit handlers and exiting threads after static destructors.
+  std::atomic<Slot*> slots_{nullptr};
 };
 
-// The one table the unwinder uses.
-RuleCache& rule_cache() noexcept;
+// The one table the unwinder uses; constant-initialised, so it is usable from the
+// first malloc of the process, before any constructor has run.
+extern RuleCache g_rule_cache;
+inline RuleCache& rule_cache() noexcept { return g_rule_cache; }
 
 }  // namespace memloupe::recorder::unwind_detail

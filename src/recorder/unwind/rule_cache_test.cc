@@ -16,6 +16,7 @@ TEST(Rule, PacksIntoItsBitsAndBack) {
       kind_rule(RuleKind::kSignal),
       kind_rule(RuleKind::kUnknown),
       kind_rule(RuleKind::kFallback),
+      kind_rule(RuleKind::kNoInfo),
   };
   for (const Rule& r : rules) {
     EXPECT_LT(pack_rule(r), 1u << kRuleBits);
