@@ -1,0 +1,102 @@
+// `memloupe info TRACE`: the trace's header and what it contains (counts by
+// event kind; for memtrace CTF traces also memtrace's own figures).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/trace_input.h"
+#include "reader/ctf_reader.h"
+#include "reader/dump.h"
+
+namespace memloupe::cli {
+namespace {
+
+std::string wall_time(uint64_t ns) {
+  const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
+  std::tm tm{};
+  if (gmtime_r(&seconds, &tm) == nullptr) return std::to_string(ns) + " ns";
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return fmt::format("{}.{:06} UTC", buf, ns % 1'000'000'000 / 1000);
+}
+
+void print_header(const reader::Reader& r, const std::string& path) {
+  const format::TraceInfo& info = r.info();
+  fmt::print("trace:        {} ({} bytes)\n", path, r.file_size());
+  fmt::print("format:       {} (version {})\n",
+             info.source_format.empty() ? "memloupe" : info.source_format, info.version);
+  fmt::print("pid:          {}\n", info.pid);
+  fmt::print("executable:   {}\n", info.executable);
+  if (!info.argv.empty()) {
+    std::string argv;
+    for (const std::string& a : info.argv) argv += (argv.empty() ? "" : " ") + a;
+    fmt::print("command line: {}\n", argv);
+  }
+  fmt::print("host:         {}\n", info.host);
+  fmt::print("started:      {}\n", wall_time(info.start_wall_ns));
+  if (info.mode == format::Mode::All) {
+    fmt::print("sampling:     every call\n");
+  } else {
+    fmt::print("sampling:     sampled, one sample per {} bytes on average\n", info.bytes_per_sample);
+  }
+  fmt::print("pointer size: {} bytes\n", info.pointer_size);
+  fmt::print("symbols:      {}\n", r.has_symbols_section() ? "symbols section present"
+                                   : reader::ctf_details(r) ? "in the stream (memtrace locations)"
+                                                            : "none (not finalised)");
+}
+
+void print_counts(const reader::EventCounts& counts) {
+  fmt::print("\nevents:       {}\n", counts.events);
+  for (size_t k = 0; k < reader::kEventKinds; ++k) {
+    if (counts.by_kind[k] != 0) fmt::print("  {:<14}{}\n", reader::kEventKindNames[k], counts.by_kind[k]);
+  }
+  if (counts.timed) {
+    fmt::print("time span:    {} to {}\n", reader::format_time(counts.first_time_ns),
+               reader::format_time(counts.last_time_ns));
+  }
+  fmt::print("mean backtrace length: {} frames\n", counts.mean_backtrace_length());
+}
+
+// memtrace's own vocabulary, so the figures can be compared with its tools.
+void print_ctf(const reader::CtfDetails& d, const reader::EventCounts& counts, size_t distinct_codes) {
+  fmt::print("\nmemtrace CTF v{}:\n", d.version);
+  fmt::print("  sample rate {}, word size {}, pid {}\n", d.sample_rate, d.word_size, d.pid);
+  fmt::print("  {} location events ({} distinct location codes)\n", d.location_events, distinct_codes);
+  fmt::print("  {} allocation events: {} long-form, {} short-form\n", d.long_allocs + d.short_allocs,
+             d.long_allocs, d.short_allocs);
+  fmt::print("  mean backtrace length {} frames\n", counts.mean_backtrace_length());
+  fmt::print("  {} promotions, {} collections\n", d.promotions, d.collections);
+  fmt::print("  allocation sources: {} minor, {} major, {} external\n", d.allocs_by_source[0],
+             d.allocs_by_source[1], d.allocs_by_source[2]);
+  fmt::print("  packets: {} ({} skipped: written by another process)\n", d.packets, d.skipped_packets);
+  fmt::print("  OCaml runtime parameters: {}\n", d.runtime_params.empty() ? "(none)" : d.runtime_params);
+  fmt::print("  context: {}\n", d.context.empty() ? "(none)" : d.context);
+}
+
+}  // namespace
+
+Command add_info_command(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand("info", "Show a trace's header and what it contains");
+  sub->add_option("trace", *path, "A memloupe trace or a memtrace CTF trace")->required();
+  return {sub, [path] {
+            int exit_code = kOk;
+            auto reader = open_trace(*path, exit_code);
+            if (!reader) return exit_code;
+            reader::EventCounts counts;
+            while (const format::Event* e = reader->next()) counts.add(*e);
+            print_header(*reader, *path);
+            print_counts(counts);
+            if (const reader::CtfDetails* d = reader::ctf_details(*reader)) {
+              print_ctf(*d, counts, reader->symbols().size());
+            }
+            std::fflush(stdout);
+            return report_damage(*reader, *path);
+          }};
+}
+
+}  // namespace memloupe::cli
