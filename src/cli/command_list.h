@@ -8,6 +8,8 @@ namespace memloupe::cli {
 
 #define MEMLOUPE_COMMANDS(X) \
   X(info)                    \
+  X(report)                  \
+  X(export)                  \
   X(dump)
 
 #define MEMLOUPE_DECLARE(name) Command add_##name##_command(CLI::App& app);

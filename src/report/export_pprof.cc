@@ -95,7 +95,7 @@ std::vector<uint8_t> pprof_proto(const Profile& profile) {
   // not try to symbolise those addresses itself.
   std::vector<bool> mapping_symbolised(profile.mappings.size(), false);
   for (const Location& loc : profile.locations) {
-    if (loc.mapping && !loc.frames.empty()) mapping_symbolised[loc.mapping->value] = true;
+    if (loc.mapping && loc.symbolized && !loc.frames.empty()) mapping_symbolised[loc.mapping->value] = true;
   }
   for (size_t i = 0; i < profile.mappings.size(); ++i) {
     const Mapping& m = profile.mappings[i];
@@ -123,6 +123,10 @@ std::vector<uint8_t> pprof_proto(const Profile& profile) {
     w.varint_field(field::kLocId, i + 1);
     if (loc.mapping) w.varint_field(field::kLocMappingId, uint64_t{loc.mapping->value} + 1);
     w.varint_field(field::kAddress, loc.address);
+    if (!loc.symbolized) {
+      out.message(field::kLocation, w);
+      continue;
+    }
     for (const SourceFrame& frame : loc.frames) {
       auto key = std::pair{function_name(frame, loc.address), frame.file};
       auto [it, inserted] = function_ids.try_emplace(key, function_ids.size() + 1);

@@ -12,6 +12,7 @@ target_sources(memloupe_report PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/html_data.cc
   ${CMAKE_CURRENT_LIST_DIR}/html_json.cc
   ${CMAKE_CURRENT_LIST_DIR}/html_report.cc
+  ${CMAKE_CURRENT_LIST_DIR}/profile_from_model.cc
   ${CMAKE_CURRENT_BINARY_DIR}/generated/html_assets.cc
 )
 

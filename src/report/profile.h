@@ -50,6 +50,9 @@ struct Location {
   uint64_t address = 0;
   std::optional<MappingId> mapping;
   std::vector<SourceFrame> frames;  // innermost inlined frame first; empty if unknown
+  // False when `frames` only names the address (no symbols): pprof then gets no
+  // Line for it and may symbolise the address itself from the mapping's file.
+  bool symbolized = true;
 };
 
 // Bytes and objects (block count) of one measure.

@@ -1,0 +1,35 @@
+// The time-selection and filter options of the views that draw from the
+// analysis model (report, export), and the analysis run they lead to.
+//
+//   --at T | --between T1 T2 | --at-peak | --at-end    the time selection
+//   --live | --allocated | --freed                      what the window tests
+//   --min-size/--max-size, --min-lifetime/--max-lifetime, --thread, --focus, --hide
+// Times: "1.5s", "200ms", "30%", "peak", "end"; sizes: "4KiB", "1M".
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "analysis/model.h"
+
+namespace memloupe::cli {
+
+struct ViewOptions {
+  std::string trace;
+  analysis::QueryArgs args;
+  std::vector<std::string> between;
+  bool live = false, allocated = false, freed = false;
+  std::optional<uint32_t> thread;
+};
+
+// Adds the trace argument and the options above to `sub`.
+void add_view_options(CLI::App* sub, ViewOptions& options);
+
+// Opens the trace (exit codes of trace_input.h), then runs both analysis passes
+// with a progress bar on a terminal stderr. On failure prints why, sets
+// `exit_code` and returns nothing.
+std::optional<analysis::Model> analyze(ViewOptions& options, uint32_t series_buckets, int& exit_code);
+
+}  // namespace memloupe::cli

@@ -1,0 +1,20 @@
+// Fills the exports' and the HTML report's Profile from the analysis model.
+//
+// Sites are the model's distinct backtraces (so pprof keeps every return
+// address); their frames come from analysis::expand_address, the one naming
+// rule of every view; frames whose function matches --hide are dropped. Values
+// are the model's point estimates (Estimator::bytes_value / objects_value):
+//   allocated = Metric::Allocated, live = Metric::Live (the query's live window:
+//   --at T, --at-end, by default the peak), peak = Metric::Peak, leaked = Metric::Leaked.
+// Time buckets are the model's per-stack series (ask for them with
+// QueryArgs::series_buckets).
+#pragma once
+
+#include "analysis/model.h"
+#include "report/profile.h"
+
+namespace memloupe::report {
+
+Profile profile_from_model(const analysis::Model& model);
+
+}  // namespace memloupe::report
