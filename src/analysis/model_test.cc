@@ -12,49 +12,10 @@ namespace {
 
 using testing::Script;
 
-// Stacks, innermost first:
-//   P = main → run → parse → push_back (inlined into parse)   at 0xa1
-//   L = main → run → load → make_buffer
-//   U = main → 0xa3 (no symbols)
-//
-//   t   event                      live after
-//   10  a0 = P 100  (thread 0)       100
-//   20  a1 = L 1000 (thread 0)      1100
-//   30  free a0     (thread 0)      1000
-//   40  a2 = P 200  (thread 1)      1200
-//   50  a3 = U 5000 (thread 0)      6200   <- peak
-//   50  free a1     (thread 0)      5200      (same instant, after the peak)
-//   60  a4 = L 300  (thread 1)      5500
-//   70  free a3     (thread 1)       500      (freed by another thread)
-//   80  a5 = P 50   (thread 0)       550
-//   90  free a2     (thread 1)       350
-//  100  end                                 leaked: a4, a5
+// The worked example of test_script.h.
 class ModelTest : public ::testing::Test {
  protected:
-  ModelTest() {
-    s.symbol(0xa1, {"std::vector<int>::push_back", "parse"}, "parse.cc", 12);
-    s.symbol(0xb1, {"run"});
-    s.symbol(0xc1, {"main"});
-    s.symbol(0xa2, {"make_buffer"});
-    s.symbol(0xb2, {"load"});
-    const std::vector<uint64_t> P = {0xa1, 0xb1, 0xc1}, L = {0xa2, 0xb2, 0xb1, 0xc1}, U = {0xa3, 0xc1};
-    s.thread(0, 0, 100, "main");
-    s.thread(1, 0, 101, "worker");
-    const auto a0 = s.alloc(10, 100, P, 0);
-    const auto a1 = s.alloc(20, 1000, L, 0);
-    s.free(a0, 30, 0);
-    const auto a2 = s.alloc(40, 200, P, 1);
-    const auto a3 = s.alloc(50, 5000, U, 0);
-    s.free(a1, 50, 0);
-    s.alloc(60, 300, L, 1);
-    s.free(a3, 70, 1);
-    s.alloc(80, 50, P, 0);
-    s.free(a2, 90, 1);
-    s.free(format::AllocId{999}, 95, 0);  // never allocated
-    s.rss(95, 1 << 20);
-    s.marker(45, "phase 2");
-    s.end(100);
-  }
+  ModelTest() { testing::worked_example(s); }
 
   // Allocated bytes of the whole selection (exact: --all).
   double total(const Model& m, Metric metric = Metric::Allocated) const {

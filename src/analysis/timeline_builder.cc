@@ -4,9 +4,10 @@
 
 namespace memloupe::analysis {
 
-HeapPoint& TimelineBuilder::bucket_at(uint64_t t) {
+HeapPoint& TimelineBuilder::bucket_at(uint64_t t, bool& fresh) {
   while (t / timeline_.bucket_ns >= kMaxTimelinePoints) halve();
   const size_t index = static_cast<size_t>(t / timeline_.bucket_ns);
+  fresh = timeline_.points.size() <= index;
   while (timeline_.points.size() <= index) {
     timeline_.points.push_back(HeapPoint{live_, live_, live_, 0, 0});
   }
@@ -33,7 +34,9 @@ void TimelineBuilder::halve() {
 }
 
 void TimelineBuilder::change(uint64_t t, double live, double allocated, double freed) {
-  HeapPoint& b = bucket_at(t);
+  bool fresh = false;
+  HeapPoint& b = bucket_at(t, fresh);
+  if (fresh && t % timeline_.bucket_ns == 0) b.live_max = b.live_min = live;
   live_ = live;
   b.live_end = live;
   b.live_max = std::max(b.live_max, live);
@@ -43,7 +46,8 @@ void TimelineBuilder::change(uint64_t t, double live, double allocated, double f
 }
 
 Timeline TimelineBuilder::finish(uint64_t t) && {
-  bucket_at(t);
+  bool fresh = false;
+  bucket_at(t, fresh);
   return std::move(timeline_);
 }
 

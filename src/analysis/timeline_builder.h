@@ -5,7 +5,9 @@
 // kMaxTimelinePoints buckets, neighbouring pairs merge and the width doubles,
 // so the series always covers [0, latest change] with at most
 // kMaxTimelinePoints buckets of equal width. Buckets without changes carry the
-// live value over, so every bucket's min/max/end are true values.
+// live value over, so every bucket's min/max/end are true values: a bucket's
+// range includes the value it was entered with, unless a change happens at the
+// very instant it begins (then that value belongs to the bucket before).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,8 @@ class TimelineBuilder {
   Timeline finish(uint64_t t) &&;
 
  private:
-  HeapPoint& bucket_at(uint64_t t);
+  // The bucket holding `t`; `fresh` says whether it was created by this call.
+  HeapPoint& bucket_at(uint64_t t, bool& fresh);
   void halve();
 
   Timeline timeline_;

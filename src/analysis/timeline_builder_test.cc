@@ -16,9 +16,23 @@ TEST(TimelineBuilder, CarriesValuesAcrossEmptyBuckets) {
   EXPECT_EQ(t.points[1].live_end, 100);  // carried over
   EXPECT_EQ(t.points[2].live_min, 100);
   EXPECT_EQ(t.points[3].live_end, 40);
-  EXPECT_EQ(t.points[3].live_max, 100);  // the value when the bucket began
+  EXPECT_EQ(t.points[3].live_max, 40);  // the change happened as the bucket began
   EXPECT_EQ(t.points[3].freed, 60);
   EXPECT_EQ(t.points[5].live_end, 40);
+}
+
+TEST(TimelineBuilder, ABucketIncludesTheValueItWasEnteredWith) {
+  TimelineBuilder b;
+  b.change(0, 100, 100, 0);
+  b.change(5, 100, 100, 0);  // widens nothing: buckets of 1 ns
+  for (uint64_t t = 6; t < 5000; ++t) b.change(t, 100, 0, 0);
+  b.change(5001, 30, 0, 70);  // in a 4 ns bucket [5000, 5004), after it began
+  const Timeline t = std::move(b).finish(5001);
+  ASSERT_EQ(t.bucket_ns, 4u);
+  const HeapPoint& p = t.points[5000 / 4];
+  EXPECT_EQ(p.live_max, 100);
+  EXPECT_EQ(p.live_min, 30);
+  EXPECT_EQ(p.live_end, 30);
 }
 
 TEST(TimelineBuilder, StaysBoundedAndKeepsExtremes) {

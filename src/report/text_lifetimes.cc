@@ -1,0 +1,68 @@
+// `memloupe lifetimes`: how long blocks live, and which sites make temporaries.
+#include <algorithm>
+
+#include "report/text_format.h"
+#include "report/text_sites.h"
+#include "report/text_views.h"
+
+namespace memloupe::report {
+namespace {
+
+constexpr size_t kBarWidth = 30;
+
+std::string bar(double part, double whole) {
+  if (whole <= 0) return {};
+  const size_t eighths = static_cast<size_t>(part / whole * kBarWidth * 8 + 0.5);
+  static constexpr const char* kPartial[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::string out;
+  for (size_t i = 0; i < eighths / 8; ++i) out += "█";
+  return out + kPartial[eighths % 8];
+}
+
+}  // namespace
+
+std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o) {
+  const analysis::Estimator& e = m.aggregate.estimator;
+  const analysis::LifetimeHistogram& h = m.aggregate.lifetimes;
+  size_t first = h.kBuckets, last = 0;
+  for (size_t i = 0; i < h.kBuckets; ++i) {
+    if (h.freed[i].empty()) continue;
+    first = std::min(first, i);
+    last = i;
+  }
+  const double all = e.objects_value(m.aggregate.totals[analysis::Metric::Allocated]);
+  TextTable t;
+  t.add_column("lifetime", TextTable::Align::Left, {"lifetime_min_ns", "lifetime_max_ns"});
+  t.add_column("blocks", TextTable::Align::Right, estimate_csv_headers("blocks"));
+  t.add_column("bytes", TextTable::Align::Right, estimate_csv_headers("bytes"));
+  t.add_column("share of blocks", TextTable::Align::Left, {"share_percent"});
+  auto add = [&](std::string label, std::vector<std::string> range, const analysis::Count& c) {
+    const double v = e.objects_value(c);
+    t.add_row({Cell{std::move(label), std::move(range)}, objects_cell(e, c), bytes_cell(e, c),
+               Cell{bar(v, all) + " " + human_percent(v, all), {csv_percent(v, all)}}});
+  };
+  for (size_t i = first; i <= last && first < h.kBuckets; ++i) {
+    const uint64_t lo = analysis::LifetimeHistogram::bucket_floor(i);
+    const uint64_t hi = i == 0 ? 0 : (i == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(i + 1));
+    add(i == 0 ? "0 ns" : human_duration(lo) + " – " + human_duration(hi), {std::to_string(lo), std::to_string(hi)},
+        h.freed[i]);
+  }
+  if (!h.never_freed.empty()) add("never freed", {"", ""}, h.never_freed);
+  if (o.csv) return t.csv();
+
+  const analysis::Count& temp = m.aggregate.totals[analysis::Metric::Temporary];
+  std::string out = describe_selection(m) + "Lifetimes of the selected blocks (time from allocation to free)\n" +
+                    (t.rows() ? t.render() : "(no blocks)\n");
+  out += "\nTemporary allocations (freed by the allocating thread within " +
+         human_duration(m.aggregate.query.temporary_ns) + "): " + count_estimate(e.objects(temp), e.exact()) +
+         " blocks, " + human_percent(e.objects_value(temp), all) + " of all; " +
+         bytes_estimate(e.bytes(temp), e.exact()) + "\n";
+  if (temp.empty()) return out;
+  SiteTableOptions s;
+  s.key = {analysis::Metric::Temporary, true};
+  s.limit = o.top;
+  s.frames = o.frames;
+  return out + "\nSites by temporary blocks\n" + site_table(m, analysis::collect_sites(m.tree, 0), s).render();
+}
+
+}  // namespace memloupe::report

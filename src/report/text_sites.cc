@@ -1,0 +1,86 @@
+#include "report/text_sites.h"
+
+#include <cstdio>
+
+#include "report/text_format.h"
+
+namespace memloupe::report {
+
+using analysis::Count;
+using analysis::Estimate;
+using analysis::Estimator;
+
+namespace {
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string frame_label(const analysis::Frame& f) {
+  std::string out = f.function;
+  if (!f.file.empty()) {
+    out += "  " + f.file;
+    if (f.line) out += ":" + std::to_string(f.line);
+  }
+  if (f.inlined) out += " [inlined]";
+  return out;
+}
+
+Cell bytes_cell(const Estimator& e, const Count& c) {
+  const Estimate est = e.bytes(c);
+  return Cell{bytes_estimate(est, e.exact()), {number(est.value), number(est.lo), number(est.hi)}};
+}
+
+Cell objects_cell(const Estimator& e, const Count& c) {
+  const Estimate est = e.objects(c);
+  return Cell{count_estimate(est, e.exact()), {number(est.value), number(est.lo), number(est.hi)}};
+}
+
+std::vector<std::string> estimate_csv_headers(const std::string& name) {
+  return {name, name + "_lo", name + "_hi"};
+}
+
+std::string key_title(analysis::SortKey key) {
+  return std::string(analysis::metric_name(key.metric)) + (key.by_objects ? " blocks" : " bytes");
+}
+
+TextTable site_table(const analysis::Model& m, std::vector<analysis::Site> sites, const SiteTableOptions& o) {
+  const Estimator& e = m.aggregate.estimator;
+  const analysis::Metric metric = o.key.metric;
+  analysis::sort_sites(sites, o.key, e);
+  const double total = analysis::sort_value(m.aggregate.totals, o.key, e);
+  const std::string name(analysis::metric_name(metric));
+
+  TextTable t;
+  t.add_column("#", TextTable::Align::Right, {"rank"});
+  t.add_column(name, TextTable::Align::Right, estimate_csv_headers(name + "_bytes"));
+  t.add_column("blocks", TextTable::Align::Right, estimate_csv_headers(name + "_blocks"));
+  t.add_column("share", TextTable::Align::Right, {"share_percent"});
+  t.add_column("site", TextTable::Align::Left, {"stack_innermost_first"});
+  size_t rank = 0;
+  for (const analysis::Site& s : sites) {
+    const Count& c = s.metrics[metric];
+    if (c.empty()) continue;
+    if (e.objects_value(c) < o.min_count) continue;
+    if (o.limit && rank == o.limit) break;
+    ++rank;
+    const double value = analysis::sort_value(s.metrics, o.key, e);
+    std::string stack_csv;
+    for (analysis::FrameId f : s.frames) stack_csv += (stack_csv.empty() ? "" : ";") + m.tree.frame(f).function;
+    std::string leaf = s.frames.empty() ? "(every frame hidden)" : frame_label(m.tree.frame(s.frames[0]));
+    std::vector<std::string> notes;
+    const size_t shown = o.frames == 0 ? s.frames.size() : std::min(s.frames.size(), o.frames);
+    for (size_t i = 1; i < shown; ++i) notes.push_back("← " + frame_label(m.tree.frame(s.frames[i])));
+    if (shown < s.frames.size()) notes.push_back("← … " + std::to_string(s.frames.size() - shown) + " more");
+    t.add_row({Cell{std::to_string(rank)}, bytes_cell(e, c), objects_cell(e, c),
+               Cell{human_percent(value, total), {csv_percent(value, total)}}, Cell{leaf, {stack_csv}}},
+              std::move(notes));
+  }
+  return t;
+}
+
+}  // namespace memloupe::report

@@ -1,0 +1,37 @@
+// Site tables shared by summary, top and leaks: rank, the metric's bytes and
+// blocks (with intervals when sampled), share of the total, and the site's
+// backtrace (innermost frame in the row, callers under it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/model.h"
+#include "analysis/sites.h"
+#include "report/text_table.h"
+
+namespace memloupe::report {
+
+// "parse  src/parse.cc:12" (+ " [inlined]"); the function alone without a file.
+std::string frame_label(const analysis::Frame& frame);
+
+// An estimate as a cell: readable text; CSV value, low, high.
+Cell bytes_cell(const analysis::Estimator& e, const analysis::Count& c);
+Cell objects_cell(const analysis::Estimator& e, const analysis::Count& c);
+std::vector<std::string> estimate_csv_headers(const std::string& name);  // name, name_lo, name_hi
+
+struct SiteTableOptions {
+  analysis::SortKey key;
+  size_t limit = 20;        // rows; 0 = all
+  size_t frames = 6;        // backtrace lines per site, the row's included; 0 = all
+  double min_count = 0;     // drop sites with fewer (estimated) blocks for the key's metric
+};
+
+// Sorts `sites` by the key and tabulates the first `limit`.
+TextTable site_table(const analysis::Model& model, std::vector<analysis::Site> sites,
+                     const SiteTableOptions& options);
+
+// "allocated bytes", "leaked blocks", ...: what a SortKey measures, for headings.
+std::string key_title(analysis::SortKey key);
+
+}  // namespace memloupe::report

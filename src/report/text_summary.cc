@@ -1,0 +1,72 @@
+// `memloupe summary`: the trace at a glance (issue 3's summary).
+#include "analysis/sites.h"
+#include "report/text_format.h"
+#include "report/text_sites.h"
+#include "report/text_views.h"
+
+namespace memloupe::report {
+namespace {
+
+std::string call_totals(const analysis::Overview& o) {
+  if (!o.call_totals) return "Calls        none recorded (the trace has no call counters)\n";
+  TextTable t;
+  t.add_column("function", TextTable::Align::Left);
+  t.add_column("calls", TextTable::Align::Right);
+  t.add_column("bytes requested", TextTable::Align::Right);
+  uint64_t calls = 0, bytes = 0;
+  for (unsigned i = 0; i < format::kFuncCount; ++i) {
+    const format::FuncTotal& ft = o.call_totals->totals[i];
+    if (ft.calls == 0) continue;
+    const auto func = static_cast<format::Func>(i);
+    const bool allocates = format::func_allocates(func);
+    t.add_row({Cell{std::string(format::func_name(func))}, Cell{human_count(static_cast<double>(ft.calls))},
+               Cell{allocates ? human_bytes(static_cast<double>(ft.bytes)) : ""}});
+    if (allocates) {
+      calls += ft.calls;
+      bytes += ft.bytes;
+    }
+  }
+  return "Calls (exact, from the recorder's counters)\n" + t.render() + "Total        " +
+         human_count(static_cast<double>(calls)) + " allocating calls, " + human_bytes(static_cast<double>(bytes)) +
+         " requested\n";
+}
+
+}  // namespace
+
+std::string render_summary(const analysis::Model& m, const SummaryOptions& options) {
+  const analysis::Overview& o = m.overview;
+  const analysis::Estimator& e = o.estimator;
+  std::string out = describe_trace(m) + describe_selection(m) + '\n' + call_totals(o) + '\n';
+
+  const analysis::Count& allocated = m.aggregate.totals[analysis::Metric::Allocated];
+  const analysis::Count& leaked = m.aggregate.totals[analysis::Metric::Leaked];
+  out += "Allocated    " + bytes_estimate(e.bytes(allocated), e.exact()) + " in " +
+         count_estimate(e.objects(allocated), e.exact()) + " blocks\n";
+  if (o.peak.alloc) {
+    out += "Peak heap    " + bytes_estimate(e.bytes(o.peak.live), e.exact()) + " at " +
+           human_duration(o.peak.time_ns) + " (live blocks: " + count_estimate(e.objects(o.peak.live), e.exact()) +
+           ")\n";
+  }
+  out += "Leaked       " + bytes_estimate(e.bytes(leaked), e.exact()) + " in " +
+         count_estimate(e.objects(leaked), e.exact()) + " blocks (live at " +
+         (o.end_reason ? "exit" : "the end of the trace") + ")\n";
+  if (o.peak_rss) out += "Peak RSS     " + human_bytes(static_cast<double>(o.peak_rss)) + "\n";
+  if (o.unmatched_frees) {
+    out += "Note         " + human_count(static_cast<double>(o.unmatched_frees)) +
+           " frees named blocks the trace never allocated\n";
+  }
+
+  const std::vector<analysis::Site> sites = analysis::collect_sites(m.tree, 0);
+  SiteTableOptions t;
+  t.limit = options.top;
+  t.frames = options.frames;
+  t.key = {analysis::Metric::Allocated, false};
+  out += "\nTop " + std::to_string(options.top) + " sites by allocated bytes\n" + site_table(m, sites, t).render();
+  t.key = {analysis::Metric::Leaked, false};
+  const TextTable leaks = site_table(m, sites, t);
+  out += "\nTop " + std::to_string(options.top) + " sites by leaked bytes\n" +
+         (leaks.rows() ? leaks.render() : "(nothing leaked)\n");
+  return out;
+}
+
+}  // namespace memloupe::report

@@ -1,0 +1,196 @@
+// The terminal views on the worked example (analysis/test_script.h), whose
+// answers are worked out by hand there.
+#include "report/text_views.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "analysis/test_script.h"
+
+namespace memloupe::report {
+namespace {
+
+using analysis::Metric;
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+class TextViews : public ::testing::Test {
+ protected:
+  TextViews() {
+    analysis::testing::worked_example(s);
+    s.info.argv = {"./prog", "--fast"};
+    s.info.pid = 42;
+  }
+  analysis::testing::Script s;
+};
+
+TEST_F(TextViews, Summary) {
+  const std::string out = render_summary(s.run(), SummaryOptions{});
+  EXPECT_NE(out.find("Command      ./prog --fast\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("every call recorded (--all)"), std::string::npos);
+  EXPECT_NE(out.find("Threads      2: main (tid 100), worker (tid 101)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Allocated    6.49 KiB in 6 blocks\n"), std::string::npos) << out;   // 6650 B
+  EXPECT_NE(out.find("Peak heap    6.05 KiB at 50 ns (live blocks: 3)\n"), std::string::npos) << out;  // 6200 B
+  EXPECT_NE(out.find("Leaked       350 B in 2 blocks (live at exit)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Peak RSS     1.00 MiB\n"), std::string::npos);
+  EXPECT_NE(out.find("1 frees named blocks the trace never allocated"), std::string::npos);
+  EXPECT_NE(out.find("none recorded"), std::string::npos);  // no CallTotals in the example
+  // The biggest site by allocated bytes is the unsymbolised one (5000 B), then
+  // load/make_buffer (1300 B) with its callers listed under it.
+  const auto l = lines(out.substr(out.find("Top 10 sites by allocated bytes")));
+  ASSERT_GE(l.size(), 7u);
+  EXPECT_EQ(l[1], "#  allocated  blocks  share  site") << out;
+  EXPECT_EQ(l[3], "1   4.88 KiB       1  75.2%  0xa3") << out;      // 5000 of 6650
+  EXPECT_EQ(l[4], "                             ← main  a.cc:1");
+  EXPECT_EQ(l[5], "2   1.27 KiB       2  19.5%  make_buffer  a.cc:1");  // 1300
+  EXPECT_EQ(l[9], "3      350 B       3   5.3%  std::vector<int>::push_back  parse.cc:12 [inlined]");
+  EXPECT_EQ(l[10], "                             ← parse  parse.cc:12");
+  const std::string leaks = out.substr(out.find("Top 10 sites by leaked bytes"));
+  EXPECT_NE(leaks.find("1   300 B       1  85.7%  make_buffer"), std::string::npos) << leaks;
+  EXPECT_NE(leaks.find("2    50 B       1  14.3%  std::vector<int>::push_back  parse.cc:12 [inlined]"),
+            std::string::npos)
+      << leaks;
+}
+
+TEST_F(TextViews, TopCsvByCountAndDepth) {
+  TopOptions o;
+  o.key = {Metric::Allocated, true};
+  o.depth = 1;
+  o.csv = true;
+  EXPECT_EQ(render_top(s.run(), o),
+            "rank,allocated_bytes,allocated_bytes_lo,allocated_bytes_hi,allocated_blocks,allocated_blocks_lo,"
+            "allocated_blocks_hi,share_percent,stack_innermost_first\n"
+            "1,350,350,350,3,3,3,50.00,std::vector<int>::push_back\n"
+            "2,1300,1300,1300,2,2,2,33.33,make_buffer\n"
+            "3,5000,5000,5000,1,1,1,16.67,0xa3\n");
+}
+
+TEST_F(TextViews, TopLiveAtATimeWithMinCount) {
+  analysis::QueryArgs args;
+  args.at = {"55ns"};
+  TopOptions o;
+  o.key = {Metric::Live, false};
+  o.min_count = 1;
+  const std::string out = render_top(s.run(args), o);
+  EXPECT_NE(out.find("Selection    live at 55 ns\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Sites by live bytes at 55 ns"), std::string::npos) << out;
+  EXPECT_NE(out.find("1  4.88 KiB       1  96.2%  0xa3"), std::string::npos) << out;  // 5000 of 5200
+  EXPECT_NE(out.find("2     200 B       1   3.8%  std::vector<int>::push_back"), std::string::npos) << out;
+  EXPECT_EQ(out.find("make_buffer"), std::string::npos) << out;
+}
+
+TEST_F(TextViews, CallersAndCallees) {
+  TopOptions o;
+  const analysis::Model m = s.run();
+  const std::string callers = render_neighbours(m, "run", true, o);
+  EXPECT_NE(callers.find("Callers of run, by allocated bytes (total 1.61 KiB)"), std::string::npos) << callers;
+  EXPECT_NE(callers.find("1.61 KiB       5  100.0%  main"), std::string::npos) << callers;
+  o.csv = true;
+  EXPECT_EQ(render_neighbours(m, "run", false, o),
+            "allocated_bytes,allocated_bytes_lo,allocated_bytes_hi,allocated_blocks,allocated_blocks_lo,"
+            "allocated_blocks_hi,share_percent,callee\n"
+            "1300,1300,1300,2,2,2,78.79,load\n"
+            "350,350,350,3,3,3,21.21,parse\n");
+  EXPECT_NE(render_neighbours(m, "zzz", true, TopOptions{}).find("No function matching 'zzz'"), std::string::npos);
+}
+
+TEST_F(TextViews, Leaks) {
+  const std::string out = render_leaks(s.run(), TopOptions{});
+  EXPECT_NE(out.find("Leaked: 350 B in 2 blocks never freed before exit\n"), std::string::npos) << out;
+  EXPECT_LT(out.find("make_buffer"), out.find("push_back"));
+  EXPECT_NE(out.find("← load"), std::string::npos);
+}
+
+TEST_F(TextViews, Lifetimes) {
+  LifetimeOptions o;
+  o.csv = true;
+  EXPECT_EQ(render_lifetimes(s.run(), o),
+            "lifetime_min_ns,lifetime_max_ns,blocks,blocks_lo,blocks_hi,bytes,bytes_lo,bytes_hi,share_percent\n"
+            "16,32,3,3,3,6100,6100,6100,50.00\n"
+            "32,64,1,1,1,200,200,200,16.67\n"
+            ",,2,2,2,350,350,350,33.33\n");
+  o.csv = false;
+  const std::string out = render_lifetimes(s.run(), o);
+  EXPECT_NE(out.find("16 ns – 32 ns"), std::string::npos) << out;
+  EXPECT_NE(out.find("never freed"), std::string::npos);
+  // a0 (P, thread 0, 20 ns) and a1 (L, 30 ns), a2 (P, thread 1, 50 ns): 3 temporaries of 6.
+  EXPECT_NE(out.find("within 10.0 µs): 3 blocks, 50.0% of all; 1.27 KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("Sites by temporary blocks"), std::string::npos);
+}
+
+TEST_F(TextViews, TimelineCsvAndChart) {
+  const analysis::Model m = s.run();
+  const std::string csv = timeline_csv(m);
+  const auto l = lines(csv);
+  ASSERT_EQ(l[0], "time_ns,live_bytes,live_max_bytes,live_min_bytes,allocated_bytes,freed_bytes,rss_bytes,markers");
+  // 1 ns buckets over [0, 100]: 101 rows.
+  ASSERT_EQ(l.size(), 102u);
+  // At 50: a3 takes the heap to 6200, then a1's free to 5200; 1200 was before 50.
+  EXPECT_EQ(l[1 + 50], "50,5200,6200,5200,5000,1000,,");
+  EXPECT_EQ(l[1 + 45], "45,1200,1200,1200,0,0,,phase 2");
+  EXPECT_EQ(l[1 + 95], "95,350,350,350,0,0,1048576,");
+  EXPECT_EQ(l[1 + 100], "100,350,350,350,0,0,1048576,");
+
+  const std::string chart = render_timeline(m, ChartSize{50, 8});
+  EXPECT_NE(chart.find("▲ peak 6.05 KiB at 50 ns"), std::string::npos) << chart;
+  EXPECT_NE(chart.find("1 phase 2 at 45 ns"), std::string::npos) << chart;
+  // RSS (1 MiB) dwarfs the heap: its one sample (t = 95) is a dot on the top row,
+  // in column 95 × 50 / 100 = 47.
+  const auto rows = lines(chart);
+  ASSERT_EQ(rows[1].substr(0, 12), "1.00 MiB ┤");
+  EXPECT_EQ(rows[1], "1.00 MiB ┤" + std::string(47, ' ') + "•") << chart;
+  EXPECT_NE(chart.find("At the end   350 B live"), std::string::npos);
+}
+
+TEST(TextChart, BarsReachThePeak) {
+  analysis::testing::Script s;
+  const auto a = s.alloc(0, 800, {0x1});
+  s.alloc(50, 800, {0x1});  // 1600 live from 50 to 75
+  s.free(a, 75);
+  s.end(100);
+  const auto rows = lines(render_timeline_chart(s.run().overview, ChartSize{8, 4}));
+  // 8 columns of 12.5 ns; 4 rows of 400 B. Columns 4 and 5 hold the 1600 B
+  // peak, the rest 800 B: half height, exactly two full rows.
+  ASSERT_GE(rows.size(), 5u);
+  EXPECT_EQ(rows[0], "1.56 KiB ┤    ██");
+  EXPECT_EQ(rows[1], "         │    ██");
+  EXPECT_EQ(rows[2], "   800 B ┤████████");
+  EXPECT_EQ(rows[3], "         │████████");
+  EXPECT_EQ(rows[4], "       0 └────────");
+}
+
+TEST_F(TextViews, HeapColumnsKeepThePeak) {
+  const analysis::Model m = s.run();
+  const std::vector<double> columns = heap_columns(m.overview, 10);
+  ASSERT_EQ(columns.size(), 10u);
+  EXPECT_EQ(*std::max_element(columns.begin(), columns.end()), 6200);
+  EXPECT_EQ(columns[5], 6200);  // [50, 60)
+  EXPECT_EQ(columns[8], 550);   // [80, 90): a5 allocated at 80
+  EXPECT_EQ(columns[9], 350);   // [90, 100]: a2 is freed as the slice begins
+}
+
+TEST_F(TextViews, Diff) {
+  analysis::testing::Script b;
+  analysis::testing::worked_example(b);
+  // B: make_buffer allocates 700 more, and parse's sites disappear from a focus.
+  b.alloc(99, 700, {0xa2, 0xb2, 0xb1, 0xc1});
+  DiffOptions o;
+  o.csv = true;
+  EXPECT_EQ(render_diff(s.run(), b.run(), o),
+            "a_allocated_bytes,a_allocated_bytes_lo,a_allocated_bytes_hi,b_allocated_bytes,b_allocated_bytes_lo,"
+            "b_allocated_bytes_hi,change_bytes,change_bytes_lo,change_bytes_hi,change_blocks,change_blocks_lo,"
+            "change_blocks_hi,stack_innermost_first\n"
+            "1300,1300,1300,2000,2000,2000,700,700,700,1,1,1,make_buffer;load;run;main\n");
+  o.csv = false;
+  const std::string out = render_diff(s.run(), b.run(), o);
+  EXPECT_NE(out.find("Change in allocated bytes from A to B: +700 B"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace memloupe::report
