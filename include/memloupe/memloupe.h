@@ -1,0 +1,76 @@
+/* memloupe's public C API, provided by the preload library libmemloupe_preload.so.
+ *
+ * The functions are declared weak: a program that uses them links and runs
+ * without memloupe, where their addresses are null. Check before calling:
+ *
+ *     #include <memloupe/memloupe.h>
+ *     if (memloupe_marker) memloupe_marker("phase 2");
+ *
+ * or use the MEMLOUPE_CALL macro, which does nothing without the library:
+ *
+ *     MEMLOUPE_CALL(memloupe_marker, "phase 2");
+ *
+ * Everything here is a no-op (returning -1 where a result is returned) when the
+ * process is not recording (MEMLOUPE_OUTPUT unset, or the trace has ended).
+ * All functions are thread-safe. See docs/RECORDER.md.
+ */
+#ifndef MEMLOUPE_MEMLOUPE_H
+#define MEMLOUPE_MEMLOUPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef MEMLOUPE_API
+#define MEMLOUPE_API __attribute__((weak))
+#endif
+
+#define MEMLOUPE_CALL(fn, ...) ((fn) ? (void)(fn)(__VA_ARGS__) : (void)0)
+
+/* Resumes sampling after memloupe_stop() (or MEMLOUPE_START_PAUSED=1).
+ * Returns 0 if the process is now recording, -1 if there is no trace. */
+MEMLOUPE_API int memloupe_start(void);
+
+/* Stops sampling new allocations; frees of blocks already in the trace are still
+ * recorded, so they do not look leaked. Returns 0, or -1 if there is no trace. */
+MEMLOUPE_API int memloupe_stop(void);
+
+/* Puts a named point in time into the trace (shown on timelines). */
+MEMLOUPE_API void memloupe_marker(const char* name);
+
+/* Writes everything recorded so far to the file now. Returns 0, or -1. */
+MEMLOUPE_API int memloupe_flush(void);
+
+/* One sampled allocation, as the statistical memory profiling model sees it:
+ * the block holds `n_samples` sample points (each stands for MEMLOUPE_EVERY
+ * bytes), and the backtrace starts at the caller of the allocation function. */
+typedef struct memloupe_sample {
+  uint64_t id;                /* the allocation's id in the trace */
+  uint32_t n_samples;
+  const char* function;       /* "malloc", "operator new[]", ... */
+  size_t size;                /* bytes requested */
+  void* address;
+  const uint64_t* backtrace;  /* return addresses, innermost first */
+  size_t depth;
+} memloupe_sample;
+
+/* Called for every sampled allocation. Return non-zero to have on_free called
+ * when this block is freed. Runs inside the allocating call, on its thread:
+ * keep it short. Allocations made inside it are not recorded. */
+typedef int (*memloupe_alloc_callback)(const memloupe_sample* sample, void* user);
+typedef void (*memloupe_free_callback)(uint64_t id, void* address, void* user);
+
+/* Installs (or, with nulls, removes) the callbacks. Install them before other
+ * threads allocate: a call racing the change may see the old or the new set.
+ * Returns 0, or -1 if the process is not recording. */
+MEMLOUPE_API int memloupe_set_callbacks(memloupe_alloc_callback on_alloc,
+                                        memloupe_free_callback on_free, void* user);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMLOUPE_MEMLOUPE_H */

@@ -1,0 +1,65 @@
+#include "recorder/address_table.h"
+
+namespace memloupe::recorder {
+
+bool AddressTable::grow() noexcept {
+  const unsigned bits = slots_ ? 64 - shift_ + 1 : kInitialBits;
+  Mapping bigger = Mapping::anonymous(sizeof(Entry) << bits);
+  if (!bigger) return false;
+  Entry* const old = slots_;
+  const size_t old_slots = slots_ ? mask_ + 1 : 0;
+  slots_ = static_cast<Entry*>(bigger.data());
+  mask_ = (size_t{1} << bits) - 1;
+  shift_ = 64 - bits;
+  for (size_t i = 0; i < old_slots; ++i) {
+    if (old[i].key == 0) continue;
+    size_t j = home(old[i].key);
+    while (slots_[j].key != 0) j = (j + 1) & mask_;
+    slots_[j] = old[i];
+  }
+  map_ = static_cast<Mapping&&>(bigger);  // unmaps the old slots
+  return true;
+}
+
+bool AddressTable::insert(uint64_t address, uint64_t value) noexcept {
+  if ((count_ + 1) * 10 > (slots_ ? mask_ + 1 : 0) * 7 && !grow()) return false;
+  size_t i = home(address);
+  while (slots_[i].key != 0 && slots_[i].key != address) i = (i + 1) & mask_;
+  if (slots_[i].key == 0) ++count_;
+  slots_[i] = {address, value};
+  return true;
+}
+
+std::optional<uint64_t> AddressTable::take(uint64_t address) noexcept {
+  if (count_ == 0) return std::nullopt;
+  size_t i = home(address);
+  while (slots_[i].key != address) {
+    if (slots_[i].key == 0) return std::nullopt;
+    i = (i + 1) & mask_;
+  }
+  const uint64_t value = slots_[i].value;
+  // Backward shift: pull later members of the probe run into the hole when the
+  // hole lies between their home slot and their current slot (cyclically).
+  size_t hole = i;
+  for (size_t j = (i + 1) & mask_; slots_[j].key != 0; j = (j + 1) & mask_) {
+    const size_t h = home(slots_[j].key);
+    const bool movable = ((j - h) & mask_) >= ((j - hole) & mask_);
+    if (movable) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole] = {0, 0};
+  --count_;
+  return value;
+}
+
+void AddressTable::clear() noexcept {
+  map_.reset();
+  slots_ = nullptr;
+  mask_ = 0;
+  shift_ = 64;
+  count_ = 0;
+}
+
+}  // namespace memloupe::recorder

@@ -1,0 +1,51 @@
+// The exact map from the address of a recorded (sampled, or in --all mode every)
+// live block to its value (its AllocId and flags). Consulted only after the
+// CountingFilter says "maybe", always under the trace lock.
+//
+// Open addressing with linear probing and backward-shift deletion (no tombstones,
+// so long-running programs do not degrade), in an anonymous mapping that doubles
+// when 70% full. Memory: 16 bytes per slot, at most ~23 bytes per live entry.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "recorder/sys.h"
+
+namespace memloupe::recorder {
+
+class AddressTable {
+ public:
+  AddressTable() noexcept = default;
+  AddressTable(const AddressTable&) = delete;
+  AddressTable& operator=(const AddressTable&) = delete;
+
+  // Adds or replaces. False if the table could not grow (mmap failed).
+  [[nodiscard]] bool insert(uint64_t address, uint64_t value) noexcept;
+  // Removes and returns the value, if present.
+  std::optional<uint64_t> take(uint64_t address) noexcept;
+  size_t size() const noexcept { return count_; }
+  // Drops everything and the memory.
+  void clear() noexcept;
+
+ private:
+  struct Entry {
+    uint64_t key;  // 0 = empty (malloc never returns address 0 for a live block)
+    uint64_t value;
+  };
+  static constexpr unsigned kInitialBits = 12;  // 4096 slots, 64 KiB
+
+  size_t home(uint64_t key) const noexcept {
+    return static_cast<size_t>((key * 0x9e3779b97f4a7c15u) >> shift_);
+  }
+  bool grow() noexcept;
+
+  Mapping map_;
+  Entry* slots_ = nullptr;
+  size_t mask_ = 0;
+  unsigned shift_ = 64;
+  size_t count_ = 0;
+};
+
+}  // namespace memloupe::recorder

@@ -1,0 +1,29 @@
+// The sampling callbacks a program installs with memloupe_set_callbacks() (the
+// statistical-memory-profiling callback API: each sampled block with its sample
+// count and backtrace; optionally its death). Called from the slow paths outside
+// the trace lock, with the thread's hooks parked: a callback may allocate, its
+// allocations are not recorded.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "format/funcs.h"
+
+namespace memloupe::recorder {
+
+struct SampledBlock {
+  uint64_t id;  // AllocId in the trace
+  uint32_t n_samples;
+  format::Func func;
+  uint64_t size;
+  void* address;
+  std::span<const uint64_t> backtrace;
+};
+
+bool has_alloc_callback() noexcept;
+// True when the callback asked to be told when this block is freed.
+bool notify_alloc(const SampledBlock& block) noexcept;
+void notify_free(uint64_t id, void* address) noexcept;
+
+}  // namespace memloupe::recorder

@@ -1,0 +1,51 @@
+// The recorder's configuration, read once from the environment (docs/RECORDER.md
+// lists the variables). Fixed-size, so it can be read inside the first malloc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "format/events.h"
+
+namespace memloupe::recorder {
+
+// 512 KiB, jemalloc's default (lg_prof_sample = 19): a sample costs a few µs
+// (unwind + encode), so a program allocating 1 GB/s pays ~2000 samples/s, well
+// under 1% of a core, while a site allocating B bytes is estimated with a relative
+// standard error of sqrt(512 KiB / B): 10% at 50 MiB, 1% at 5 GiB.
+inline constexpr uint64_t kDefaultEvery = 512 * 1024;
+inline constexpr uint64_t kMaxEvery = uint64_t{1} << 40;
+inline constexpr uint32_t kDefaultDepth = 128;
+inline constexpr uint32_t kDefaultFlushMs = 1000;
+
+struct Config {
+  static constexpr size_t kMaxPath = 4096;
+  char output[kMaxPath] = {};  // MEMLOUPE_OUTPUT as given (with %p); empty: not recording
+  format::Mode mode = format::Mode::Sampled;
+  uint64_t every = kDefaultEvery;  // mean bytes between samples (Mode::Sampled)
+  uint32_t depth = kDefaultDepth;  // frames per backtrace
+  bool follow_fork = false;
+  bool start_paused = false;  // recording starts at memloupe_start()
+  uint32_t flush_ms = kDefaultFlushMs;
+  std::optional<uint64_t> seed;  // MEMLOUPE_SEED: reproducible sampling (tests)
+
+  bool enabled() const noexcept { return output[0] != '\0'; }
+};
+
+// getenv, or a table in tests.
+using EnvLookup = const char* (*)(const char* name);
+
+// Reads every MEMLOUPE_* variable; a malformed value is reported once on stderr and
+// the default is kept.
+Config read_config(EnvLookup lookup) noexcept;
+
+// "4096", "512K", "512KiB", "2M", "2MiB", "1G" (binary units; KB/MB/GB mean the same).
+std::optional<uint64_t> parse_size(std::string_view text) noexcept;
+
+// Replaces %p by the pid and %% by %; false if the result does not fit in `cap`
+// (including the terminating NUL).
+bool expand_output_path(std::string_view pattern, uint32_t pid, char* out, size_t cap) noexcept;
+
+}  // namespace memloupe::recorder

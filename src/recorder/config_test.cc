@@ -1,0 +1,93 @@
+#include "recorder/config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace memloupe::recorder {
+namespace {
+
+TEST(ParseSizeTest, AcceptsBinaryUnits) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("512KiB"), 512u * 1024);
+  EXPECT_EQ(parse_size("512k"), 512u * 1024);
+  EXPECT_EQ(parse_size("512KB"), 512u * 1024);
+  EXPECT_EQ(parse_size("2MiB"), 2u << 20);
+  EXPECT_EQ(parse_size("2M"), 2u << 20);
+  EXPECT_EQ(parse_size("1GiB"), uint64_t{1} << 30);
+}
+
+TEST(ParseSizeTest, RejectsGarbage) {
+  EXPECT_FALSE(parse_size(""));
+  EXPECT_FALSE(parse_size("KiB"));
+  EXPECT_FALSE(parse_size("12 KiB"));
+  EXPECT_FALSE(parse_size("12XiB"));
+  EXPECT_FALSE(parse_size("12KiBs"));
+  EXPECT_FALSE(parse_size("-5"));
+  EXPECT_FALSE(parse_size("99999999999999999999"));
+  EXPECT_FALSE(parse_size("99999999999999G"));  // overflows 64 bits
+}
+
+TEST(ExpandOutputPathTest, ReplacesPidAndPercent) {
+  char out[64];
+  ASSERT_TRUE(expand_output_path("/tmp/t.%p.trace", 4242, out, sizeof(out)));
+  EXPECT_STREQ(out, "/tmp/t.4242.trace");
+  ASSERT_TRUE(expand_output_path("100%%-%p-%x", 7, out, sizeof(out)));
+  EXPECT_STREQ(out, "100%-7-%x");
+  EXPECT_FALSE(expand_output_path("/a/very/long/path/%p", 123456, out, 16));
+}
+
+std::map<std::string, std::string> g_env;
+const char* fake_getenv(const char* name) {
+  const auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+TEST(ReadConfigTest, DefaultsWhenUnset) {
+  g_env.clear();
+  const Config c = read_config(fake_getenv);
+  EXPECT_FALSE(c.enabled());
+  EXPECT_EQ(c.mode, format::Mode::Sampled);
+  EXPECT_EQ(c.every, kDefaultEvery);
+  EXPECT_EQ(c.depth, kDefaultDepth);
+  EXPECT_EQ(c.flush_ms, kDefaultFlushMs);
+  EXPECT_FALSE(c.follow_fork);
+  EXPECT_FALSE(c.seed);
+}
+
+TEST(ReadConfigTest, ReadsEveryVariable) {
+  g_env = {{"MEMLOUPE_OUTPUT", "/x/%p.trace"}, {"MEMLOUPE_MODE", "all"},
+           {"MEMLOUPE_EVERY", "2MiB"},         {"MEMLOUPE_DEPTH", "16"},
+           {"MEMLOUPE_FLUSH_MS", "250"},       {"MEMLOUPE_FOLLOW_FORK", "1"},
+           {"MEMLOUPE_START_PAUSED", "1"},     {"MEMLOUPE_SEED", "99"}};
+  const Config c = read_config(fake_getenv);
+  EXPECT_STREQ(c.output, "/x/%p.trace");
+  EXPECT_EQ(c.mode, format::Mode::All);
+  EXPECT_EQ(c.every, 2u << 20);
+  EXPECT_EQ(c.depth, 16u);
+  EXPECT_EQ(c.flush_ms, 250u);
+  EXPECT_TRUE(c.follow_fork);
+  EXPECT_TRUE(c.start_paused);
+  EXPECT_EQ(c.seed, 99u);
+}
+
+TEST(ReadConfigTest, BadValuesWarnOnceEachAndKeepDefaults) {
+  g_env = {{"MEMLOUPE_OUTPUT", "t"},    {"MEMLOUPE_MODE", "most"}, {"MEMLOUPE_EVERY", "0"},
+           {"MEMLOUPE_DEPTH", "9000"}, {"MEMLOUPE_FOLLOW_FORK", "yes"}};
+  testing::internal::CaptureStderr();
+  const Config c = read_config(fake_getenv);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(c.mode, format::Mode::Sampled);
+  EXPECT_EQ(c.every, kDefaultEvery);
+  EXPECT_EQ(c.depth, kDefaultDepth);
+  EXPECT_FALSE(c.follow_fork);
+  EXPECT_NE(err.find("memloupe: ignoring MEMLOUPE_MODE='most'"), std::string::npos) << err;
+  EXPECT_NE(err.find("MEMLOUPE_EVERY='0'"), std::string::npos) << err;
+  EXPECT_NE(err.find("MEMLOUPE_DEPTH='9000'"), std::string::npos) << err;
+  EXPECT_NE(err.find("MEMLOUPE_FOLLOW_FORK='yes'"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 4) << err;
+}
+
+}  // namespace
+}  // namespace memloupe::recorder

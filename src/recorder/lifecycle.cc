@@ -1,0 +1,141 @@
+#include "recorder/lifecycle.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "recorder/recorder.h"
+#include "recorder/sys.h"
+
+namespace memloupe::recorder {
+namespace {
+
+// RSS is sampled this often (and at least once per flush period).
+constexpr uint64_t kRssPeriodNs = 50'000'000;
+
+pthread_key_t g_exit_key;
+std::atomic<bool> g_exit_key_ok{false};
+
+// Bumped (then futex-woken) to make the flush thread drain early.
+std::atomic<uint32_t> g_flush_wake{0};
+std::atomic<bool> g_wake_pending{false};
+
+// pthread runs key destructors in up to PTHREAD_DESTRUCTOR_ITERATIONS rounds while
+// values are set. Re-arming until the last round lets allocations made by other
+// keys' destructors (and C++ thread_local destructors, which run before all of
+// them) still be recorded and counted.
+void on_thread_exit(void* arg) {
+  ThreadState& t = t_state;
+  auto* slot = static_cast<ThreadSlot*>(arg);
+  if (++t.exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+    pthread_setspecific(g_exit_key, slot);  // key index < 32: no allocation
+    return;
+  }
+  t.phase = Phase::InHook;
+  t.countdown = kParked;
+  if (slot->announced && tracking()) {
+    const uint64_t now = trace_now_ns();
+    LockGuard g(g_session.lock);
+    if (tracking()) g_session.encoder().thread_end(format::ThreadId{slot->thread_id}, now);
+  }
+  g_threads.release(slot);
+  t.slot = &g_unregistered_slot;
+  t.phase = Phase::Exited;
+}
+
+void* flush_main(void*) {
+  ThreadState& t = t_state;
+  t.phase = Phase::InHook;  // for good: this thread is the recorder's own
+  t.countdown = kParked;
+  ::prctl(PR_SET_NAME, "memloupe-flush", 0, 0, 0);
+  const uint64_t flush_period = uint64_t{config().flush_ms} * 1'000'000;
+  uint64_t next_flush = monotonic_ns() + flush_period;
+  uint64_t next_rss = 0;
+  while (tracking()) {
+    const uint64_t now = monotonic_ns();
+    const bool flush_due = now >= next_flush;
+    const bool rss_due = now >= next_rss;
+    g_wake_pending.store(false, std::memory_order_relaxed);
+    periodic_flush(flush_due, rss_due);
+    if (flush_due) next_flush = now + flush_period;
+    if (rss_due) next_rss = now + kRssPeriodNs;
+    const uint64_t wake_at = next_flush < next_rss ? next_flush : next_rss;
+    const uint32_t seen = g_flush_wake.load(std::memory_order_acquire);
+    const uint64_t later = monotonic_ns();
+    if (wake_at > later)
+      futex_wait(reinterpret_cast<const uint32_t*>(&g_flush_wake), seen, wake_at - later);
+  }
+  return nullptr;
+}
+
+class ThreadAttr {
+ public:
+  ThreadAttr() noexcept { ok_ = pthread_attr_init(&attr_) == 0; }
+  ~ThreadAttr() {
+    if (ok_) pthread_attr_destroy(&attr_);
+  }
+  pthread_attr_t* get() noexcept { return ok_ ? &attr_ : nullptr; }
+
+ private:
+  pthread_attr_t attr_;
+  bool ok_;
+};
+
+void on_exit_handler() {
+  HooksParked parked(t_state);
+  end_session(format::EndReason::Exit);
+}
+
+void on_fork_child() { restart_in_fork_child(t_state); }
+
+__attribute__((constructor)) void on_library_load() {
+  HooksParked parked(t_state);
+  ensure_process_init();
+  const State s = state();
+  if (s == State::Uninit || s == State::Off) return;
+  // Exec'd descendants run untraced unless asked (they still load this library,
+  // through LD_PRELOAD, and pass through).
+  if (!config().follow_fork) ::unsetenv("MEMLOUPE_OUTPUT");
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  std::atexit(on_exit_handler);
+  if (tracking()) start_flush_thread();
+}
+
+}  // namespace
+
+void create_thread_exit_key() noexcept {
+  if (!g_exit_key_ok.load(std::memory_order_acquire))
+    g_exit_key_ok.store(pthread_key_create(&g_exit_key, on_thread_exit) == 0, std::memory_order_release);
+}
+
+void watch_thread_exit(ThreadSlot* slot) noexcept {
+  if (g_exit_key_ok.load(std::memory_order_acquire)) pthread_setspecific(g_exit_key, slot);
+}
+
+void start_flush_thread() noexcept {
+  // Blocked signals are inherited: the program's handlers never run on our thread.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  ThreadAttr attr;
+  if (attr.get()) {
+    pthread_attr_setdetachstate(attr.get(), PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(attr.get(), 256 * 1024);
+  }
+  pthread_t thread;
+  if (pthread_create(&thread, attr.get(), flush_main, nullptr) != 0)
+    LogLine().operator<<("cannot start the flush thread; the trace is written at exit only").emit();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void wake_flush_thread() noexcept {
+  if (g_wake_pending.exchange(true, std::memory_order_relaxed)) return;
+  g_flush_wake.fetch_add(1, std::memory_order_release);
+  futex_wake(reinterpret_cast<const uint32_t*>(&g_flush_wake), 1);
+}
+
+}  // namespace memloupe::recorder

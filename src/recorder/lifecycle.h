@@ -1,0 +1,30 @@
+// Process and thread lifecycle: the library constructor, exit, fork, thread exit
+// and the background flush thread.
+//
+// Order of events in a traced process:
+//   first hook (maybe before any constructor) ─ ensure_process_init(): session
+//     starts, events queue in memory
+//   our constructor ─ environment cleaned for children, fork/exit handlers
+//     registered, flush thread started (creating threads earlier is unsafe: the
+//     first hook may run inside the dynamic loader)
+//   ...the program...
+//   exit() ─ our atexit handler (registered before the program's own, so it runs
+//     after them) writes the totals and TraceEnd; _exit/abort/exec hooks do the same
+#pragma once
+
+#include "recorder/thread_state.h"
+
+namespace memloupe::recorder {
+
+// A pthread key whose destructor runs when a registered thread exits.
+void create_thread_exit_key() noexcept;
+void watch_thread_exit(ThreadSlot* slot) noexcept;
+
+// Starts the thread that drains the output, flushes every MEMLOUPE_FLUSH_MS and
+// samples RSS. Its own allocations pass through unrecorded.
+void start_flush_thread() noexcept;
+
+// Asks the flush thread to drain the output now (it is filling up).
+void wake_flush_thread() noexcept;
+
+}  // namespace memloupe::recorder

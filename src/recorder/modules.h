@@ -1,0 +1,32 @@
+// The module map in the trace: a ModuleLoad (path, build-id, load bias, address
+// range) for every loaded object, and a ModuleUnload when one goes away, so
+// backtraces can be symbolised after the process is gone.
+//
+// Changes are detected from dl_iterate_phdr's load/unload counters (dlpi_adds,
+// dlpi_subs), which also catch objects glibc loads internally (NSS, iconv) that a
+// dlopen hook would miss. sync_modules() is called before every unwind on the
+// sampled path and by the flush thread; when nothing changed it costs one
+// dl_iterate_phdr callback (~50 ns).
+//
+// Locking: dl_iterate_phdr takes glibc's loader lock, and a thread holding that
+// lock may call malloc. So it is never called with the trace lock held, and the
+// module lock is only ever try-locked: a thread that finds a rescan in progress
+// skips it instead of waiting (no lock-order cycle with the loader).
+#pragma once
+
+#include <cstdint>
+
+namespace memloupe::recorder {
+
+// Rescans if objects were loaded or unloaded since the last scan (or if `force`),
+// writes the differences to the trace and tells the unwinder. Returns whether
+// anything changed.
+bool sync_modules(bool force = false) noexcept;
+
+// A new trace (start, fork child) knows no modules yet.
+void forget_modules() noexcept;
+
+// The executable's path (readlink /proc/self/exe), read once.
+const char* executable_path() noexcept;
+
+}  // namespace memloupe::recorder

@@ -1,0 +1,282 @@
+// The hooks' slow paths: thread registration, the sampling decision, and putting
+// sampled allocations, frees and reallocations into the trace.
+//
+// Invariants:
+//  - Unwinding, module sync and reading the clock happen before the trace lock.
+//  - A free is recorded before the real free runs, and a reallocation of a
+//    recorded block runs under the trace lock: an address is never reused (and
+//    recorded by another thread) before the event that ends its previous block.
+//  - The recorder's own calls into libc happen with the thread's hooks parked.
+#include <cstring>
+#include <optional>
+
+#include "recorder/callbacks.h"
+#include "recorder/hook_paths.h"
+#include "recorder/lifecycle.h"
+#include "recorder/modules.h"
+#include "recorder/sys.h"
+#include "recorder/unwind/unwind.h"
+
+namespace memloupe::recorder {
+namespace {
+
+using format::AllocId;
+using format::ThreadId;
+
+// Table values: the AllocId, plus whether the program's callback wants the free.
+constexpr uint64_t kNotifyFree = uint64_t{1} << 63;
+constexpr uint64_t kIdMask = kNotifyFree - 1;
+
+// The hook's own frames that may precede the caller's return address.
+constexpr size_t kOwnFramesMax = 8;
+
+struct Decision {
+  uint32_t n_samples;
+  Gap next;
+};
+
+// `after` is the countdown minus this call's size (<= 0 unless a signal handler
+// drew a new gap in between).
+Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
+  const auto before = static_cast<int64_t>(static_cast<uint64_t>(after) + size);
+  if (!in_traced_process()) return {0, {before, t.offset}};  // leave a vfork parent's state alone
+  const State s = state();
+  if (s != State::Recording && s != State::Paused) return {0, {kNever, 0}};
+  const bool live = s == State::Recording;
+  if (config().mode == format::Mode::All) return {live ? 1u : 0u, {kParked, 0}};
+  if (after > 0) return {0, {after, t.offset}};
+  const double mean = static_cast<double>(config().every);
+  const uint32_t n = samples_in_block(t.rng, mean, {before, t.offset}, size);
+  return {live ? n : 0, next_gap(t.rng, mean)};
+}
+
+// Raw return addresses from the hook's caller outwards (the hook's own frames
+// dropped by finding the return address the hook saw).
+size_t capture_backtrace(uintptr_t return_address, uint64_t* out) noexcept {
+  const size_t depth = config().depth;
+  if (depth == 0) return 0;
+  const size_t n = unwind_here(out, depth + kOwnFramesMax, 0);
+  size_t first = 0;
+  while (first < n && first < kOwnFramesMax && out[first] != return_address) ++first;
+  if (first == n || first == kOwnFramesMax) first = 0;  // not found: keep everything
+  const size_t kept = n - first < depth ? n - first : depth;
+  std::memmove(out, out + first, kept * sizeof(uint64_t));
+  return kept;
+}
+
+format::AllocRecord make_record(const ThreadState& t, const AllocRequest& r, uint32_t n_samples,
+                                void* p, uint64_t now, std::span<const uint64_t> bt) noexcept {
+  format::AllocRecord rec;
+  rec.thread = ThreadId{t.slot->thread_id};
+  rec.time_ns = now;
+  rec.size = r.size;
+  rec.address = config().mode == format::Mode::All ? reinterpret_cast<uintptr_t>(p) : 0;
+  rec.alignment = r.alignment;
+  rec.n_samples = n_samples;
+  rec.func = r.func;
+  rec.backtrace = bt;
+  return rec;
+}
+
+// Under the trace lock: makes `p` findable by its free.
+bool remember(void* p, uint64_t value) noexcept {
+  if (!g_session.table.insert(reinterpret_cast<uintptr_t>(p), value)) return false;
+  g_filter.add(reinterpret_cast<uintptr_t>(p));
+  return true;
+}
+
+// After an allocation event, outside the lock.
+void after_alloc_event(bool stored, const SampledBlock& block) noexcept {
+  if (!stored) {
+    (LogLine() << "out of memory for the table of recorded blocks; recording disabled").emit();
+    end_session(format::EndReason::Stopped);
+    return;
+  }
+  if (g_session.output.half_full()) wake_flush_thread();
+  if (has_alloc_callback() && notify_alloc(block)) {
+    LockGuard g(g_session.lock);
+    const auto key = reinterpret_cast<uintptr_t>(block.address);
+    if (g_session.table.take(key)) (void)g_session.table.insert(key, block.id | kNotifyFree);
+  }
+}
+
+void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void* p,
+                  std::span<const uint64_t> bt) noexcept {
+  const uint64_t now = trace_now_ns();
+  AllocId id;
+  bool stored;
+  {
+    LockGuard g(g_session.lock);
+    if (!sampling() || !t.slot->announced) return;
+    id = g_session.encoder().alloc(make_record(t, r, n, p, now, bt));
+    stored = remember(p, id.value);
+  }
+  after_alloc_event(stored, {id.value, n, r.func, r.size, p, bt});
+}
+
+void* pass_through(const AllocRequest& r, RealCall call) noexcept {
+  if (real_funcs_resolved()) return call();
+  return bootstrap::allocate(r.size, r.alignment);  // dlsym's calloc, before we know the real one
+}
+
+// realloc of a bootstrap-pool block: move it into real memory.
+void* realloc_from_pool(void* old, uint64_t size) noexcept {
+  void* p = real_funcs_resolved() ? g_real.malloc(size) : bootstrap::allocate(size, 0);
+  if (p != nullptr) {
+    const size_t n = bootstrap::usable_size(old);
+    std::memcpy(p, old, n < size ? n : size);
+  }
+  return p;
+}
+
+// Entry of the allocating slow paths. Parks the thread (phase InHook, countdown
+// kParked) for the whole slow path and returns the countdown minus `size` as the
+// fast path left it; nullopt if the thread must pass through (it is inside the
+// recorder already, or exited). Registers a Fresh thread on the way.
+//
+// The countdown is exchanged, not loaded: a signal handler's malloc between the
+// fast path's subtraction and here either sees us parked (and passes through) or
+// has finished (we then see the gap it drew and treat this call as unsampled).
+std::optional<int64_t> enter(ThreadState& t, uint64_t size) noexcept {
+  const int64_t after = __atomic_exchange_n(&t.countdown, kParked, __ATOMIC_RELAXED);
+  if (t.phase == Phase::Active) [[likely]] {
+    t.phase = Phase::InHook;
+    return after;
+  }
+  if (t.phase != Phase::Fresh) return std::nullopt;
+  t.phase = Phase::InHook;
+  activate_thread(t);
+  const auto first = static_cast<int64_t>(static_cast<uint64_t>(t.countdown) - size);
+  t.phase = Phase::InHook;
+  t.countdown = kParked;
+  return first;
+}
+
+void leave(ThreadState& t, Gap next) noexcept {
+  t.phase = Phase::Active;
+  t.set_gap(next);
+}
+
+}  // namespace
+
+void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
+  ThreadState& t = t_state;
+  const std::optional<int64_t> after = enter(t, r.size);
+  if (!after) return pass_through(r, call);
+  t.slot->counters.add(r.func, r.size);
+  const Decision d = decide(t, *after, r.size);
+  void* p;
+  if (d.n_samples == 0) {
+    p = call();
+  } else {
+    sync_modules();
+    uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
+    const size_t depth = capture_backtrace(r.return_address, frames);
+    p = call();
+    if (p != nullptr) commit_alloc(t, r, d.n_samples, p, {frames, depth});
+  }
+  leave(t, d.next);
+  return p;
+}
+
+void release_slow(Func f, void* p, bool counted) noexcept {
+  if (bootstrap::owns(p)) return;  // never came from the real allocator
+  ThreadState& t = t_state;
+  Gap next = t.gap();
+  if (counted) {  // from the fast path: Active, the filter said "maybe"
+    t.phase = Phase::InHook;
+    t.countdown = kParked;
+  } else {  // parked countdown: Fresh, inside the recorder, exited, or --all mode
+    const std::optional<int64_t> after = enter(t, 0);
+    if (!after) {
+      if (real_funcs_resolved()) g_real.free(p);
+      return;
+    }
+    next = *after < kSlowBelow ? gap_for_next_call(t) : Gap{*after, t.offset};
+    t.slot->counters.add_call(f);
+  }
+  const auto key = reinterpret_cast<uintptr_t>(p);
+  std::optional<uint64_t> value;
+  if (p != nullptr && tracking() && t.slot->announced &&
+      (config().mode == format::Mode::All || g_filter.may_contain(key))) {
+    const uint64_t now = trace_now_ns();
+    LockGuard g(g_session.lock);
+    if (tracking()) value = g_session.table.take(key);
+    if (value) {
+      g_filter.remove(key);
+      g_session.encoder().free(AllocId{*value & kIdMask}, ThreadId{t.slot->thread_id}, now, f);
+    }
+  }
+  if (value && (*value & kNotifyFree)) notify_free(*value & kIdMask, p);
+  g_real.free(p);
+  leave(t, next);
+}
+
+void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept {
+  if (bootstrap::owns(old)) return realloc_from_pool(old, r.size);
+  ThreadState& t = t_state;
+  const std::optional<int64_t> after = enter(t, r.size);
+  if (!after) return call();  // `old` came from the real allocator, which is therefore known
+  t.slot->counters.add(r.func, r.size);
+  const Decision d = decide(t, *after, r.size);
+  const auto old_key = reinterpret_cast<uintptr_t>(old);
+  const bool old_maybe = tracking() && t.slot->announced &&
+                         (config().mode == format::Mode::All || g_filter.may_contain(old_key));
+  uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
+  size_t depth = 0;
+  if (d.n_samples != 0) {
+    sync_modules();
+    depth = capture_backtrace(r.return_address, frames);
+  }
+  const std::span<const uint64_t> bt{frames, depth};
+  const uint64_t now = trace_now_ns();
+
+  // A recorded old block: its end and the new block are written together, with
+  // the real realloc inside the lock (see the invariants at the top).
+  void* p = nullptr;
+  bool called = false;
+  bool stored = true;
+  std::optional<uint64_t> ended;  // table value of the old block, if this call ended it
+  std::optional<AllocId> new_id;
+  if (old_maybe) {
+    LockGuard g(g_session.lock);
+    const std::optional<uint64_t> value = tracking() ? g_session.table.take(old_key) : std::nullopt;
+    if (value) {
+      called = true;
+      g_filter.remove(old_key);
+      p = call();
+      const AllocId old_id{*value & kIdMask};
+      if (p == nullptr && r.size != 0) {
+        stored = remember(old, *value);  // failed: the old block lives on
+      } else if (p != nullptr && d.n_samples != 0 && sampling()) {
+        ended = value;
+        new_id = g_session.encoder().realloc(old_id, make_record(t, r, d.n_samples, p, now, bt));
+        stored = remember(p, new_id->value);
+      } else {
+        ended = value;
+        g_session.encoder().free(old_id, ThreadId{t.slot->thread_id}, now, r.func);
+      }
+    }
+  }
+  if (!called) {
+    p = call();
+    if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, bt);
+  } else {
+    if (ended && (*ended & kNotifyFree)) notify_free(*ended & kIdMask, old);
+    if (new_id || !stored)
+      after_alloc_event(stored, {new_id ? new_id->value : 0, d.n_samples, r.func, r.size, p, bt});
+  }
+  leave(t, d.next);
+  return p;
+}
+
+ThreadSlot* current_thread_slot() noexcept {
+  ThreadState& t = t_state;
+  if (t.phase == Phase::Fresh) {
+    t.phase = Phase::InHook;
+    activate_thread(t);  // leaves it Active with its first gap
+  }
+  return t.slot;
+}
+
+}  // namespace memloupe::recorder

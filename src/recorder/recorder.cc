@@ -1,0 +1,246 @@
+#include "recorder/recorder.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+
+#include "recorder/lifecycle.h"
+#include "recorder/modules.h"
+#include "recorder/real_funcs.h"
+#include "recorder/sys.h"
+
+namespace memloupe::recorder {
+
+namespace {
+constinit NoDestructor<Session> g_session_storage;
+}  // namespace
+constinit Session& g_session = g_session_storage.value;
+constinit CountingFilter<20> g_filter;
+constinit ThreadRegistry g_threads;
+
+namespace {
+
+std::atomic<State> g_state{State::Uninit};
+constinit Config g_config;
+constinit SpinLock g_init_lock;
+std::atomic<uint32_t> g_next_thread_id{0};
+std::atomic<uint64_t> g_threads_seeded{0};
+
+// One page that a fork child sees zeroed (MADV_WIPEONFORK, Linux 4.14): it tells
+// "the process that owns the session" from any child, with one load. Where the
+// kernel lacks it, the pid is compared instead (a syscall, slow paths only).
+volatile uint8_t* g_alive_page = nullptr;
+bool g_alive_wipes = false;
+
+void init_alive_page() noexcept {
+  if (g_alive_page == nullptr) {
+    void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    g_alive_page = static_cast<volatile uint8_t*>(p);
+    g_alive_wipes = ::madvise(p, 4096, MADV_WIPEONFORK) == 0;
+  }
+  *g_alive_page = 1;
+}
+
+void on_output_failure() noexcept { g_state.store(State::Ended, std::memory_order_release); }
+
+// The file header's strings, read once into static buffers.
+struct HeaderText {
+  char argv[8192];
+  size_t argv_length;
+  utsname uts;
+};
+constinit HeaderText g_header_text{};
+
+bool write_file_header() noexcept {
+  HeaderText& h = g_header_text;
+  h.argv_length = read_file("/proc/self/cmdline", h.argv, sizeof(h.argv));
+  ::uname(&h.uts);
+  format::HeaderFields f;
+  f.mode = g_config.mode;
+  f.bytes_per_sample = g_config.mode == format::Mode::Sampled ? g_config.every : 0;
+  f.pid = g_session.pid;
+  f.start_wall_ns = realtime_ns();
+  f.start_mono_ns = g_session.start_mono_ns;
+  f.host = h.uts.nodename;
+  f.executable = executable_path();
+  f.argv_nul_separated = {h.argv, h.argv_length};
+  static uint8_t buf[format::kMaxFileHeader];
+  const size_t n = format::encode_file_header(f, buf);
+  if (n == 0) return false;
+  g_session.output.write_chunk({buf, n});
+  return true;
+}
+
+// Opens the file and writes the header and the module map; the caller holds no
+// lock and its hooks are parked.
+void start_session() noexcept {
+  g_session.pid = static_cast<uint32_t>(::getpid());
+  g_session.start_mono_ns = monotonic_ns();
+  char path[Config::kMaxPath];
+  if (!expand_output_path(g_config.output, g_session.pid, path, sizeof(path))) {
+    (LogLine() << "cannot write trace '" << g_config.output << "': path too long; recording disabled")
+        .emit();
+    g_state.store(State::Ended, std::memory_order_release);
+    return;
+  }
+  if (!g_session.output.open(path, g_config.follow_fork, on_output_failure)) {
+    g_state.store(State::Ended, std::memory_order_release);
+    return;
+  }
+  new (g_session.encoder_storage) format::Encoder(g_session.output, g_config.mode);
+  write_file_header();
+  init_alive_page();
+  g_state.store(g_config.start_paused ? State::Paused : State::Recording, std::memory_order_release);
+  forget_modules();
+  sync_modules(/*force=*/true);
+}
+
+}  // namespace
+
+State state() noexcept { return g_state.load(std::memory_order_acquire); }
+const Config& config() noexcept { return g_config; }
+
+uint64_t trace_now_ns() noexcept { return monotonic_ns() - g_session.start_mono_ns; }
+
+bool in_traced_process() noexcept {
+  if (g_alive_page == nullptr) return true;  // no session was ever started
+  if (g_alive_wipes) return *g_alive_page != 0;
+  return static_cast<uint32_t>(::getpid()) == g_session.pid;
+}
+
+void ensure_process_init() noexcept {
+  if (state() != State::Uninit) return;
+  LockGuard once(g_init_lock);
+  if (state() != State::Uninit) return;
+  resolve_real_funcs();
+  g_config = read_config([](const char* name) -> const char* { return ::getenv(name); });
+  create_thread_exit_key();
+  if (!g_config.enabled()) {
+    g_state.store(State::Off, std::memory_order_release);
+    return;
+  }
+  start_session();
+}
+
+Gap gap_for_next_call(ThreadState& t) noexcept {
+  switch (state()) {
+    case State::Recording:
+    case State::Paused:
+      if (g_config.mode == format::Mode::All) return {kParked, 0};
+      return next_gap(t.rng, static_cast<double>(g_config.every));
+    default:
+      return {kNever, 0};
+  }
+}
+
+void activate_thread(ThreadState& t) noexcept {
+  ensure_process_init();
+  const uint32_t tid = current_tid();
+  ThreadSlot* slot = g_threads.claim(static_cast<uintptr_t>(::pthread_self()), tid);
+  t.slot = slot ? slot : &g_unregistered_slot;
+  t.exit_rounds = 0;
+  const uint64_t index = g_threads_seeded.fetch_add(1, std::memory_order_relaxed);
+  t.rng.state = g_config.seed ? mix64(*g_config.seed + index)
+                              : mix64(realtime_ns() ^ (uint64_t{tid} << 32) ^
+                                      reinterpret_cast<uintptr_t>(&t));
+  if (slot) watch_thread_exit(slot);
+  if (slot && tracking()) {
+    char comm_path[48] = "/proc/self/task/";
+    char name[32];
+    const size_t digits_at = std::strlen(comm_path);
+    std::strcpy(comm_path + digits_at + format_u64(comm_path + digits_at, tid), "/comm");
+    size_t len = read_file(comm_path, name, sizeof(name));
+    while (len > 0 && (name[len - 1] == '\n' || name[len - 1] == '\0')) --len;
+    const uint64_t now = trace_now_ns();
+    LockGuard g(g_session.lock);
+    if (tracking()) {
+      slot->thread_id = g_next_thread_id.fetch_add(1, std::memory_order_relaxed);
+      slot->announced = true;
+      const format::ThreadId id{slot->thread_id};
+      g_session.encoder().thread_start(id, now, tid);
+      if (len > 0) g_session.encoder().thread_name(id, now, {name, len});
+    }
+  }
+  t.set_gap(gap_for_next_call(t));
+  t.phase = Phase::Active;
+}
+
+void write_call_totals() noexcept {
+  format::CallTotals totals{};
+  g_threads.sum(totals);
+  totals.time_ns = trace_now_ns();
+  g_session.encoder().call_totals(totals);
+}
+
+void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
+  if (!tracking()) return;
+  if (wait_for_lock) {
+    g_session.lock.lock();
+  } else if (!g_session.lock.try_lock()) {
+    return;
+  }
+  const bool ours = tracking();  // another thread may have ended it meanwhile
+  if (ours) {
+    write_call_totals();
+    g_session.encoder().trace_end(trace_now_ns(), reason);
+    g_session.encoder().flush();
+    g_state.store(State::Ended, std::memory_order_release);
+  }
+  g_session.lock.unlock();
+  if (ours) g_session.output.close();
+}
+
+void restart_in_fork_child(ThreadState& t) noexcept {
+  // Locks held by the parent's other threads at the fork are held by no one now.
+  g_session.lock.reset();
+  g_init_lock.reset();
+  g_session.output.abandon_in_child();
+  const State s = state();
+  if (s != State::Recording && s != State::Paused) return;
+  if (!g_config.follow_fork) {
+    g_state.store(State::Ended, std::memory_order_release);
+    return;
+  }
+  const Phase phase = t.phase;
+  t.phase = Phase::InHook;
+  g_session.table.clear();
+  g_filter.clear();
+  g_threads.reset_for_child();
+  g_next_thread_id.store(0, std::memory_order_relaxed);
+  start_session();
+  if (tracking()) start_flush_thread();
+  // The thread registers again, in the child's trace, on its next call.
+  t.slot = &g_unregistered_slot;
+  t.countdown = kParked;
+  t.phase = phase == Phase::InHook ? Phase::InHook : Phase::Fresh;
+}
+
+bool set_paused(bool paused) noexcept {
+  State expected = paused ? State::Recording : State::Paused;
+  const State wanted = paused ? State::Paused : State::Recording;
+  return g_state.compare_exchange_strong(expected, wanted, std::memory_order_acq_rel) ||
+         expected == wanted;
+}
+
+void periodic_flush(bool flush_due, bool rss_due) noexcept {
+  if (!tracking()) return;
+  if (flush_due) sync_modules();
+  if (flush_due || rss_due) {
+    const uint64_t rss = rss_due ? resident_bytes() : 0;
+    LockGuard g(g_session.lock);
+    if (!tracking()) return;
+    if (rss != 0) g_session.encoder().rss(trace_now_ns(), rss);
+    if (flush_due) {
+      write_call_totals();
+      g_session.encoder().flush();
+    }
+  }
+  g_session.output.drain();
+}
+
+}  // namespace memloupe::recorder

@@ -1,0 +1,108 @@
+// The process-wide recorder: its state machine and the one trace being written.
+// Shared by the hooks' slow paths (record.cc), the lifecycle handlers
+// (lifecycle.cc), the flush thread and the public API.
+//
+//   Uninit ──first hook──► Off                (MEMLOUPE_OUTPUT unset: pass-through)
+//                     └──► Recording ◄──► Paused   (memloupe_stop / memloupe_start)
+//                              │            │
+//                              └─────┬──────┘
+//                                    ▼
+//                                  Ended      (exit, exec, I/O failure, fork child)
+//
+// Ended is final for this process image: the trace got its TraceEnd (or the
+// failure was reported) and every hook passes through from then on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "format/encoder.h"
+#include "recorder/address_table.h"
+#include "recorder/config.h"
+#include "recorder/sample_filter.h"
+#include "recorder/spin_lock.h"
+#include "recorder/thread_registry.h"
+#include "recorder/thread_state.h"
+#include "recorder/trace_output.h"
+
+namespace memloupe::recorder {
+
+enum class State : uint8_t { Uninit, Off, Recording, Paused, Ended };
+
+// Written only under `lock` (the trace lock): the encoder, the table, the filter.
+struct Session {
+  SpinLock lock;
+  AddressTable table;
+  TraceOutput output;
+  uint64_t start_mono_ns = 0;
+  uint32_t pid = 0;
+  alignas(format::Encoder) unsigned char encoder_storage[sizeof(format::Encoder)] = {};
+
+  format::Encoder& encoder() noexcept { return *reinterpret_cast<format::Encoder*>(encoder_storage); }
+};
+
+// Constant-initialised and never destroyed: exit handlers and other threads use
+// the session after static destructors would have run (unmapping the table under
+// a thread that is still freeing would crash it).
+template <class T>
+union NoDestructor {
+  constexpr NoDestructor() : value() {}
+  ~NoDestructor() {}
+  T value;
+};
+
+extern Session& g_session;
+extern constinit CountingFilter<20> g_filter;
+extern constinit ThreadRegistry g_threads;
+
+State state() noexcept;
+const Config& config() noexcept;
+
+// Trace time: nanoseconds since the session started.
+uint64_t trace_now_ns() noexcept;
+
+// False in a child created without our fork handler running (vfork, raw clone,
+// or fork before our constructor): such a child must not touch the shared
+// session, so every slow path passes through there.
+bool in_traced_process() noexcept;
+
+// True when new allocations are sampled / when frees of recorded blocks are.
+inline bool sampling() noexcept { return state() == State::Recording && in_traced_process(); }
+inline bool tracking() noexcept {
+  const State s = state();
+  return (s == State::Recording || s == State::Paused) && in_traced_process();
+}
+
+// Runs once per process image, on the first hook (the caller has parked its own
+// hooks) or from the constructor: resolves the real functions, reads the
+// configuration, and starts the session if one is configured.
+void ensure_process_init() noexcept;
+
+// First hook on a thread: claims its slot, seeds its generator, writes its
+// ThreadStart/ThreadName; leaves `t` Active with its first gap drawn.
+void activate_thread(ThreadState& t) noexcept;
+
+// The countdown a thread should continue with after a call (a fresh gap when
+// sampling, kParked in --all mode, kNever when nothing will ever be recorded).
+Gap gap_for_next_call(ThreadState& t) noexcept;
+
+// Ends the trace: final CallTotals, TraceEnd, everything written and the file
+// closed. Idempotent. With `wait_for_lock` false (abort), gives up if the trace
+// lock is busy rather than risk deadlocking.
+void end_session(format::EndReason reason, bool wait_for_lock = true) noexcept;
+
+// In a fork child (pthread_atfork): by default the child ends its copy of the
+// session without writing; with MEMLOUPE_FOLLOW_FORK=1 it starts its own trace.
+// `t` is the forking thread, the child's only one.
+void restart_in_fork_child(ThreadState& t) noexcept;
+
+// memloupe_start()/memloupe_stop().
+bool set_paused(bool paused) noexcept;
+
+// Called by the flush thread: one period's work (RSS, totals, flush, drain).
+void periodic_flush(bool flush_due, bool rss_due) noexcept;
+
+// Sums all threads' counters into a CallTotals event (under the trace lock).
+void write_call_totals() noexcept;
+
+}  // namespace memloupe::recorder

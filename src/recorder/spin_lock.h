@@ -1,0 +1,57 @@
+// The trace lock: an uncontended acquire is one compare-exchange; a waiter spins
+// briefly, then sleeps on a futex (so a preempted holder does not burn the other
+// core, the failure heaptrack's 1 µs sleep-spin has).
+//
+// Word states: 0 free, 1 held, 2 held and someone may be asleep (Drepper, "Futexes
+// are tricky", mutex #3). No heap, no pthread: usable inside malloc and in a
+// fork child after reset().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace memloupe::recorder {
+
+class SpinLock {
+ public:
+  constexpr SpinLock() noexcept = default;
+
+  void lock() noexcept {
+    uint32_t expected = 0;
+    if (word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                      std::memory_order_relaxed)) [[likely]]
+      return;
+    lock_slow();
+  }
+  bool try_lock() noexcept {
+    uint32_t expected = 0;
+    return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                         std::memory_order_relaxed);
+  }
+  void unlock() noexcept {
+    // Matched by the acquire in lock()/lock_slow(); a 2 means a sleeper to wake.
+    if (word_.exchange(0, std::memory_order_release) == 2) [[unlikely]]
+      wake_one();
+  }
+  // A fork child owns the only thread: whoever held the lock in the parent is gone.
+  void reset() noexcept { word_.store(0, std::memory_order_relaxed); }
+
+ private:
+  void lock_slow() noexcept;
+  void wake_one() noexcept;
+  std::atomic<uint32_t> word_{0};
+};
+
+// Scoped holder.
+class LockGuard {
+ public:
+  explicit LockGuard(SpinLock& l) noexcept : l_(l) { l_.lock(); }
+  ~LockGuard() { l_.unlock(); }
+  LockGuard(const LockGuard&) = delete;
+  LockGuard& operator=(const LockGuard&) = delete;
+
+ private:
+  SpinLock& l_;
+};
+
+}  // namespace memloupe::recorder

@@ -1,0 +1,63 @@
+// Where the encoder's chunks go: the trace file, through a queue.
+//
+// write_chunk() runs under the trace lock (inside some thread's malloc), so it
+// only copies the chunk into the ring. drain() — the flush thread, or exit — does
+// the write(2)s, under the output lock, which is never held while taking the trace
+// lock. Only when the ring is full (the flush thread is 4 MiB behind) does the
+// producer drain it itself, still under the trace lock: rare, and better than
+// dropping a chunk (AllocIds count Alloc events, so a lost chunk would shift them).
+//
+// Failure policy (docs/RECORDER.md): the first error opening or writing the file
+// is reported once on stderr, the rest of the data is dropped, and `on_failure`
+// tells the recorder to stop. The program never sees an error.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "format/encoder.h"
+#include "recorder/byte_ring.h"
+#include "recorder/spin_lock.h"
+#include "recorder/sys.h"
+
+namespace memloupe::recorder {
+
+class TraceOutput final : public format::ChunkSink {
+ public:
+  static constexpr size_t kRingBytes = 4 << 20;
+  static constexpr size_t kMaxPath = 4096;
+  using FailureHandler = void (*)() noexcept;
+
+  // Creates (truncating) `path`; with `never_overwrite`, an existing file is kept
+  // and PATH.1, PATH.2, ... tried instead. False after reporting the failure.
+  bool open(const char* path, bool never_overwrite, FailureHandler on_failure) noexcept;
+
+  void write_chunk(std::span<const uint8_t> chunk) noexcept override;
+
+  // True when the flush thread should be woken to drain early.
+  bool half_full() const noexcept { return ring_.queued() > ring_.capacity() / 2; }
+  void drain() noexcept;
+  // Drains and closes: nothing can be written afterwards.
+  void close() noexcept;
+  // In a fork child: closes the inherited descriptor without writing anything
+  // and forgets the queue (those bytes belong to the parent's trace).
+  void abandon_in_child() noexcept;
+
+  const char* path() const noexcept { return path_; }
+  bool failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
+
+ private:
+  void drain_locked() noexcept;
+  void fail(int err) noexcept;
+
+  UniqueFd fd_;
+  ByteRing ring_;
+  SpinLock io_lock_;
+  std::atomic<bool> failed_{false};
+  FailureHandler on_failure_ = nullptr;
+  char path_[kMaxPath + 8] = {};
+};
+
+}  // namespace memloupe::recorder
