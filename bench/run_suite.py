@@ -95,10 +95,8 @@ def main():
         sys.exit(f"bench_spawn is not built in {args.build}: "
                  "cmake --build BUILD --target bench_spawn bench_alloc_mt bench_stl_deep")
     runner.use_spawner(tools.bench_spawn)
-    if args.no_heaptrack:
-        tools.heaptrack = None
-    if args.no_massif:
-        tools.valgrind = None
+    tools.skipped = frozenset(k for k, off in (("heaptrack", args.no_heaptrack),
+                                               ("massif", args.no_massif)) if off)
     size_name = "quick" if args.quick else "full"
     runs = args.runs or (1 if args.quick else 5)
     elapsed = measure.timer()
@@ -117,7 +115,7 @@ def main():
     main_results = measure.measure(wls, configs.MAIN_CONFIGS, tools, trace_dir, runs)
     measure.inspect_traces(main_results, tools)
     massif_results = []
-    if "a" in keys and tools.valgrind:
+    if "a" in keys and configs.MASSIF.unavailable(tools) is None:
         wl, _ = workloads.build("a", "massif-quick" if args.quick else "massif", tools)
         if wl is not None:
             wl = dataclasses.replace(wl, key="a-small", title="(a) alloc_mt, reduced")

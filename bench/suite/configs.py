@@ -20,6 +20,8 @@ class Config:
 
     def unavailable(self, tools):
         """Why this configuration cannot run here, or None."""
+        if self.key in tools.skipped:
+            return f"n/a (skipped: --no-{self.key})"
         if self.key in ("sampled", "all"):
             return None if tools.preload else NOT_BUILT
         if self.key == "heaptrack":

@@ -53,15 +53,16 @@ def calls(result):
 
 
 def trace_bytes(cr):
-    """Bytes of the last run's trace without its symbols section, and how measured."""
+    """(recorded, finalised, bound) bytes of the last run's trace. `recorded` is the file
+    as the preload library left it (events only, uncompressed); `finalised` is after
+    `memloupe symbolize` (events zstd-compressed, plus the symbols section). Both
+    exceed the events' compressed size, so the smaller is an upper bound for the
+    "symbols excluded" size the targets speak of."""
     if cr is None or not cr.runs:
-        return None, None
+        return None, None, None
     last = cr.runs[-1]
-    if last.final_bytes and cr.symbols_bytes is not None:
-        return last.final_bytes - cr.symbols_bytes, "finalised, symbols excluded"
-    if last.trace_bytes:
-        return last.trace_bytes, "as recorded, before finalise"
-    return None, None
+    sizes = [b for b in (last.trace_bytes, last.final_bytes) if b]
+    return last.trace_bytes, last.final_bytes, min(sizes) if sizes else None
 
 
 def per(numerator, denominator):

@@ -31,7 +31,6 @@ class ConfigResult:
     runs: list = dataclasses.field(default_factory=list)
     last_trace: str | None = None
     samples: int | None = None  # memloupe info, last trace
-    symbols_bytes: int | None = None
 
 
 @dataclasses.dataclass
@@ -83,7 +82,7 @@ def _one_run(result, config, tools, trace_dir, run_index, keep):
         fin = memloupe_cli.finalise(tools, path)
         if fin is not None and fin.ok:
             rec.finalise_s = fin.wall_s
-        rec.final_bytes = _file_size(path)
+            rec.final_bytes = _file_size(path)
     cr.runs.append(rec)
     log(f"    {wl.key:9} {config.label:17} {m.wall_s:7.3f} s  cpu {m.cpu_s:7.3f} s  "
         f"rss {m.maxrss_kib / 1024:7.1f} MiB" + ("" if rec.same_output else "  OUTPUT DIFFERS"))
@@ -121,7 +120,6 @@ def inspect_traces(results, tools):
             if cr and cr.last_trace:
                 facts = memloupe_cli.info(tools, cr.last_trace)
                 cr.samples = facts.get("samples")
-                cr.symbols_bytes = facts.get("symbols_bytes")
         if r.configs.get("all") and r.configs["all"].last_trace:
             r.memloupe_calls = memloupe_cli.summary_calls(tools, r.configs["all"].last_trace)
         if r.configs.get("heaptrack") and r.configs["heaptrack"].last_trace:

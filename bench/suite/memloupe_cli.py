@@ -35,19 +35,14 @@ def finalise(tools, trace):
 
 
 def info(tools, trace):
-    """{'samples': N, 'symbols_bytes': N} from `memloupe info`, when it says so."""
+    """{'samples': N} from `memloupe info`: its per-kind event counts list
+    "  alloc   N" — in a sampled trace, one Alloc event per sampled block."""
     if not tools.has("info"):
         return {}
     m = _run([tools.memloupe, "info", trace])
     if m is None:
         return {}
-    text = m.stdout
-    return {
-        "samples": _find_int(text, [r"^\s*samples?\s*[:=]\s*([\d,_]+)",
-                                    r"sampled allocations?\s*[:=]\s*([\d,_]+)",
-                                    r"^\s*allocs?\s*[:=]\s*([\d,_]+)"]),
-        "symbols_bytes": _find_int(text, [r"symbols?(?: section)?\s*[:=]\s*([\d,_]+)\s*(?:B|bytes)"]),
-    }
+    return {"samples": _find_int(m.stdout, [r"^\s+alloc\s+([\d,_]+)\s*$"])}
 
 
 def summary_calls(tools, trace):

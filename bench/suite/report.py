@@ -46,22 +46,23 @@ def _time_table(results, with_heaptrack=True):
 
 
 def _size_table(results):
-    lines = ["| workload | allocation calls (source) | sampled trace B | samples | B / sample "
-             "| --all trace B | B / call | heaptrack .zst B | B / call |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| workload | allocation calls (source) | samples | sampled: recorded B "
+             "| finalised B | B / sample | --all: recorded B | finalised B | B / call "
+             "| heaptrack .zst B | B / call |", "|" + "---|" * 11]
     for result in results:
         calls, source = figures.calls(result)
         s_cr, a_cr = result.configs.get("sampled"), result.configs.get("all")
-        s_bytes, _ = figures.trace_bytes(s_cr)
-        a_bytes, _ = figures.trace_bytes(a_cr)
+        s_raw, s_final, s_bound = figures.trace_bytes(s_cr)
+        a_raw, a_final, a_bound = figures.trace_bytes(a_cr)
         ht = result.configs.get("heaptrack")
         h_bytes = ht.runs[-1].trace_bytes if ht and ht.runs else None
         samples = s_cr.samples if s_cr else None
         lines.append("| " + " | ".join([
             result.workload.title,
             f"{fmt_int(calls)} ({source})" if calls else "n/a",
-            fmt_int(s_bytes), fmt_int(samples), fmt(figures.per(s_bytes, samples), 1),
-            fmt_int(a_bytes), fmt(figures.per(a_bytes, calls), 2),
+            fmt_int(samples), fmt_int(s_raw), fmt_int(s_final),
+            fmt(figures.per(s_bound, samples), 1),
+            fmt_int(a_raw), fmt_int(a_final), fmt(figures.per(a_bound, calls), 2),
             fmt_int(h_bytes), fmt(figures.per(h_bytes, calls), 2)]) + " |")
     return lines
 
@@ -117,14 +118,13 @@ def targets(main, analysis, accuracy):
         r = by_key.get(key)
         if r is None:
             continue
-        b, _ = figures.trace_bytes(r.configs.get("sampled"))
-        v = figures.per(b, r.configs["sampled"].samples)
+        v = figures.per(figures.trace_bytes(r.configs.get("sampled"))[2],
+                        r.configs["sampled"].samples)
         out.append(Target(f"sampled trace <= 12 B per sampled alloc+free, {r.workload.title}",
                           fmt(v, 1, " B"), None if v is None else v <= 12))
     if "a" in by_key:
         r = by_key["a"]
-        b, _ = figures.trace_bytes(r.configs.get("all"))
-        v = figures.per(b, figures.calls(r)[0])
+        v = figures.per(figures.trace_bytes(r.configs.get("all"))[2], figures.calls(r)[0])
         out.append(Target("--all trace <= 1.5 B per call, (a)", fmt(v, 2, " B"),
                           None if v is None else v <= 1.5))
     for r in main:
@@ -170,9 +170,12 @@ LEGEND = """\
 - **output**: whether the workload printed the same checksum line as natively.
 - **allocation calls**: from `memloupe summary` on the --all trace, else
   heaptrack_print's count, else the workload's own count (alloc_mt counts its calls).
-- **B / sample**: sampled trace bytes (symbols excluded when `memloupe info` reports
-  them, else the trace as recorded) per sampled allocation (with its free, if freed),
-  samples from `memloupe info`. **B / call**: bytes per allocation call.
+- **recorded B**: the trace as the preload library wrote it (events only, not
+  compressed); **finalised B**: after `memloupe symbolize` (events compressed, symbols
+  section appended). **B / sample** and **B / call** divide the smaller of the two (an
+  upper bound for the symbol-free size) by the sampled allocations (`alloc` events in
+  `memloupe info`; each carries its backtrace, and its free if freed) or by the
+  allocation calls; heaptrack's by its `.zst` size.
 - **recorder memory**: sampled-mode peak RSS minus native peak RSS (medians).
   **target under heaptrack**: the target's own peak RSS under heaptrack, as
   heaptrack_print reports it (last run).

@@ -22,6 +22,7 @@ class Tools:
     valgrind: str | None
     python3: str | None  # Debian's interpreter, not a version manager's shim
     sqlite3: str | None
+    skipped: frozenset = frozenset()  # configuration keys turned off on the command line
 
     def has(self, command):
         return self.memloupe is not None and command in self.memloupe_commands
