@@ -7,17 +7,13 @@
 #include "recorder/unwind/eh_frame.h"
 #include "recorder/unwind/rule_cache.h"
 #include "recorder/unwind/stack_bounds.h"
+#include "recorder/unwind/stack_memory.h"
+#include "recorder/unwind/tail_memo.h"
 
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-// Stack reads are bounds-checked by the caller; they may touch other frames' slots,
-// which the sanitizer would not know are meant to be read.
-__attribute__((no_sanitize("address"))) inline uintptr_t load(uintptr_t addr) {
-  uintptr_t v;
-  __builtin_memcpy(&v, reinterpret_cast<const void*>(addr), sizeof v);
-  return v;
-}
+inline uintptr_t load(uintptr_t addr) { return load_stack_word(addr); }
 
 // Where the kernel's rt_sigframe keeps the interrupted registers: at the trampoline's
 // frame, the stack pointer points at the ucontext (the handler's return popped
@@ -26,16 +22,18 @@ constexpr size_t greg_offset(int reg) {
   return offsetof(ucontext_t, uc_mcontext.gregs) + static_cast<size_t>(reg) * sizeof(greg_t);
 }
 
-// The walk's state. Invariant: stack.begin + 8 <= sp < stack.end, so that a CFA above
-// sp has its return-address slot (CFA - 8) inside the stack.
+// The walk's state. Invariant: stack.begin <= sp and sp + 8 <= stack.end. A frame's
+// return-address slot (CFA - 8) lies at or above its callee's sp, so every CFA
+// accepted in [sp + 8, stack.end - 8] has its slot inside the stack.
 struct Walk {
   uintptr_t pc, sp, bp;
   Span stack;
   bool exact_pc;  // pc was interrupted by a signal rather than a return address
 
+  bool on_stack() const { return sp >= stack.begin && sp < stack.end && stack.end - sp >= 8; }
   bool enter_stack() {
     stack = stack_span(sp);
-    return stack.end != 0 && sp >= stack.begin + 8;
+    return stack.end != 0 && on_stack();
   }
 };
 
@@ -45,9 +43,8 @@ enum class Step : uint8_t { kStepped, kStop, kFallback };
 inline Step step_frame(Walk& w, uint64_t packed) {
   const uintptr_t base = (packed & kRbpBaseBit) != 0 ? w.bp : w.sp;
   const uintptr_t cfa = base + (packed & kCfaOffsetMask);
-  // sp < cfa <= stack.end, in one comparison (unsigned wrap-around makes a CFA at or
-  // below sp huge). Moving up also guarantees the walk ends.
-  if (cfa - w.sp - 1 >= w.stack.end - w.sp) return Step::kStop;
+  // Moving up (by at least the return address) also guarantees the walk ends.
+  if (cfa < w.sp + 8 || cfa > w.stack.end - 8) return Step::kStop;
   const uintptr_t rbp_slot = (packed >> kRbpSlotShift) & 0xff;
   if (rbp_slot != 0) {
     if (cfa - w.stack.begin < 8 * rbp_slot) return Step::kStop;
@@ -68,7 +65,7 @@ Step step_signal(Walk& w) {
   w.sp = load(uc + greg_offset(REG_RSP));
   w.exact_pc = true;
   // A handler on the alternate stack interrupted code on the thread's stack.
-  if (!(w.sp >= w.stack.begin + 8 && w.sp < w.stack.end) && !w.enter_stack()) {
+  if (!w.on_stack() && !w.enter_stack()) {
     return Step::kFallback;
   }
   return Step::kStepped;
@@ -85,6 +82,24 @@ __attribute__((noinline)) uint64_t rule_on_miss(uintptr_t pc, bool exact_pc) {
 
 inline RuleKind kind_of(uint64_t packed) { return static_cast<RuleKind>(packed & kKindMask); }
 
+// Writes addresses to out[], first dropping `skip` of them.
+struct Emitter {
+  uint64_t* out;
+  size_t max_frames, skip, n = 0;
+
+  // False once out[] is full.
+  bool put(uintptr_t pc) {
+    if (skip > 0) {
+      --skip;
+      return true;
+    }
+    out[n++] = pc;
+    return n < max_frames;
+  }
+  // How many more put() calls can be made.
+  size_t remaining() const { return skip + (max_frames - n); }
+};
+
 }  // namespace
 
 FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip) noexcept {
@@ -92,39 +107,77 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
   Walk w{regs.pc, regs.sp, regs.bp, {}, false};
   if (!w.enter_stack()) return {0, Outcome::kFallback};
   const RuleCache::Slot* slots = g_rule_cache.slots();
+  Emitter em{out, max_frames, skip};
+  MemoSession memo(w.stack);
   // A return address points after its call, which may be the last instruction of its
   // function, so its rule is the one at pc - 1; an interrupted pc (after a signal
   // frame) has not executed yet and its rule is the one at pc. The first pc (inside
   // F) was taken mid-instruction-stream, so pc - 1 is inside F too.
-  size_t n = 0;
-  bool own_frame = true;  // F's frame is stepped through, never written
+  bool emit = false;  // F's own frame is stepped through, never written
   for (;;) {
+    if (emit && !w.exact_pc) {
+      // A frame the previous walk of this thread also met: reuse what lies above it,
+      // verifying only as many frames as will be written.
+      if (const int found = memo.find({w.sp, w.pc, w.bp}); found >= 0) {
+        const auto r = static_cast<size_t>(found);
+        const size_t count = memo.count();
+        const size_t last = em.remaining() < count - r ? r + em.remaining() - 1 : count - 1;
+        const size_t k = memo.verify(r, last);
+        const FrameState resume = memo.state_at(k);
+        bool full = false;
+        for (size_t i = r; i <= k && !full; ++i) full = !em.put(memo.pc_at(i));
+        const bool ends_here = k == count - 1 && memo.outermost_stops();
+        memo.commit_splice(r, k, last);
+        if (full) return {em.n, Outcome::kTruncated};
+        if (ends_here) return {em.n, Outcome::kComplete};
+        // Step on from the outermost still-valid frame (already written).
+        w.sp = resume.sp;
+        w.pc = resume.pc;
+        w.bp = resume.bp;
+        memo.stop();
+        emit = false;
+      }
+    }
     uint64_t packed = w.exact_pc ? 0 : RuleCache::find_entry(slots, w.pc);
     if (packed == 0) {
       packed = rule_on_miss(w.pc, w.exact_pc);
       slots = g_rule_cache.slots();  // the first miss maps the table
     }
-    if (!own_frame) {
+    if (emit) {
       // Never write an address that lies in no module (garbage, or JIT code).
-      if (kind_of(packed) == RuleKind::kUnknown) return {n, Outcome::kComplete};
-      if (skip > 0) {
-        --skip;
-      } else {
-        out[n++] = w.pc;
-        if (n == max_frames) return {n, Outcome::kTruncated};
+      if (kind_of(packed) == RuleKind::kUnknown) {
+        memo.commit_fresh(false);
+        return {em.n, Outcome::kComplete};
+      }
+      if (!w.exact_pc) memo.record({w.sp, w.pc, w.bp});
+      if (!em.put(w.pc)) {
+        memo.commit_fresh(false);
+        return {em.n, Outcome::kTruncated};
       }
     }
-    own_frame = false;
-    Step step;
+    emit = true;
+    Step step = Step::kFallback;  // kFallback, and kUnknown for F itself
     switch (kind_of(packed)) {
-      case RuleKind::kFrame: step = step_frame(w, packed); break;
-      case RuleKind::kSignal: step = step_signal(w); break;
+      case RuleKind::kFrame:
+        step = step_frame(w, packed);
+        memo.set_last_rbp_slot(static_cast<uint8_t>(packed >> kRbpSlotShift));
+        break;
+      case RuleKind::kSignal:
+        memo.stop();  // the memo holds frames of one stack, before any signal frame
+        step = step_signal(w);
+        break;
       case RuleKind::kOutermost:
-      case RuleKind::kNoInfo: step = Step::kStop; break;
-      default: step = Step::kFallback; break;  // kFallback; kUnknown for F itself
+      case RuleKind::kNoInfo: memo.commit_fresh(true); return {em.n, Outcome::kComplete};
+      default: break;
     }
-    if (step == Step::kStop) return {n, Outcome::kComplete};
-    if (step == Step::kFallback) return {n, Outcome::kFallback};
+    if (step == Step::kStop) {
+      memo.commit_fresh(false);
+      return {em.n, Outcome::kComplete};
+    }
+    if (step == Step::kFallback) {
+      memo.commit_fresh(false);
+      return {em.n, Outcome::kFallback};
+    }
   }
 }
 

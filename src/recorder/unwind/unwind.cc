@@ -3,6 +3,7 @@
 #include "recorder/unwind/fast_unwind.h"
 #include "recorder/unwind/libunwind_backtrace.h"
 #include "recorder/unwind/rule_cache.h"
+#include "recorder/unwind/tail_memo.h"
 #include "recorder/unwind/unwind_stats.h"
 
 namespace memloupe::recorder {
@@ -21,6 +22,7 @@ __attribute__((noinline)) size_t unwind_here(uint64_t* out, size_t max_frames,
 }
 
 void unwind_modules_changed() noexcept {
+  unwind_detail::bump_memo_generation();
   unwind_detail::rule_cache().clear();
   unwind_detail::libunwind_flush();
 }

@@ -3,6 +3,9 @@
 // with the fast unwinder and with libunwind and compares them frame by frame. At exit
 // it writes "compared fallbacks mismatches" to $MEMLOUPE_UNWIND_CHECK_OUT, followed by
 // the first mismatching pair of stacks, if any.
+//
+// With MEMLOUPE_UNWIND_CHECK_COST=fast (or =libunwind) it instead unwinds 64 frames
+// on every malloc with that unwinder only, to time what unwinding adds to a workload.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,9 +14,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "recorder/unwind/fast_unwind.h"
 #include "recorder/unwind/libunwind_backtrace.h"
+#include "recorder/unwind/unwind.h"
 
 extern "C" void* __libc_malloc(size_t);
 
@@ -26,9 +31,23 @@ constexpr size_t kMaxFrames = 64;
 std::atomic<uint64_t> g_calls{0}, g_compared{0}, g_fallbacks{0}, g_mismatches{0};
 constinit thread_local bool tls_busy __attribute__((tls_model("initial-exec"))) = false;
 
+enum class Mode : uint8_t { kCompare, kFastOnly, kLibunwindOnly };
+Mode g_mode = Mode::kCompare;
+
+__attribute__((constructor)) void read_mode() {
+  const char* cost = std::getenv("MEMLOUPE_UNWIND_CHECK_COST");
+  if (cost == nullptr) return;
+  if (std::strcmp(cost, "fast") == 0) g_mode = Mode::kFastOnly;
+  if (std::strcmp(cost, "libunwind") == 0) g_mode = Mode::kLibunwindOnly;
+}
+
 std::atomic<bool> g_have_example{false};
 uint64_t g_example_fast[kMaxFrames], g_example_slow[kMaxFrames];
 size_t g_example_fast_n = 0, g_example_slow_n = 0;
+// The first stack the fast unwinder handed to libunwind, and where it stopped.
+std::atomic<bool> g_have_fallback{false};
+uint64_t g_fallback_stack[kMaxFrames];
+size_t g_fallback_n = 0, g_fallback_fast_n = 0;
 
 // Both unwinders start in this function; their out[0] are their two call sites here.
 __attribute__((noinline)) void compare_here() {
@@ -39,6 +58,11 @@ __attribute__((noinline)) void compare_here() {
   g_compared.fetch_add(1, std::memory_order_relaxed);
   if (r.outcome == Outcome::kFallback) {
     g_fallbacks.fetch_add(1, std::memory_order_relaxed);
+    if (!g_have_fallback.exchange(true)) {
+      for (size_t i = 0; i < n; ++i) g_fallback_stack[i] = slow[i];
+      g_fallback_fast_n = r.frames;
+      g_fallback_n = n;
+    }
     return;
   }
   bool same = r.frames == n;
@@ -82,6 +106,11 @@ __attribute__((destructor)) void report() {
                                 static_cast<unsigned long>(g_fallbacks.load()),
                                 static_cast<unsigned long>(g_mismatches.load()));
   write_all(fd, line, static_cast<size_t>(len));
+  if (g_have_fallback.load()) {
+    const int l = std::snprintf(line, sizeof line, "fallback after %zu frames\n", g_fallback_fast_n);
+    write_all(fd, line, static_cast<size_t>(l));
+    print_stack(fd, "fallback", g_fallback_stack, g_fallback_n);
+  }
   if (g_have_example.load()) {
     print_stack(fd, "fast", g_example_fast, g_example_fast_n);
     print_stack(fd, "libunwind", g_example_slow, g_example_slow_n);
@@ -94,6 +123,18 @@ __attribute__((destructor)) void report() {
 
 extern "C" void* malloc(size_t size) {
   using namespace memloupe::recorder::unwind_detail;
+  if (g_mode != Mode::kCompare && !tls_busy) {
+    tls_busy = true;
+    uint64_t frames[kMaxFrames];
+    if (g_mode == Mode::kFastOnly) {
+      memloupe::recorder::unwind_here(frames, kMaxFrames, 0);
+    } else {
+      libunwind_backtrace(frames, kMaxFrames, 0);
+    }
+    asm volatile("" : : "r"(frames) : "memory");
+    tls_busy = false;
+    return __libc_malloc(size);
+  }
   if (!tls_busy && g_calls.fetch_add(1, std::memory_order_relaxed) % kEvery == 0) {
     tls_busy = true;  // libunwind may allocate; those calls pass straight through
     compare_here();

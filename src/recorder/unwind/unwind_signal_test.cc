@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -154,7 +155,12 @@ TEST(UnwindSignal, HandlerInterruptsUnwinding) {
   EXPECT_GT(expected.frames, size_t{kDepth} + 1);
   int mismatches = 0;
   const bool deep_enough = expected.frames > kDepth + 1;
-  for (int i = 0; deep_enough && i < 3000 && (i < 200 || g_handler_runs.load() < 50); ++i) {
+  // Until the handler has run often enough (the sender may be slow to get a CPU), or
+  // a few seconds have passed.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (int i = 0; deep_enough && (i < 200 || g_handler_runs.load() < 50) &&
+                  std::chrono::steady_clock::now() < deadline;
+       ++i) {
     if (i % 10 == 0) rule_cache().clear();  // send the unwinder down its slow path too
     const FastResult r = unwind_at_depth(again, kDepth);
     mismatches += r.frames != expected.frames || r.outcome != expected.outcome ||

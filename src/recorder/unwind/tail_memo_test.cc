@@ -1,0 +1,112 @@
+// The per-thread memo of the last walk: reused tails must be exactly what walking
+// frame by frame gives, also when the outer frames changed under equal inner states.
+#include "recorder/unwind/tail_memo.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "recorder/unwind/unwind.h"
+#include "recorder/unwind/unwind_test_util.h"
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// Unwinds with the memo and without it from the same frame; both must match libunwind.
+struct Both {
+  Stacks with_memo;
+  std::vector<uint64_t> without_memo;
+};
+
+__attribute__((noinline)) void capture_both(Both& b) {
+  b.with_memo = capture_stacks(256);
+  set_tail_memo_enabled(false);
+  const Stacks plain = capture_stacks(256);
+  set_tail_memo_enabled(true);
+  b.without_memo = plain.fast;
+  MEMLOUPE_KEEP_FRAME();
+}
+
+void expect_consistent(const Both& b) {
+  EXPECT_EQ(b.with_memo.outcome, Outcome::kComplete);
+  EXPECT_EQ(b.with_memo.fast, b.with_memo.libunwind);
+  EXPECT_EQ(b.with_memo.api, b.with_memo.fast);
+  // The two captures are two call sites in capture_both: compare from index 1.
+  ASSERT_EQ(b.without_memo.size(), b.with_memo.fast.size());
+  EXPECT_TRUE(std::equal(b.without_memo.begin() + 1, b.without_memo.end(),
+                         b.with_memo.fast.begin() + 1));
+}
+
+__attribute__((noinline)) void recurse_to(Both& b, int depth) {
+  if (depth == 0) {
+    capture_both(b);
+  } else {
+    recurse_to(b, depth - 1);
+  }
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, RecursionAtVaryingDepthsSplicesAndStaysExact) {
+  const MemoStats before = memo_stats();
+  for (const int depth : {50, 20, 80, 10, 80, 3, 60}) {
+    Both b;
+    recurse_to(b, depth);
+    expect_consistent(b);
+    EXPECT_GT(b.with_memo.fast.size(), static_cast<size_t>(depth));
+  }
+  EXPECT_GT(memo_stats().full, before.full);
+}
+
+// Two callers with identical frames call the same function, so the frame of `middle`
+// has the same sp, pc and bp under both; only the return address above it differs.
+template <int kWhich>
+__attribute__((noinline)) void outer(Both& b, std::vector<uint64_t>& ra);
+
+__attribute__((noinline)) void middle(Both& b) {
+  capture_both(b);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+template <int kWhich>
+__attribute__((noinline)) void outer(Both& b, std::vector<uint64_t>& ra) {
+  middle(b);
+  MEMLOUPE_RECORD_RA(ra);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void call_both(Both& first, Both& second, std::vector<uint64_t>& ra1,
+                                         std::vector<uint64_t>& ra2) {
+  outer<1>(first, ra1);
+  outer<2>(second, ra2);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, ChangedCallerAboveAnEqualFrameIsNotReused) {
+  Both first, second;
+  std::vector<uint64_t> ra1, ra2;
+  const MemoStats before = memo_stats();
+  call_both(first, second, ra1, ra2);
+  expect_consistent(first);
+  expect_consistent(second);
+  // Each walk holds its own caller's return address, not the other's.
+  EXPECT_GE(find_chain(first.with_memo.fast, ra1), 0);
+  EXPECT_GE(find_chain(second.with_memo.fast, ra2), 0);
+  EXPECT_LT(find_chain(second.with_memo.fast, ra1), 0);
+  EXPECT_GT(memo_stats().partial, before.partial);
+}
+
+TEST(TailMemo, ModulesChangedDiscardsTheMemo) {
+  uint64_t frames[256];
+  fast_unwind_here(frames, 256, 0);  // records a memo
+  unwind_modules_changed();
+  const MemoStats before = memo_stats();
+  fast_unwind_here(frames, 256, 0);  // may not reuse it
+  const MemoStats after_change = memo_stats();
+  EXPECT_EQ(after_change.full, before.full);
+  EXPECT_EQ(after_change.partial, before.partial);
+  fast_unwind_here(frames, 256, 0);  // reuses the memo recorded just before
+  EXPECT_EQ(memo_stats().full, after_change.full + 1);
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
