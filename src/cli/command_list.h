@@ -7,7 +7,15 @@
 namespace memloupe::cli {
 
 #define MEMLOUPE_COMMANDS(X) \
+  X(run)                     \
+  X(symbolize)               \
   X(info)                    \
+  X(summary)                 \
+  X(top)                     \
+  X(timeline)                \
+  X(leaks)                   \
+  X(lifetimes)               \
+  X(diff)                    \
   X(report)                  \
   X(export)                  \
   X(dump)

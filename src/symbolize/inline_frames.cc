@@ -13,13 +13,20 @@ namespace memloupe::symbolize {
 namespace {
 
 // Source paths as absolute as the DWARF allows: a relative name is relative to
-// its unit's compilation directory.
+// its unit's compilation directory, if that is absolute. (Distributions build
+// with -fdebug-prefix-map, leaving relative directories like "./elf" whose
+// file names are already relative to the source root: joining those would
+// only repeat the directory.)
 std::string full_path(const char* file, const char* comp_dir) {
   if (file == nullptr) return {};
-  if (file[0] == '/' || comp_dir == nullptr || comp_dir[0] == '\0') return file;
-  std::string out = comp_dir;
-  if (out.back() != '/') out += '/';
-  return out + file;
+  std::string out = file;
+  if (file[0] != '/' && comp_dir != nullptr && comp_dir[0] == '/') {
+    out = std::string(comp_dir) + "/" + out;
+  }
+  // "a/./b" -> "a/b", "./x" -> "x" (".." is kept: it may cross a symlink).
+  for (size_t at; (at = out.find("/./")) != std::string::npos;) out.erase(at, 2);
+  while (out.starts_with("./")) out.erase(0, 2);
+  return out;
 }
 
 uint32_t udata_attr(Dwarf_Die* die, int name) {
@@ -135,15 +142,17 @@ const std::string& InlineResolver::function_name(Dwarf_Die* scope) {
   }
   auto [it, inserted] = names_.try_emplace(dwarf_dieoffset(origin));
   if (!inserted) return it->second;
-  // The demangled linkage name is qualified and carries the parameter types;
-  // dwarf_attr_integrate follows DW_AT_abstract_origin and
-  // DW_AT_specification to the declaration that holds the names.
-  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
-    if (dwarf_attr_integrate(origin, name, &attr) == nullptr) continue;
-    if (const char* s = dwarf_formstring(&attr)) {
-      it->second = demangle(s);
-      break;
-    }
+  // A C++ linkage name, demangled, is qualified and carries the parameter
+  // types. Any other linkage name is an assembler label (glibc's "__GI_"
+  // aliases), so C functions get their DW_AT_name. dwarf_attr_integrate
+  // follows DW_AT_abstract_origin and DW_AT_specification to the declaration
+  // that holds the names.
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+    const char* s = dwarf_formstring(dwarf_attr_integrate(origin, name, &attr));
+    if (s != nullptr && s[0] == '_' && s[1] == 'Z') return it->second = demangle(s);
+  }
+  if (const char* s = dwarf_formstring(dwarf_attr_integrate(origin, DW_AT_name, &attr))) {
+    it->second = s;
   }
   return it->second;
 }

@@ -1,0 +1,189 @@
+// `memloupe run [options] -- PROGRAM ARGS...`: runs a program with the preload
+// library, then finalises its trace(s). docs/RUNNING.md describes the rules;
+// run_launch.h the process handling, run_output.h the file names.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/query.h"
+#include "cli/commands.h"
+#include "cli/finalize_report.h"
+#include "cli/run_launch.h"
+#include "cli/run_output.h"
+
+namespace memloupe::cli {
+namespace {
+
+constexpr const char* kPreloadName = "libmemloupe_preload.so";
+
+struct RunOptions {
+  std::string output;
+  bool all = false;
+  std::string every;
+  double rate = 0;
+  uint32_t depth = 0;
+  bool follow_fork = false;
+  bool no_symbolize = false;
+  std::vector<std::string> command;
+};
+
+bool is_file(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+// MEMLOUPE_PRELOAD, else next to this executable (the build puts both in
+// <build>/bin/), else ../lib/memloupe/ relative to it (an installed layout).
+Expected<std::string> find_preload() {
+  if (const char* env = std::getenv("MEMLOUPE_PRELOAD"); env != nullptr && env[0] != '\0') {
+    if (!is_file(env)) return Error{std::string("MEMLOUPE_PRELOAD=") + env + ": no such file"};
+    return std::filesystem::absolute(env).lexically_normal().string();
+  }
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return Error{"cannot find memloupe's own directory: " + ec.message()};
+  std::vector<std::string> tried;
+  for (const auto& dir : {self.parent_path(), self.parent_path() / ".." / "lib" / "memloupe"}) {
+    const std::string candidate = (dir / kPreloadName).lexically_normal().string();
+    if (is_file(candidate)) return candidate;
+    tried.push_back(candidate);
+  }
+  return Error{fmt::format("cannot find {} (looked for {} and {}); set MEMLOUPE_PRELOAD", kPreloadName,
+                           tried[0], tried[1])};
+}
+
+// The dynamic loader splits LD_PRELOAD at spaces and colons. Ours goes first
+// so its hooks see every call; an allocator the user preloads (jemalloc...)
+// comes after it and is what the hooks' "real" functions then resolve to.
+Expected<std::string> ld_preload_with(const std::string& library) {
+  if (library.find_first_of(" :") != std::string::npos) {
+    return Error{"the preload library's path " + library + " contains a space or colon, "
+                 "which LD_PRELOAD cannot express"};
+  }
+  const char* existing = std::getenv("LD_PRELOAD");
+  return existing != nullptr && existing[0] != '\0' ? library + ":" + existing : library;
+}
+
+// The recorder's configuration, from the options (docs/RUNNING.md lists the
+// variables). Unset options leave any MEMLOUPE_* already in the environment in
+// force, except MEMLOUPE_FOLLOW_FORK, which the launcher must agree with.
+Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const RunOptions& o,
+                                                                         const std::string& pattern) {
+  std::vector<std::pair<std::string, std::string>> env;
+  env.emplace_back("MEMLOUPE_OUTPUT", pattern);
+  env.emplace_back("MEMLOUPE_FOLLOW_FORK", o.follow_fork ? "1" : "0");
+  if (o.all) env.emplace_back("MEMLOUPE_MODE", "all");
+  if (!o.every.empty()) {
+    auto bytes = analysis::parse_size(o.every);
+    if (!bytes) return Error{"--every: " + bytes.error().message};
+    if (*bytes == 0) return Error{"--every: must be at least 1 byte"};
+    env.emplace_back("MEMLOUPE_MODE", "sampled");
+    env.emplace_back("MEMLOUPE_EVERY", std::to_string(*bytes));
+  }
+  if (o.rate != 0) {
+    // A probability λ per byte samples one byte in 1/λ on average.
+    if (!(o.rate > 0 && o.rate <= 1)) return Error{"--rate: must be in (0, 1]"};
+    env.emplace_back("MEMLOUPE_MODE", "sampled");
+    env.emplace_back("MEMLOUPE_EVERY", std::to_string(std::max<long long>(1, std::llround(1 / o.rate))));
+  }
+  if (o.depth != 0) env.emplace_back("MEMLOUPE_DEPTH", std::to_string(o.depth));
+  return env;
+}
+
+void say_missing(const std::string& path) {
+  fmt::print(stderr,
+             "memloupe: no trace was written to {} (the program may have removed LD_PRELOAD or "
+             "MEMLOUPE_OUTPUT from its environment, or recording failed; see any message above)\n",
+             path);
+}
+
+// After the program exited: finalise (or just report) what it wrote.
+void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles& before, int pid) {
+  const std::string main_raw = expand(plan.pattern, pid);
+  const std::string main_final = plan.fixed_output.value_or(main_raw);
+  symbolize::FinalizeOptions finalize;
+  const auto finish = [&](const std::string& raw, const std::string& final_path) {
+    if (!o.no_symbolize) {
+      finalize_and_report(raw, final_path, finalize);
+      if (raw != final_path) std::remove(raw.c_str());
+    } else {
+      if (raw != final_path && std::rename(raw.c_str(), final_path.c_str()) != 0) {
+        fmt::print(stderr, "memloupe: cannot rename {} to {}: {}\n", raw, final_path, std::strerror(errno));
+        return;
+      }
+      report_unfinalized(final_path);
+    }
+  };
+
+  if (before.written(main_raw)) {
+    finish(main_raw, main_final);
+  } else {
+    say_missing(main_raw);
+  }
+  if (!o.follow_fork) return;
+  for (const std::string& child : before.written_since()) {
+    if (child != main_raw) finish(child, child);
+  }
+}
+
+int run(const RunOptions& o) {
+  auto preload = find_preload();
+  if (!preload) {
+    fmt::print(stderr, "memloupe: {}\n", preload.error().message);
+    return kFailed;
+  }
+  auto plan = plan_output(o.output, o.command[0], o.follow_fork);
+  if (!plan) {
+    fmt::print(stderr, "memloupe: {}\n", plan.error().message);
+    return kUsage;
+  }
+  auto env = recorder_env(o, plan->pattern);
+  auto ld_preload = ld_preload_with(*preload);
+  for (const Error* e : {env ? nullptr : &env.error(), ld_preload ? nullptr : &ld_preload.error()}) {
+    if (e == nullptr) continue;
+    fmt::print(stderr, "memloupe: {}\n", e->message);
+    return kUsage;
+  }
+  env->emplace_back("LD_PRELOAD", *ld_preload);
+
+  const TraceFiles before(plan->pattern);
+  const LaunchResult result = launch_and_wait({o.command, *env});
+  if (!result.started) {
+    fmt::print(stderr, "memloupe: cannot run {}: {}\n", o.command[0], std::strerror(result.exec_errno));
+    return result.status;
+  }
+  finish_traces(o, *plan, before, result.pid);
+  return result.status;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run a program under memloupe and write its trace (memloupe run [options] -- PROGRAM ARGS...)");
+  sub->add_option("-o,--output", o->output,
+                  "Trace file (default: memloupe.PROGRAM.PID.trace here; %p in the name = the pid)");
+  auto* all = sub->add_flag("--all", o->all, "Record every allocation call, with addresses");
+  auto* every = sub->add_option("--every", o->every,
+                                "Mean bytes allocated between samples: 512KiB, 1MiB, 4096, ...");
+  auto* rate = sub->add_option("--rate", o->rate, "Sampling probability per byte (1/--every)");
+  all->excludes(every, rate);
+  every->excludes(rate);
+  sub->add_option("--depth", o->depth, "Backtrace depth limit in frames")->check(CLI::Range(1, 256));
+  sub->add_flag("--follow-fork", o->follow_fork, "Trace forked children too, each into its own file");
+  sub->add_flag("--no-symbolize", o->no_symbolize,
+                "Leave the trace as recorded (symbolise later with `memloupe symbolize`)");
+  sub->add_option("command", o->command, "The program and its arguments")->required();
+  // Everything from the program's name on is the program's, options included.
+  sub->positionals_at_end();
+  return {sub, [o] { return run(*o); }};
+}
+
+}  // namespace memloupe::cli

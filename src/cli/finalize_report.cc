@@ -1,0 +1,57 @@
+#include "cli/finalize_report.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "reader/reader.h"
+
+namespace memloupe::cli {
+namespace {
+
+void print_wrote(const std::string& path, uint64_t events, uint64_t bytes) {
+  fmt::print(stderr, "memloupe: wrote {} ({} events, {} bytes)\n", path, events, bytes);
+}
+
+void print_damage(const std::string& path, const Error& damage, uint64_t events) {
+  fmt::print(stderr, "memloupe: warning: {}: {}; kept the {} events before it\n", path,
+             damage.message, events);
+}
+
+}  // namespace
+
+int finalize_and_report(const std::string& input, const std::string& output,
+                        symbolize::FinalizeOptions options) {
+  options.symbolizer.warn = [](const std::string& message) {
+    fmt::print(stderr, "memloupe: warning: {}\n", message);
+  };
+  auto stats = symbolize::finalize_trace(input, output, options);
+  if (!stats) {
+    fmt::print(stderr, "memloupe: cannot finalise {}: {}\n", input, stats.error().message);
+    return kFailed;
+  }
+  if (stats->already_symbolized) {
+    fmt::print(stderr, "memloupe: {} already has symbols; use --force to symbolise it again\n", input);
+    return kOk;
+  }
+  if (stats->damage) print_damage(input, *stats->damage, stats->events);
+  print_wrote(output, stats->events, stats->output_bytes);
+  return stats->damage ? kDamaged : kOk;
+}
+
+int report_unfinalized(const std::string& path) {
+  auto opened = reader::Reader::open(path);
+  if (!opened) {
+    fmt::print(stderr, "memloupe: {}: {}\n", path, opened.error().message);
+    return kDamaged;
+  }
+  reader::Reader& r = **opened;
+  uint64_t events = 0;
+  while (r.next() != nullptr) ++events;
+  if (r.error()) print_damage(path, *r.error(), events);
+  print_wrote(path, events, r.file_size());
+  return r.error() ? kDamaged : kOk;
+}
+
+}  // namespace memloupe::cli

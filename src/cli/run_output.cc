@@ -1,0 +1,123 @@
+#include "cli/run_output.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+namespace memloupe::cli {
+namespace {
+
+constexpr std::string_view kPid = "%p";
+
+std::string absolute(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+std::string dirname_of(const std::string& path) {
+  return std::filesystem::path(path).parent_path().string();
+}
+std::string basename_of(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+}  // namespace
+
+Expected<OutputPlan> plan_output(const std::string& output, const std::string& program,
+                                 bool follow_fork) {
+  OutputPlan plan;
+  if (output.empty()) {
+    plan.pattern = absolute("memloupe." + basename_of(program) + ".%p.trace");
+    return plan;
+  }
+  const std::string path = absolute(output);
+  if (basename_of(path).empty()) return Error{"-o " + output + ": not a file name"};
+  if (dirname_of(path).find(kPid) != std::string::npos) {
+    return Error{"-o " + output + ": %p may only appear in the file name"};
+  }
+  if (path.find(kPid) != std::string::npos) {
+    plan.pattern = path;
+  } else if (follow_fork) {
+    plan.pattern = path + ".%p";
+    plan.fixed_output = path;
+  } else {
+    plan.pattern = path;
+    plan.fixed_output = path;
+  }
+  return plan;
+}
+
+std::string expand(const std::string& pattern, pid_t pid) {
+  std::string out = pattern;
+  for (size_t at = out.find(kPid); at != std::string::npos; at = out.find(kPid, at)) {
+    const std::string id = std::to_string(pid);
+    out.replace(at, kPid.size(), id);
+    at += id.size();
+  }
+  return out;
+}
+
+TraceFiles::TraceFiles(std::string pattern) : pattern_(std::move(pattern)) {
+  for (const std::string& path : matching()) {
+    if (auto s = stamp(path)) before_[path] = *s;
+  }
+}
+
+std::optional<TraceFiles::Stamp> TraceFiles::stamp(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return Stamp{st.st_ino, st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
+               static_cast<uint64_t>(st.st_size)};
+}
+
+bool TraceFiles::written(const std::string& path) const {
+  const auto now = stamp(path);
+  if (!now) return false;
+  auto it = before_.find(path);
+  return it == before_.end() || !(it->second == *now);
+}
+
+// Files in the pattern's directory whose names are the pattern with a decimal
+// number for each %p. A pattern without %p matches only itself.
+std::vector<std::string> TraceFiles::matching() const {
+  std::vector<std::string> out;
+  const std::string dir = dirname_of(pattern_);
+  const std::string name = basename_of(pattern_);
+  const size_t at = name.find(kPid);
+  if (at == std::string::npos) {
+    if (stamp(pattern_)) out.push_back(pattern_);
+    return out;
+  }
+  const std::string prefix = name.substr(0, at);
+  const std::string suffix = name.substr(at + kPid.size());
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) return out;
+  while (const dirent* entry = readdir(d.get())) {
+    const std::string_view file = entry->d_name;
+    if (file.size() <= prefix.size() + suffix.size() || !file.starts_with(prefix) ||
+        !file.ends_with(suffix)) {
+      continue;
+    }
+    const std::string_view digits =
+        file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+    if (!std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; })) continue;
+    out.push_back(dir + "/" + std::string(file));
+  }
+  std::ranges::sort(out);
+  return out;
+}
+
+std::vector<std::string> TraceFiles::written_since() const {
+  std::vector<std::string> out;
+  for (const std::string& path : matching()) {
+    if (written(path)) out.push_back(path);
+  }
+  return out;
+}
+
+}  // namespace memloupe::cli
