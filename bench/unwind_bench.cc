@@ -18,6 +18,7 @@
 
 #include "recorder/unwind/eh_frame.h"
 #include "recorder/unwind/proc_maps.h"
+#include "recorder/unwind/tail_memo.h"
 #include "recorder/unwind/unwind.h"
 #include "recorder/unwind/unwind_stats.h"
 
@@ -31,7 +32,7 @@ constexpr int kMaxDepth = 128;
 // the depth so that every unwinder is cut off at exactly `depth` frames.
 constexpr int kExtraFrames = 4;
 
-enum class Unwinder { kFast, kLibunwind, kGlibc };
+enum class Unwinder { kFast, kFastNoMemo, kLibunwind, kGlibc };
 
 // libunwind.so exports its own weak `backtrace`; link order would make a plain call
 // measure libunwind twice. Ask for glibc's by its symbol version.
@@ -72,10 +73,11 @@ void BM_Unwind(benchmark::State& state) {
   void* ips[kMaxDepth];
   size_t total = 0;
   const uint64_t fallbacks_before = detail::fallback_count();
+  detail::set_tail_memo_enabled(kWhich != Unwinder::kFastNoMemo);
   auto loop = [&] {
     for (auto _ : state) {
       size_t n = 0;
-      if constexpr (kWhich == Unwinder::kFast) {
+      if constexpr (kWhich == Unwinder::kFast || kWhich == Unwinder::kFastNoMemo) {
         n = unwind_here(frames, depth, 0);
       } else if constexpr (kWhich == Unwinder::kLibunwind) {
         n = static_cast<size_t>(unw_backtrace(ips, static_cast<int>(depth)));
@@ -92,9 +94,46 @@ void BM_Unwind(benchmark::State& state) {
   state.counters["frames"] = static_cast<double>(depth);
   state.counters["per_frame"] = benchmark::Counter(
       static_cast<double>(total), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  if constexpr (kWhich == Unwinder::kFast) {
+  detail::set_tail_memo_enabled(true);
+  if constexpr (kWhich == Unwinder::kFast || kWhich == Unwinder::kFastNoMemo) {
     state.counters["fallbacks"] = static_cast<double>(detail::fallback_count() - fallbacks_before);
   }
+}
+
+// Closer to an allocation-heavy program than unwinding one stack over and over:
+// allocations alternate between two call sites, each a few distinct frames deep,
+// below a shared outer stack. The memo then reuses the outer part while the inner
+// frames change every time.
+template <int kSite>
+__attribute__((noinline)) size_t site(uint64_t* frames, size_t depth, int inner) {
+  char pad[24 * kSite + 8] = {};
+  benchmark::DoNotOptimize(pad);
+  const size_t n = inner == 0 ? unwind_here(frames, depth, 0) : site<kSite>(frames, depth, inner - 1);
+  benchmark::DoNotOptimize(n);
+  return n;
+}
+
+void BM_AlternatingSites(benchmark::State& state) {
+  const auto depth = static_cast<size_t>(state.range(0));
+  detail::set_tail_memo_enabled(state.range(1) != 0);
+  uint64_t frames[kMaxDepth];
+  size_t total = 0;
+  bool flip = false;
+  const detail::MemoStats before = detail::memo_stats();
+  auto loop = [&] {
+    for (auto _ : state) {
+      total += flip ? site<1>(frames, depth, 2) : site<2>(frames, depth, 3);
+      flip = !flip;
+    }
+  };
+  at_depth(static_cast<int>(depth) + kExtraFrames, loop);
+  detail::set_tail_memo_enabled(true);
+  if (total != depth * state.iterations()) state.SkipWithError("stack shallower than depth");
+  const detail::MemoStats after = detail::memo_stats();
+  state.counters["reused"] = benchmark::Counter(static_cast<double>(after.full - before.full),
+                                                benchmark::Counter::kAvgIterations);
+  state.counters["per_frame"] = benchmark::Counter(
+      static_cast<double>(total), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // The cache-miss path alone: computing one rule from .eh_frame (module lookup, FDE
@@ -122,8 +161,14 @@ void BM_FirstUnwindInThreadMapsRead(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Unwind<Unwinder::kFast>)->Name("fast")->Arg(8)->Arg(32)->Arg(128);
+BENCHMARK(BM_Unwind<Unwinder::kFastNoMemo>)->Name("fast_no_memo")->Arg(8)->Arg(32)->Arg(128);
 BENCHMARK(BM_Unwind<Unwinder::kLibunwind>)->Name("libunwind")->Arg(8)->Arg(32)->Arg(128);
 BENCHMARK(BM_Unwind<Unwinder::kGlibc>)->Name("glibc_backtrace")->Arg(8)->Arg(32)->Arg(128);
+BENCHMARK(BM_AlternatingSites)
+    ->Name("alternating_sites")
+    ->ArgNames({"depth", "memo"})
+    ->Args({32, 1})
+    ->Args({32, 0});
 BENCHMARK(BM_ComputeRuleOnMiss)->Name("fast_cache_miss_one_rule");
 BENCHMARK(BM_FirstUnwindInThreadMapsRead)->Name("fast_thread_first_unwind_maps_read");
 
@@ -136,24 +181,28 @@ class RatioReporter : public benchmark::ConsoleReporter {
       if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
       const std::string name = r.run_name.function_name;
       const std::string depth = r.run_name.args;
-      if (!depth.empty()) ns_[depth][name] = r.GetAdjustedCPUTime();
+      // Only the one-argument runs (depth) go in the table.
+      if (!depth.empty() && depth.find(':') == std::string::npos && depth.find('/') == std::string::npos) {
+        ns_[depth][name] = r.GetAdjustedCPUTime();
+      }
     }
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\n%-6s %12s %12s %12s %14s %14s\n", "depth", "fast ns/fr", "libunw ns/fr",
-                "glibc ns/fr", "libunwind/fast", "glibc/fast");
+    std::printf("\nCPU ns per frame (same run)\n%-6s %10s %10s %10s %10s %16s %16s\n", "depth",
+                "fast", "no_memo", "libunwind", "glibc", "libunwind/fast",
+                "libunw/no_memo");
     for (const auto& [depth, by_name] : ns_) {
       const double d = std::stod(depth);
       auto per_frame = [&](const char* n) {
         const auto it = by_name.find(n);
         return it == by_name.end() ? 0.0 : it->second / d;
       };
-      const double fast = per_frame("fast");
-      std::printf("%-6s %12.2f %12.2f %12.2f %13.1fx %13.1fx\n", depth.c_str(), fast,
-                  per_frame("libunwind"), per_frame("glibc_backtrace"),
-                  fast > 0 ? per_frame("libunwind") / fast : 0.0,
-                  fast > 0 ? per_frame("glibc_backtrace") / fast : 0.0);
+      const double fast = per_frame("fast"), plain = per_frame("fast_no_memo");
+      const double lib = per_frame("libunwind");
+      std::printf("%-6s %10.2f %10.2f %10.2f %10.2f %15.1fx %15.1fx\n", depth.c_str(), fast, plain,
+                  lib, per_frame("glibc_backtrace"), fast > 0 ? lib / fast : 0.0,
+                  plain > 0 ? lib / plain : 0.0);
     }
   }
 
