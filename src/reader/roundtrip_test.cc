@@ -23,11 +23,11 @@ void expect_round_trip(uint64_t seed, const StreamOptions& o) {
 }
 
 TEST(RoundTrip, SampledRealisticStacks) {
-  for (uint64_t seed = 1; seed <= 20; ++seed) expect_round_trip(seed, {.mode = Mode::Sampled});
+  for (uint64_t seed = 1; seed <= 10; ++seed) expect_round_trip(seed, {.mode = Mode::Sampled});
 }
 
 TEST(RoundTrip, AllModeWithAddresses) {
-  for (uint64_t seed = 1; seed <= 20; ++seed) expect_round_trip(seed, {.mode = Mode::All});
+  for (uint64_t seed = 1; seed <= 10; ++seed) expect_round_trip(seed, {.mode = Mode::All});
 }
 
 TEST(RoundTrip, DeepRecursiveStacks) {
@@ -46,7 +46,7 @@ TEST(RoundTrip, ManySmallChunks) {
 }
 
 TEST(RoundTrip, LongStreamSpansManyChunks) {
-  StreamOptions o{.mode = Mode::Sampled, .events = 60000, .max_depth = 200, .rare_events = false};
+  StreamOptions o{.mode = Mode::Sampled, .events = 30000, .max_depth = 200, .rare_events = false};
   testing::Stream s = make_stream(7, o);
   EXPECT_GT(s.chunk_ends.size(), 3u);
   std::string error;

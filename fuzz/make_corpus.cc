@@ -1,0 +1,97 @@
+// Writes the reader fuzzer's seed corpus: small real traces in both modes, raw
+// (as the recorder writes them) and finalised (compressed, with symbols), with
+// every kind of event. Usage: reader_fuzz_corpus OUTPUT_DIR
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/encoder.h"
+#include "format/symbols_encoder.h"
+#include "reader/chunk_io.h"
+
+namespace {
+
+using namespace memloupe;
+using namespace memloupe::format;
+
+class Sink final : public ChunkSink {
+ public:
+  void write_chunk(std::span<const uint8_t> c) noexcept override {
+    bytes.insert(bytes.end(), c.begin(), c.end());
+  }
+  std::vector<uint8_t> bytes;
+};
+
+std::vector<uint8_t> trace(Mode mode, unsigned allocs) {
+  Sink sink;
+  sink.bytes.resize(kMaxFileHeader);
+  HeaderFields h{mode, mode == Mode::All ? 0u : 4096u, 1234, 1700000000000000000ull, 5000,
+                 "host", "/bin/prog", std::string_view("prog\0-x\0", 8)};
+  sink.bytes.resize(encode_file_header(h, sink.bytes));
+  auto enc = std::make_unique<Encoder>(sink, mode);
+  uint64_t t = 0;
+  const uint8_t build_id[] = {0xde, 0xad, 0xbe, 0xef};
+  enc->module_load({t, 0x400000, 0x401000, 0, "/bin/prog", build_id});
+  enc->thread_start(ThreadId{0}, t, 100);
+  enc->thread_name(ThreadId{0}, t, "main");
+  std::vector<AllocId> live;
+  for (unsigned i = 0; i < allocs; ++i) {
+    const uint64_t bt[] = {0x401000 + (i % 3) * 16, 0x401100 + (i % 2) * 8, 0x401200, 0x401300};
+    AllocRecord r{ThreadId{i % 4 == 3 ? 1u : 0u}, t += 700, 16 + (i % 5) * 8,
+                  0x7f0000001000ull + (i % 7) * 64, i % 6 == 0 ? 64u : 0u, i % 9 == 0 ? 2u : 1u,
+                  i % 2 ? Func::New : Func::Malloc, std::span(bt).first(1 + i % 4)};
+    if (i % 5 == 4 && !live.empty()) {
+      r.func = Func::Realloc;
+      live.back() = enc->realloc(live.back(), r);
+    } else {
+      live.push_back(enc->alloc(r));
+    }
+    if (i % 3 == 2) {
+      enc->free(live.front(), ThreadId{0}, t += 50, i % 2 ? Func::DeleteSized : Func::Free);
+      live.erase(live.begin());
+    }
+    if (i == allocs / 2) enc->flush();
+  }
+  enc->rss(t, 1 << 20);
+  enc->marker(ThreadId{0}, t, "phase 2");
+  CallTotals totals{t, {}};
+  totals.totals[0] = {allocs, allocs * 24ull};
+  enc->call_totals(totals);
+  enc->thread_end(ThreadId{1}, t);
+  enc->module_unload(t, 0x400000);
+  enc->trace_end(t += 1000, EndReason::Exit);
+  return sink.bytes;
+}
+
+std::vector<uint8_t> finalised(std::vector<uint8_t> raw) {
+  std::vector<uint8_t> out = reader::compact_trace(raw, {.zstd_level = 3})->bytes;
+  SymbolsEncoder symbols;
+  const SymbolFrame frames[] = {{"inlined_helper", "util.h", 12, 3}, {"main", "main.cc", 40, 7}};
+  for (uint64_t a = 0x401000; a < 0x401400; a += 0x100) symbols.add(a, frames);
+  reader::append_symbols(out, symbols, 3);
+  return out;
+}
+
+bool write(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  bool ok = write(dir + "/sampled_raw.mlt", trace(Mode::Sampled, 12)) &&
+            write(dir + "/all_raw.mlt", trace(Mode::All, 30)) &&
+            write(dir + "/sampled_final.mlt", finalised(trace(Mode::Sampled, 12))) &&
+            write(dir + "/all_final.mlt", finalised(trace(Mode::All, 30)));
+  if (!ok) std::perror(dir.c_str());
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,63 @@
+// libFuzzer target: any bytes through Reader::from_bytes, every event read and
+// every field touched, plus the chunk scanner. The reader must never crash,
+// hang or allocate without bound, whatever the input.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "reader/chunk_io.h"
+#include "reader/reader.h"
+
+namespace {
+
+using namespace memloupe;
+
+// Reads every byte a consumer could look at, so the sanitizers see bad views.
+uint64_t touch(const format::Event& ev) {
+  uint64_t h = ev.index();
+  auto bytes = [&](const auto& range) {
+    for (auto b : range) h = h * 31 + static_cast<uint64_t>(b);
+  };
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, format::Alloc>) {
+          bytes(e.backtrace);
+          h += e.size + e.address + e.alignment + e.n_samples + e.id.value + e.thread.value;
+        } else if constexpr (std::is_same_v<T, format::ThreadName> ||
+                             std::is_same_v<T, format::Marker>) {
+          bytes(e.name);
+        } else if constexpr (std::is_same_v<T, format::ModuleLoad>) {
+          bytes(e.path);
+          bytes(e.build_id);
+        } else if constexpr (std::is_same_v<T, format::SymbolDef>) {
+          for (const format::SymbolFrame& f : e.frames) {
+            bytes(f.function);
+            bytes(f.file);
+            h += f.line + f.column;
+          }
+        } else if constexpr (std::is_same_v<T, format::CallTotals>) {
+          for (const format::FuncTotal& t : e.totals) h += t.calls + t.bytes;
+        }
+      },
+      ev);
+  return h;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  volatile uint64_t sink = 0;
+  const std::vector<uint8_t> bytes(data, data + size);
+  const reader::ChunkList chunks = reader::scan_chunks(bytes);
+  sink = sink + chunks.chunks.size();
+  auto r = reader::Reader::from_bytes(bytes, "fuzz");
+  if (!r) return 0;
+  const format::TraceInfo& info = (*r)->info();
+  sink = sink + info.host.size() + info.executable.size() + info.argv.size();
+  for (const auto& [address, frames] : (*r)->symbols())
+    for (const reader::OwnedFrame& f : frames) sink = sink + address + f.function.size() + f.line;
+  while (const format::Event* e = (*r)->next()) sink = sink + touch(*e);
+  if ((*r)->error()) sink = sink + (*r)->error()->message.size();
+  return 0;
+}
