@@ -80,6 +80,8 @@ MEMLOUPE_HOOK void* realloc(void* p, size_t n) {
                                    [=] { return g_real.realloc(p, n); });
 }
 
+// glibc's reallocarray calls realloc through the PLT, which would count (and
+// maybe sample) the call twice: the overflow check is done here instead.
 MEMLOUPE_HOOK void* reallocarray(void* p, size_t count, size_t size) {
   bool overflow;
   const uint64_t n = product_or_overflow(count, size, overflow);
@@ -88,7 +90,7 @@ MEMLOUPE_HOOK void* reallocarray(void* p, size_t count, size_t size) {
     return nullptr;
   }
   return reallocate<Func::Reallocarray>(p, n, MEMLOUPE_RETURN_ADDRESS,
-                                        [=] { return g_real.reallocarray(p, count, size); });
+                                        [=] { return g_real.realloc(p, n); });
 }
 
 MEMLOUPE_HOOK int posix_memalign(void** out, size_t align, size_t n) {

@@ -31,7 +31,6 @@ void resolve_real_funcs() noexcept {
   resolve(r.free, "free", "__libc_free");
   resolve(r.calloc, "calloc", "__libc_calloc");
   resolve(r.realloc, "realloc", "__libc_realloc");
-  resolve(r.reallocarray, "reallocarray");
   resolve(r.posix_memalign, "posix_memalign");
   resolve(r.aligned_alloc, "aligned_alloc");
   resolve(r.memalign, "memalign", "__libc_memalign");

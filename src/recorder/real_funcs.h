@@ -18,7 +18,6 @@ struct RealFuncs {
   void (*free)(void*) = nullptr;
   void* (*calloc)(size_t, size_t) = nullptr;
   void* (*realloc)(void*, size_t) = nullptr;
-  void* (*reallocarray)(void*, size_t, size_t) = nullptr;
   int (*posix_memalign)(void**, size_t, size_t) = nullptr;
   void* (*aligned_alloc)(size_t, size_t) = nullptr;
   void* (*memalign)(size_t, size_t) = nullptr;

@@ -1,0 +1,115 @@
+// In-process edge cases: signals, longjmp, exceptions, thread-local destructors,
+// cross-thread frees, dlopen/dlclose, and outputs that cannot be written. Each
+// checks that the program behaves the same with the recorder and that the trace
+// reads. --all mode, so that every call leaves an event to check.
+#include <set>
+
+#include "fixture.h"
+
+namespace memloupe::recorder_test {
+namespace {
+
+using format::EndReason;
+
+const std::vector<std::string> kAll = {"MEMLOUPE_MODE=all"};
+
+class EdgeTest : public PreloadTest {
+ protected:
+  size_t allocs_of_size(const TraceData& t, uint64_t size) {
+    size_t n = 0;
+    for (const auto& a : t.allocs) n += a.event.size == size;
+    return n;
+  }
+};
+
+TEST_F(EdgeTest, SignalHandlerThatAllocates) {
+  const RunResult r = run_both({binary("recorder_process_zoo"), "signal"}, kAll);
+  EXPECT_EQ(r.out, "handled 1\n");
+  const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  EXPECT_EQ(allocs_of_size(t, 1234), 1u);
+}
+
+TEST_F(EdgeTest, LongjmpThroughAllocatingFrames) {
+  const RunResult r = run_both({binary("recorder_process_zoo"), "longjmp"}, kAll);
+  EXPECT_EQ(r.out, "longjmp rounds 20\n");
+  const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  for (uint64_t size = 100; size < 164; ++size) EXPECT_EQ(allocs_of_size(t, size), 20u) << size;
+}
+
+TEST_F(EdgeTest, ExceptionsAndBadAllocPassThroughTheHooks) {
+  const RunResult r = run_both({binary("recorder_cxx_forms"), "exceptions"}, kAll);
+  EXPECT_EQ(r.out, "caught 200 bad_alloc 1 nothrow null\nexceptions done\n");
+  complete_trace(trace_path(), EndReason::Exit);
+}
+
+TEST_F(EdgeTest, AllocationInThreadLocalDestructors) {
+  const RunResult r = run_both({binary("recorder_cxx_forms"), "tls"}, kAll);
+  EXPECT_EQ(r.out, "tls threads 4\ntls done\n");
+  const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  // std::string(200, 'z') allocates 201 bytes, once per thread, on its way out.
+  std::set<uint32_t> threads;
+  for (const auto& a : t.allocs)
+    if (a.event.size == 201) threads.insert(a.event.thread.value);
+  EXPECT_EQ(threads.size(), 4u);
+  EXPECT_FALSE(threads.count(0)) << "allocated on the main thread";
+  EXPECT_EQ(t.thread_ends.size(), 4u);
+  for (uint32_t id : threads)
+    EXPECT_NE(std::find(t.thread_ends.begin(), t.thread_ends.end(), id), t.thread_ends.end());
+}
+
+TEST_F(EdgeTest, ManyThreadsFreeingEachOthersBlocks) {
+  const RunResult r = run_both({binary("recorder_cxx_forms"), "threads"}, kAll);
+  EXPECT_EQ(r.out, "threads blocks 30000\nthreads done\n");
+  const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  std::map<uint64_t, uint32_t> owner;  // id -> allocating thread
+  for (const auto& a : t.allocs)
+    if (a.event.func == format::Func::NewArray) owner[a.event.id.value] = a.event.thread.value;
+  EXPECT_EQ(owner.size(), 30000u);
+  size_t cross = 0, matched = 0;
+  for (const auto& f : t.frees) {
+    if (f.func != format::Func::DeleteArray) continue;
+    const auto it = owner.find(f.id.value);
+    ASSERT_NE(it, owner.end()) << "free of an unknown block " << f.id.value;
+    ++matched;
+    cross += it->second != f.thread.value;
+  }
+  EXPECT_EQ(matched, 30000u);
+  EXPECT_EQ(cross, 30000u);  // producers never free, consumers never allocate
+  EXPECT_GE(t.thread_starts.size(), 13u);  // main + 12 workers
+  EXPECT_EQ(t.total(format::Func::NewArray).calls, 30000u);
+}
+
+TEST_F(EdgeTest, DlopenAndDlcloseOfALibraryThatAllocates) {
+  const fs::path plugin = binary("librecorder_plugin.so");
+  const RunResult r = run_both({binary("recorder_process_zoo"), "dlopen", plugin}, kAll);
+  EXPECT_EQ(r.out, "dlopen rounds 2\n");
+  const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  EXPECT_EQ(allocs_of_size(t, 4321), 2u);  // the library's constructor, per load
+  EXPECT_EQ(allocs_of_size(t, 1000), 200u);
+  size_t plugin_loads = 0;
+  for (const auto& m : t.modules_loaded) plugin_loads += m == plugin.string();
+  EXPECT_EQ(plugin_loads, 2u);
+  EXPECT_GE(t.modules_unloaded, 2u);
+}
+
+TEST_F(EdgeTest, MissingOutputDirectoryIsReportedOnceAndChangesNothingElse) {
+  const fs::path missing = dir_ / "no" / "such" / "dir" / "t.trace";
+  run_both({binary("recorder_known_sites"), "exact"}, {"MEMLOUPE_OUTPUT=" + missing.string()},
+           "memloupe: cannot write trace '" + missing.string() +
+               "': No such file or directory; recording disabled\n");
+  EXPECT_FALSE(fs::exists(missing));
+}
+
+TEST_F(EdgeTest, FullDiskIsReportedOnceAndChangesNothingElse) {
+  run_both({binary("recorder_known_sites"), "exact"}, {"MEMLOUPE_OUTPUT=/dev/full", "MEMLOUPE_MODE=all"},
+           "memloupe: cannot write trace '/dev/full': No space left on device; recording disabled\n");
+}
+
+TEST_F(EdgeTest, UnsetOutputMeansNoTraceAndNoMessage) {
+  const RunResult r = run_both({binary("recorder_known_sites"), "exact"}, {"MEMLOUPE_OUTPUT="});
+  EXPECT_TRUE(r.exited(0));
+  EXPECT_TRUE(fs::is_empty(dir_.path()));
+}
+
+}  // namespace
+}  // namespace memloupe::recorder_test

@@ -1,0 +1,156 @@
+// C++ allocation for the recorder's end-to-end tests: every operator new/delete
+// form, exceptions through allocating frames, allocation in thread-local
+// destructors, and blocks freed by other threads. Modes print what they did.
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void* volatile sink;
+// Stores where the optimiser must assume it is read (so no allocation is elided).
+void* keep(void* p) {
+  sink = p;
+  return p;
+}
+
+void report(const char* fn, unsigned long calls, unsigned long bytes) {
+  std::printf("%s %lu %lu\n", fn, calls, bytes);
+}
+
+// Each form 10 times; sizes 40 (alignment 64 for the aligned forms).
+void forms() {
+  constexpr int kN = 10;
+  constexpr std::size_t kSize = 40;
+  constexpr std::align_val_t kAlign{64};
+  const std::nothrow_t& nt = std::nothrow;
+  for (int i = 0; i < kN; ++i) {
+    ::operator delete(keep(::operator new(kSize)));
+    ::operator delete(keep(::operator new(kSize)), kSize);
+    ::operator delete(keep(::operator new(kSize, nt)), nt);
+    ::operator delete(keep(::operator new(kSize, kAlign)), kAlign);
+    ::operator delete(keep(::operator new(kSize, kAlign)), kSize, kAlign);
+    ::operator delete(keep(::operator new(kSize, kAlign, nt)), kAlign, nt);
+    ::operator delete[](keep(::operator new[](kSize)));
+    ::operator delete[](keep(::operator new[](kSize)), kSize);
+    ::operator delete[](keep(::operator new[](kSize, nt)), nt);
+    ::operator delete[](keep(::operator new[](kSize, kAlign)), kAlign);
+    ::operator delete[](keep(::operator new[](kSize, kAlign)), kSize, kAlign);
+    ::operator delete[](keep(::operator new[](kSize, kAlign, nt)), kAlign, nt);
+  }
+  report("operator new", 2 * kN, 2 * kN * kSize);
+  report("operator new(nothrow)", kN, kN * kSize);
+  report("operator new(align)", 2 * kN, 2 * kN * kSize);
+  report("operator new(align, nothrow)", kN, kN * kSize);
+  report("operator new[]", 2 * kN, 2 * kN * kSize);
+  report("operator new[](nothrow)", kN, kN * kSize);
+  report("operator new[](align)", 2 * kN, 2 * kN * kSize);
+  report("operator new[](align, nothrow)", kN, kN * kSize);
+  for (const char* d : {"operator delete", "operator delete(sized)", "operator delete(align)",
+                        "operator delete(sized, align)", "operator delete(nothrow)",
+                        "operator delete(align, nothrow)", "operator delete[]",
+                        "operator delete[](sized)", "operator delete[](align)",
+                        "operator delete[](sized, align)", "operator delete[](nothrow)",
+                        "operator delete[](align, nothrow)"})
+    report(d, kN, 0);
+}
+
+[[gnu::noinline]] void throw_from_depth(int depth) {
+  std::string local(100, static_cast<char>('a' + depth % 26));  // heap, freed by unwinding
+  if (depth == 0) throw std::runtime_error("deep failure with a long message: " + local);
+  throw_from_depth(depth - 1);
+}
+
+void exceptions() {
+  int caught = 0;
+  for (int i = 0; i < 200; ++i) {
+    try {
+      throw_from_depth(5);
+    } catch (const std::runtime_error& e) {
+      caught += std::strlen(e.what()) > 30;
+    }
+  }
+  bool bad_alloc = false;
+  try {
+    sink = ::operator new(std::size_t{1} << 62);  // cannot succeed: our hook must throw
+  } catch (const std::bad_alloc&) {
+    bad_alloc = true;
+  }
+  void* nothrow = ::operator new[](std::size_t{1} << 62, std::nothrow);
+  std::printf("caught %d bad_alloc %d nothrow %s\n", caught, bad_alloc, nothrow ? "nonnull" : "null");
+}
+
+struct AllocatesOnExit {
+  ~AllocatesOnExit() {
+    std::string* s = new std::string(200, 'z');  // in the thread's exit path
+    sink = s;
+    delete s;
+  }
+};
+
+void tls() {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([] {
+      thread_local AllocatesOnExit guard;
+      sink = &guard;
+    });
+  for (auto& t : threads) t.join();
+  std::printf("tls threads 4\n");
+}
+
+// Producers allocate, consumers free: every block dies on another thread.
+void threads() {
+  constexpr int kProducers = 6, kConsumers = 6, kEach = 5000;
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<char*> queue;
+  int finished = 0;
+  std::vector<std::thread> all;
+  for (int p = 0; p < kProducers; ++p)
+    all.emplace_back([&, p] {
+      for (int i = 0; i < kEach; ++i) {
+        char* block = new char[16 + (i + p) % 200];
+        std::lock_guard<std::mutex> g(m);
+        queue.push_back(block);
+        cv.notify_one();
+      }
+      std::lock_guard<std::mutex> g(m);
+      ++finished;
+      cv.notify_all();
+    });
+  for (int c = 0; c < kConsumers; ++c)
+    all.emplace_back([&] {
+      for (;;) {
+        std::unique_lock<std::mutex> g(m);
+        cv.wait(g, [&] { return !queue.empty() || finished == kProducers; });
+        if (queue.empty()) return;
+        char* block = queue.front();
+        queue.pop_front();
+        g.unlock();
+        delete[] block;
+      }
+    });
+  for (auto& t : all) t.join();
+  std::printf("threads blocks %d\n", kProducers * kEach);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "baseline";
+  if (!std::strcmp(mode, "forms")) forms();
+  else if (!std::strcmp(mode, "exceptions")) exceptions();
+  else if (!std::strcmp(mode, "tls")) tls();
+  else if (!std::strcmp(mode, "threads")) threads();
+  else if (std::strcmp(mode, "baseline")) return 2;
+  std::printf("%s done\n", mode);
+  return 0;
+}

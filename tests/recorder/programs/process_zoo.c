@@ -1,0 +1,164 @@
+// Process-level edge cases for the recorder's end-to-end tests: fork, exec,
+// signals, _exit, abort, exit() from a thread, longjmp, dlopen, and a program
+// that waits to be killed. Each mode's output and exit status must be the same
+// with and without the recorder.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void* volatile sink;
+
+static void churn(int n) {
+  for (int i = 0; i < n; ++i) free(sink = malloc(64 + i % 512));
+}
+
+static int wait_child(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {}
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int do_fork(void) {
+  churn(1000);
+  fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    churn(1000);
+    printf("child ok\n");
+    exit(0);
+  }
+  churn(1000);
+  printf("parent ok, child %d\n", wait_child(pid));
+  return 0;
+}
+
+static int do_fork_exec(const char* self) {
+  churn(1000);
+  fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl(self, self, "child", (char*)NULL);
+    _exit(127);
+  }
+  printf("parent ok, child %d\n", wait_child(pid));
+  return 0;
+}
+
+static int do_exec_self(const char* self) {
+  churn(1000);
+  printf("before exec\n");
+  fflush(stdout);
+  execl(self, self, "child", (char*)NULL);
+  return 127;
+}
+
+static volatile sig_atomic_t g_handled;
+static void on_usr1(int sig) {
+  (void)sig;
+  free(sink = malloc(1234));  // not async-signal-safe in general; fine here: raise() below
+  g_handled = 1;
+}
+static int do_signal(void) {
+  signal(SIGUSR1, on_usr1);
+  churn(100);
+  raise(SIGUSR1);
+  churn(100);
+  printf("handled %d\n", (int)g_handled);
+  return 0;
+}
+
+static int do_underscore_exit(void) {
+  churn(1000);
+  printf("exiting\n");
+  fflush(stdout);
+  _exit(7);
+}
+
+static int do_abort(void) {
+  churn(1000);
+  printf("aborting\n");
+  fflush(stdout);
+  abort();
+}
+
+static void* exit_from_thread(void* arg) {
+  (void)arg;
+  churn(500);
+  printf("thread exits\n");
+  exit(5);
+}
+static int do_exit_thread(void) {
+  churn(500);
+  pthread_t t;
+  pthread_create(&t, NULL, exit_from_thread, NULL);
+  pthread_join(t, NULL);  // never returns: the thread ends the process
+  return 0;
+}
+
+static jmp_buf g_jump;
+static void* g_blocks[64];
+static void descend(int depth) {
+  g_blocks[depth] = malloc(100 + depth);
+  if (depth >= 63) longjmp(g_jump, 1);
+  if (depth < 63) descend(depth + 1);
+}
+static int do_longjmp(void) {
+  volatile int rounds = 0;
+  for (volatile int r = 0; r < 20; ++r) {
+    if (setjmp(g_jump) == 0) descend(0);
+    for (int i = 0; i < 64; ++i) free(g_blocks[i]);
+    ++rounds;
+  }
+  printf("longjmp rounds %d\n", rounds);
+  return 0;
+}
+
+static int do_dlopen(const char* plugin) {
+  for (int round = 0; round < 2; ++round) {
+    void* h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      printf("dlopen failed\n");
+      return 1;
+    }
+    void* (*allocate)(size_t) = (void* (*)(size_t))dlsym(h, "plugin_allocate");
+    for (int i = 0; i < 100; ++i) free(allocate(1000));
+    dlclose(h);
+  }
+  printf("dlopen rounds 2\n");
+  return 0;
+}
+
+// Allocates steadily until killed.
+static int do_sleep(void) {
+  churn(1000);
+  printf("ready\n");
+  fflush(stdout);
+  for (int i = 0; i < 6000; ++i) {  // a minute at most
+    churn(100);
+    usleep(10 * 1000);
+  }
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (!strcmp(mode, "child")) { churn(100); printf("exec child ok\n"); return 0; }
+  if (!strcmp(mode, "fork")) return do_fork();
+  if (!strcmp(mode, "fork_exec")) return do_fork_exec(argv[0]);
+  if (!strcmp(mode, "exec_self")) return do_exec_self(argv[0]);
+  if (!strcmp(mode, "signal")) return do_signal();
+  if (!strcmp(mode, "_exit")) return do_underscore_exit();
+  if (!strcmp(mode, "abort")) return do_abort();
+  if (!strcmp(mode, "exit_thread")) return do_exit_thread();
+  if (!strcmp(mode, "longjmp")) return do_longjmp();
+  if (!strcmp(mode, "dlopen") && argc > 2) return do_dlopen(argv[2]);
+  if (!strcmp(mode, "sleep")) return do_sleep();
+  return 2;
+}
