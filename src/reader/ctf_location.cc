@@ -123,4 +123,14 @@ void LocationEncoder::encode(uint64_t code, std::span<const Location> locs, Out&
   }
 }
 
+const std::vector<OwnedFrame>* LocationTable::define(uint64_t code, const std::vector<Location>& locs) {
+  auto [known, inserted] = locations_.try_emplace(code, locs);
+  if (!inserted) return known->second == locs ? &symbols_.at(code) : nullptr;
+  std::vector<OwnedFrame>& frames = symbols_[code];
+  for (auto loc = locs.rbegin(); loc != locs.rend(); ++loc) {
+    frames.push_back(OwnedFrame{loc->defname, loc->file, loc->line, loc->start_char});
+  }
+  return &frames;
+}
+
 }  // namespace memloupe::reader::ctf

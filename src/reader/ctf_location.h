@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "reader/ctf_cursor.h"
 #include "reader/ctf_out.h"
+#include "reader/reader.h"
 
 namespace memloupe::reader::ctf {
 
@@ -59,6 +61,21 @@ class LocationEncoder {
     std::vector<std::string> defnames;
   };
   std::vector<FileEntry> files_;
+};
+
+// The trace-wide table of location codes (memtrace's loc_table) and the same
+// information as memloupe symbols: function = defname, file, line, column =
+// start_char, innermost inlined frame first (memtrace lists outermost first).
+class LocationTable {
+ public:
+  // Records `locs` for `code` and returns the code's frames, or nullptr if the
+  // code was defined before with different locations.
+  const std::vector<OwnedFrame>* define(uint64_t code, const std::vector<Location>& locs);
+  const SymbolTable& symbols() const { return symbols_; }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<Location>> locations_;
+  SymbolTable symbols_;
 };
 
 }  // namespace memloupe::reader::ctf

@@ -17,6 +17,7 @@
 
 #include "reader/ctf_backtrace.h"
 #include "reader/ctf_cursor.h"
+#include "reader/ctf_events.h"
 #include "reader/ctf_location.h"
 #include "reader/ctf_packet.h"
 #include "reader/ctf_trace_info.h"
@@ -49,7 +50,7 @@ class CtfReader final : public Reader {
 
   const format::TraceInfo& info() const override { return info_; }
   const std::optional<Error>& error() const override { return error_; }
-  const SymbolTable& symbols() const override { return symbols_; }
+  const SymbolTable& symbols() const override { return locations_.symbols(); }
   bool has_symbols_section() const override { return false; }
   uint64_t file_size() const override { return file_.size(); }
   uint64_t offset() const override { return cursor_ ? cursor_->offset() : next_packet_; }
@@ -175,9 +176,7 @@ class CtfReader final : public Reader {
 
     const unsigned code = header >> kTimeBits;
     if (code == kLocation) return read_location(at);
-    if (code == kAlloc || (code > kShortAllocBase && code <= kShortAllocBase + kShortAllocMaxWords)) {
-      return read_alloc(at, code);
-    }
+    if (is_alloc_code(code)) return read_alloc(at, code);
     if (code == kPromote || code == kCollect) return read_promote_or_collect(at, code);
     fail(at, code == kTraceInfo ? std::string("a second trace_info event")
                                 : "unknown event code " + std::to_string(code));
@@ -195,20 +194,13 @@ class CtfReader final : public Reader {
     domain_->locations.decode(*cursor_, code, locations_scratch_);
     if (cursor_->failed()) return fail_cursor();
     ++details_.location_events;
-    auto [known, inserted] = locations_.try_emplace(code, locations_scratch_);
-    if (!inserted && known->second != locations_scratch_) {
+    const std::vector<OwnedFrame>* frames = locations_.define(code, locations_scratch_);
+    if (frames == nullptr) {
       fail(at, "location code " + std::to_string(code) + " redefined differently");
       return false;
     }
-    std::vector<OwnedFrame>& frames = symbols_[code];
-    if (inserted) {  // memtrace lists the outermost inlined frame first; we innermost
-      frames.clear();
-      for (auto loc = locations_scratch_.rbegin(); loc != locations_scratch_.rend(); ++loc) {
-        frames.push_back(OwnedFrame{loc->defname, loc->file, loc->line, loc->start_char});
-      }
-    }
     symbol_frames_.clear();
-    for (const OwnedFrame& f : frames) {
+    for (const OwnedFrame& f : *frames) {
       symbol_frames_.push_back(format::SymbolFrame{f.function, f.file, f.line, f.column});
     }
     event_ = format::SymbolDef{code, symbol_frames_};
@@ -217,41 +209,15 @@ class CtfReader final : public Reader {
 
   bool read_alloc(uint64_t at, unsigned code) {
     Cursor& in = *cursor_;
-    const bool is_short = code != kAlloc;
-    int64_t length = code - kShortAllocBase;
-    int64_t samples = 1;
-    uint8_t source = kMinor;
-    if (!is_short) {
-      length = in.vint("alloc length");
-      samples = in.vint("alloc sample count");
-      source = in.u8("alloc source");
-    }
-    const int64_t common = in.vint("alloc common prefix");
-    const uint32_t ncodes = is_short ? in.u8("alloc codeword count") : in.u16("alloc codeword count");
-    if (in.failed()) return fail_cursor();
-    const uint64_t word_bytes = details_.word_size / 8;
-    if (length < 0 || static_cast<uint64_t>(length) > UINT64_MAX / word_bytes) {
-      fail(at, "alloc length " + std::to_string(length) + " out of range");
-      return false;
-    }
-    if (samples < 1 || samples > UINT32_MAX) {
-      fail(at, "alloc sample count " + std::to_string(samples) + " out of range");
-      return false;
-    }
-    if (source >= kSourceCount) {
-      fail(at, "alloc source " + std::to_string(source) + " is not minor, major or external");
-      return false;
-    }
-    if (common < 0) {
-      fail(at, "alloc common prefix " + std::to_string(common) + " is negative");
-      return false;
-    }
+    const uint32_t word_bytes = details_.word_size / 8;
+    const std::optional<AllocFields> f = parse_alloc(in, at, code, word_bytes);
+    if (!f) return fail_cursor();
     if (allocs_in_packet_ == packet_.alloc_end - packet_.alloc_begin) {
       fail(at, "more allocations than the packet's id range [" + std::to_string(packet_.alloc_begin) +
                    ", " + std::to_string(packet_.alloc_end) + ")");
       return false;
     }
-    domain_->backtraces.decode(in, static_cast<uint64_t>(common), ncodes);
+    domain_->backtraces.decode(in, f->common_prefix, f->ncodes);
     if (in.failed()) return fail_cursor();
 
     const uint64_t object = packet_.alloc_begin + allocs_in_packet_++;
@@ -262,16 +228,16 @@ class CtfReader final : public Reader {
     }
     std::span<const uint64_t> frames = domain_->backtraces.frames();
     backtrace_.assign(frames.rbegin(), frames.rend());  // memtrace: caller first
-    ++(is_short ? details_.short_allocs : details_.long_allocs);
-    ++details_.allocs_by_source[source];
+    ++(f->is_short ? details_.short_allocs : details_.long_allocs);
+    ++details_.allocs_by_source[f->source];
     details_.backtrace_frames += backtrace_.size();
 
     format::Alloc alloc;
     alloc.id = id;
     alloc.thread = domain_->thread;
     alloc.time_ns = time_ns_;
-    alloc.size = static_cast<uint64_t>(length) * word_bytes;
-    alloc.n_samples = static_cast<uint32_t>(samples);
+    alloc.size = f->length * word_bytes;
+    alloc.n_samples = f->samples;
     alloc.func = format::Func::Malloc;
     alloc.backtrace = backtrace_;
     event_ = alloc;
@@ -282,13 +248,9 @@ class CtfReader final : public Reader {
   // id = (alloc_id_begin + allocations seen) - 1 - delta.
   bool read_promote_or_collect(uint64_t at, unsigned code) {
     const bool promote = code == kPromote;
-    const int64_t delta = cursor_->vint(promote ? "promote id delta" : "collect id delta");
-    if (cursor_->failed()) return fail_cursor();
-    if (promote && delta < 0) {  // only a collect may name a later id (domain termination)
-      fail(at, "promote id delta " + std::to_string(delta) + " is negative");
-      return false;
-    }
-    const uint64_t object = packet_.alloc_begin + allocs_in_packet_ - 1 - static_cast<uint64_t>(delta);
+    const std::optional<int64_t> delta = parse_id_delta(*cursor_, at, promote);
+    if (!delta) return fail_cursor();
+    const uint64_t object = packet_.alloc_begin + allocs_in_packet_ - 1 - static_cast<uint64_t>(*delta);
     auto live = live_.find(object);
     if (live == live_.end()) {
       fail(at, std::string(promote ? "promote" : "collect") + " of allocation id " +
@@ -323,8 +285,7 @@ class CtfReader final : public Reader {
 
   std::unordered_map<uint64_t, format::AllocId> live_;  // memtrace object id -> ours
   uint64_t next_alloc_id_ = 0;
-  std::unordered_map<uint64_t, std::vector<Location>> locations_;
-  SymbolTable symbols_;
+  LocationTable locations_;
 
   // The current event and the storage its views point into.
   format::Event event_;
