@@ -98,6 +98,24 @@
       : (ns / 1e3).toFixed(0) + ' µs';
   }
   function fmtMetric(x, metric) { return metric === 'count' ? fmtCount(x) + ' allocs' : fmtBytes(x); }
+  // C++ names are long: labels drop template arguments and parameter lists
+  // ("std::vector<int>::push_back(int const&)" -> "std::vector<…>::push_back()");
+  // tooltips and titles keep the full name.
+  function shortName(name) {
+    let out = '', depth = 0;
+    for (let i = 0; i < name.length; i++) {
+      const c = name[i];
+      if (c === '<' && !/operator<?$/.test(out)) { if (depth++ === 0) out += '<…>'; continue; }
+      if (c === '>' && depth > 0) { depth--; continue; }
+      if (depth === 0) out += c;
+    }
+    // Then the parameters: from the first '(' that opens a non-empty list (names
+    // cut at 200 bytes may have lost their closing parenthesis).
+    const anon = '(anonymous namespace)';
+    const t = out.split(anon).join('\u0001');
+    const p = t.search(/\((?!\))/);
+    return (p > 0 ? t.slice(0, p) + '()' : t).split('\u0001').join(anon);
+  }
   const el = (id) => document.getElementById(id);
   function text(tag, content, cls) {
     const e = document.createElement(tag);
@@ -157,6 +175,17 @@
   }
   function siteLabel(n) { return otherNode[n] ? '[other] under ' + nameOf[parent[n]] : nameOf[n]; }
 
+  // Tables name a site by its innermost frame in the program's own code: the
+  // nearest frame (from the allocation outwards) whose file is not under /usr/
+  // (the compiler's and the system's headers and libraries), or the innermost
+  // frame if there is none. Sites with the same such frame share a row.
+  const ownFrame = new Int32Array(NODES);
+  for (let n = 0; n < NODES; n++) {
+    let a = n;
+    while (a !== 0 && (otherNode[a] || !whereOf[a] || whereOf[a].startsWith('/usr/'))) a = parent[a];
+    ownFrame[n] = a === 0 ? n : a;
+  }
+
   function drawTable(id, metric) {
     const table = el(id);
     table.replaceChildren();
@@ -164,8 +193,16 @@
     head.append(text('th', 'site (innermost frame)'), text('th', 'bytes', 'num'), text('th', 'blocks', 'num'), text('th', '%', 'num'));
     table.append(head);
     const total = totals()[metric][0];
-    const rows = values.per.map((v, s) => [s, v[metric]]).filter((r) => r[1][0] > 0)
-      .sort((a, b) => b[1][0] - a[1][0]).slice(0, 12);
+    const grouped = new Map();  // row node -> [bytes, blocks, innermost site node]
+    values.per.forEach((v, s) => {
+      if (!(v[metric][0] > 0)) return;
+      const leaf = D.sites[s].n, row = ownFrame[leaf];
+      const g = grouped.get(row) || [0, 0, leaf];
+      g[0] += v[metric][0];
+      g[1] += v[metric][1];
+      grouped.set(row, g);
+    });
+    const rows = [...grouped.entries()].sort((a, b) => b[1][0] - a[1][0]).slice(0, 12);
     if (!rows.length) {
       const tr = document.createElement('tr');
       const td = text('td', 'nothing in this range', 'empty');
@@ -173,12 +210,12 @@
       tr.append(td);
       table.append(tr);
     }
-    for (const [s, v] of rows) {
-      const n = D.sites[s].n;
+    for (const [n, v] of rows) {
       const tr = document.createElement('tr');
-      const fn = text('td', siteLabel(n), 'fn');
-      if (whereOf[n]) fn.append(text('span', ' ' + whereOf[n], 'where'));
-      fn.title = pathOf(n);
+      const fn = text('td', shortName(siteLabel(n)), 'fn');
+      if (whereOf[n]) fn.append(text('span', ' ' + whereOf[n].replace(/^.*\//, ''), 'where'));
+      if (v[2] !== n) fn.append(text('div', 'via ' + shortName(nameOf[v[2]]), 'via'));
+      fn.title = pathOf(v[2]);
       tr.append(fn, text('td', fmtBytes(v[0]), 'num'), text('td', fmtCount(v[1]), 'num'),
         text('td', total > 0 ? (100 * v[0] / total).toFixed(1) : '0', 'num'));
       table.append(tr);
@@ -224,8 +261,10 @@
       ctx.beginPath(); ctx.moveTo(TL.left, y); ctx.lineTo(w - TL.right, y); ctx.stroke();
       ctx.textAlign = 'right'; ctx.fillText(fmtBytes(v), TL.left - 6, y + 4);
     }
-    ctx.textAlign = 'center';
-    for (let k = 0; k <= 5; k++) ctx.fillText(fmtTime(dur * k / 5), X(dur * k / 5), h - 6);
+    for (let k = 0; k <= 5; k++) {
+      ctx.textAlign = k === 0 ? 'left' : k === 5 ? 'right' : 'center';
+      ctx.fillText(k === 0 ? '0' : fmtTime(dur * k / 5), X(dur * k / 5), h - 6);
+    }
     // The selected range, snapped to buckets.
     if (state.range) {
       const x0 = X(state.range[0] * D.bucket_ns), x1 = X(Math.min((state.range[1] + 1) * D.bucket_ns, dur));
@@ -344,7 +383,7 @@
       ctx.fillStyle = n === 0 ? '#d8d4cc' : depth < base ? '#e6e2da' : colour(n, m);
       ctx.fillRect(x + 0.5, y + 0.5, Math.max(width - 1, 0.5), ROW - 1);
       if (width > 28) {
-        const label = n === 0 ? 'all (' + fmtMetric(nodeValue[0], state.metric) + ')' : nameOf[n];
+        const label = n === 0 ? 'all (' + fmtMetric(nodeValue[0], state.metric) + ')' : shortName(nameOf[n]);
         const maxChars = Math.floor((width - 8) / 7);
         ctx.fillStyle = '#1f2328';
         ctx.fillText(label.length > maxChars ? label.slice(0, Math.max(maxChars - 1, 1)) + '…' : label, x + 4, y + ROW / 2 + 0.5);
