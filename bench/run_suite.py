@@ -123,8 +123,8 @@ def main():
                                              runs, label="massif ")
     a = next((r for r in main_results if r.workload.key == "a"), None)
     analysis = measure.measure_analysis(a, tools, trace_dir, runs) if a else None
-    acc = (accuracy.compare(tools, a.configs["sampled"].last_trace, a.configs["all"].last_trace)
-           if a else None)
+    acc = (accuracy.compare(tools, a.configs["sampled"].last_trace, a.configs["all"].last_trace,
+                            a.configs["sampled"].every) if a else None)
 
     data = {
         "command": command_line(args), "machine": info, "runs": runs, "size_name": size_name,

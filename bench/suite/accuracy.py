@@ -1,54 +1,59 @@
-"""Accuracy: the largest sites of the --all trace (exact figures) against the sampled
-trace's estimates and their 95% intervals, both from `memloupe top --csv`.
+"""Accuracy: the largest sites of the --all trace (exact) against the sampled trace's
+estimates and 95% intervals, both from `memloupe top --csv` (sites are whole
+stacks, innermost first, keyed by their text).
 
-Columns are found by name so that the table survives small changes to the CSV: a site
-column (site/function/location/name/stack), an allocated-bytes column, and the interval
-columns (names ending in lo/low/lower and hi/high/upper)."""
+A site that got no sample does not appear in the sampled trace's table. Its estimate
+is 0 and its 95% interval is [0, -ln(0.025) * every]: the exact (Garwood) bound for a
+Poisson count of zero, the largest byte total B for which P(no sample) = e^(-B/every)
+is still >= 2.5%.
+
+Each interval has 95% coverage, so among 10 sites one miss is expected about 40% of
+the time with correct intervals; the table shows every site, so a miss can be judged."""
+import math
+
 from . import memloupe_cli
 
-
-def _pick(columns, *candidates, suffixes=()):
-    for c in candidates:
-        if c in columns:
-            return c
-    for col in columns:
-        if any(col.endswith(s) for s in suffixes):
-            return col
-    return None
+SITE, BYTES, LO, HI = ("stack_innermost_first", "allocated_bytes", "allocated_bytes_lo",
+                       "allocated_bytes_hi")
 
 
 def _int(text):
     try:
-        return int(float(text.replace(",", "")))
-    except (ValueError, AttributeError):
+        return int(float(text))
+    except (TypeError, ValueError):
         return None
 
 
-def compare(tools, sampled_trace, all_trace, limit=10):
+def compare(tools, sampled_trace, all_trace, every, limit=10):
     if not sampled_trace or not all_trace:
         return {"status": "n/a (no sampled or --all trace)"}
-    exact_rows = memloupe_cli.top_sites(tools, all_trace, limit=1000)
-    sampled_rows = memloupe_cli.top_sites(tools, sampled_trace, limit=1000)
-    if not exact_rows or not sampled_rows:
-        return {"status": "n/a (`memloupe top --csv` not built)"}
-    columns = list(exact_rows[0].keys())
-    site = _pick(columns, "site", "function", "location", "name", "stack", "backtrace")
-    value = _pick(columns, "allocated_bytes", "alloc_bytes", "bytes", "allocated", "size")
-    lo = _pick(columns, "lo", "low", "lower", suffixes=("_lo", "_low", "_lower"))
-    hi = _pick(columns, "hi", "high", "upper", suffixes=("_hi", "_high", "_upper"))
-    if not (site and value and lo and hi):
-        return {"status": f"n/a (unrecognised `memloupe top --csv` columns: {', '.join(columns)})"}
-    estimates = {row[site]: row for row in sampled_rows}
+    exact_rows = memloupe_cli.top_sites(tools, all_trace)
+    sampled_rows = memloupe_cli.top_sites(tools, sampled_trace)
+    if not exact_rows or sampled_rows is None:
+        return {"status": "n/a (`memloupe top --csv` not built or failed)"}
+    missing = {SITE, BYTES, LO, HI} - set(exact_rows[0])
+    if missing:
+        return {"status": f"n/a (`memloupe top --csv` lacks {', '.join(sorted(missing))})"}
+    if not every:
+        return {"status": "n/a (sampling rate unknown: `memloupe info` did not say)"}
+    estimates = {row[SITE]: row for row in sampled_rows}
+    unsampled_hi = -math.log(0.025) * every
     sites = []
     for row in exact_rows[:limit]:
-        est = estimates.get(row[site])
-        exact = _int(row[value])
+        exact = _int(row[BYTES])
+        est = estimates.get(row[SITE])
         if est is None:
-            sites.append({"name": row[site], "exact": exact, "estimate": None, "lo": None,
-                          "hi": None, "inside": False})
-            continue
-        low, high = _int(est[lo]), _int(est[hi])
-        sites.append({"name": row[site], "exact": exact, "estimate": _int(est[value]),
-                      "lo": low, "hi": high,
-                      "inside": None not in (low, high, exact) and low <= exact <= high})
-    return {"status": "ok", "sites": sites}
+            value, lo, hi = 0, 0, int(unsampled_hi)
+        else:
+            value, lo, hi = _int(est[BYTES]), _int(est[LO]), _int(est[HI])
+        sites.append({"name": _short(row[SITE]), "exact": exact, "estimate": value,
+                      "lo": lo, "hi": hi, "sampled": est is not None,
+                      "inside": None not in (exact, lo, hi) and lo <= exact <= hi})
+    return {"status": "ok", "every": every, "sites": sites}
+
+
+def _short(stack, frames=3, width=90):
+    """The innermost frames of a site, for the table."""
+    parts = stack.split(";")
+    text = " ← ".join(parts[:frames]) + (" ← …" if len(parts) > frames else "")
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -33,12 +33,14 @@ class Config:
     def command(self, workload, tools, trace_path):
         """(argv, environment) for one run writing its trace to trace_path."""
         argv = list(workload.argv)
+        # Variables meant for the target go through env(1), which execs it: set on the
+        # measuring wrapper itself, LD_PRELOAD would trace the wrapper and leave its
+        # forked child (the target) untraced. Native runs take the same path.
         if self.key == "native":
-            return argv, workload.environ()
+            return ["env", *argv], workload.environ()
         if self.key in ("sampled", "all"):
-            return argv, workload.environ(
-                [("LD_PRELOAD", tools.preload), ("MEMLOUPE_OUTPUT", trace_path),
-                 ("MEMLOUPE_MODE", self.key)])
+            return ["env", f"LD_PRELOAD={tools.preload}", f"MEMLOUPE_OUTPUT={trace_path}",
+                    f"MEMLOUPE_MODE={self.key}", *argv], workload.environ()
         if self.key == "heaptrack":
             # heaptrack appends ".zst" to the -o name.
             base = trace_path[: -len(".zst")]

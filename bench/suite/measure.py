@@ -31,6 +31,7 @@ class ConfigResult:
     runs: list = dataclasses.field(default_factory=list)
     last_trace: str | None = None
     samples: int | None = None  # memloupe info, last trace
+    every: int | None = None  # mean bytes between samples, memloupe info
 
 
 @dataclasses.dataclass
@@ -120,6 +121,7 @@ def inspect_traces(results, tools):
             if cr and cr.last_trace:
                 facts = memloupe_cli.info(tools, cr.last_trace)
                 cr.samples = facts.get("samples")
+                cr.every = facts.get("every")
         if r.configs.get("all") and r.configs["all"].last_trace:
             r.memloupe_calls = memloupe_cli.summary_calls(tools, r.configs["all"].last_trace)
         if r.configs.get("heaptrack") and r.configs["heaptrack"].last_trace:

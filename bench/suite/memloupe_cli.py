@@ -35,14 +35,16 @@ def finalise(tools, trace):
 
 
 def info(tools, trace):
-    """{'samples': N} from `memloupe info`: its per-kind event counts list
-    "  alloc   N" — in a sampled trace, one Alloc event per sampled block."""
+    """From `memloupe info`: 'samples', its per-kind event count "  alloc   N" (in a
+    sampled trace, one Alloc event per sampled block), and 'every', the mean bytes
+    between samples ("one sample per N bytes on average")."""
     if not tools.has("info"):
         return {}
     m = _run([tools.memloupe, "info", trace])
     if m is None:
         return {}
-    return {"samples": _find_int(m.stdout, [r"^\s+alloc\s+([\d,_]+)\s*$"])}
+    return {"samples": _find_int(m.stdout, [r"^\s+alloc\s+([\d,_]+)\s*$"]),
+            "every": _find_int(m.stdout, [r"one sample per ([\d,_]+) bytes"])}
 
 
 def summary_calls(tools, trace):
@@ -52,9 +54,8 @@ def summary_calls(tools, trace):
     m = _run([tools.memloupe, "summary", trace])
     if m is None:
         return None
-    return _find_int(m.stdout, [r"allocation calls\s*[:=]?\s*([\d,_]+)",
-                                r"total calls\s*[:=]?\s*([\d,_]+)",
-                                r"calls\s*[:=]\s*([\d,_]+)"])
+    # "Total        599,592 allocating calls, 82.6 MiB requested"
+    return _find_int(m.stdout, [r"^Total\s+([\d,_]+) allocating calls"])
 
 
 def heaptrack_facts(tools, zst):
@@ -74,12 +75,12 @@ def heaptrack_facts(tools, zst):
     }
 
 
-def top_sites(tools, trace, limit=10):
-    """Rows of `memloupe top --csv` as dicts (column names lower-cased), or None."""
+def top_sites(tools, trace):
+    """Every row of `memloupe top --csv -n 0` (sites by allocated bytes, whole stacks)
+    as dicts, or None."""
     if not tools.has("top"):
         return None
-    m = _run([tools.memloupe, "top", "--csv", trace])
+    m = _run([tools.memloupe, "top", "--csv", "-n", "0", trace])
     if m is None or not m.stdout.strip():
         return None
-    rows = list(csv.DictReader(io.StringIO(m.stdout)))
-    return [{k.strip().lower(): (v or "").strip() for k, v in row.items() if k} for row in rows][:limit]
+    return list(csv.DictReader(io.StringIO(m.stdout)))

@@ -90,11 +90,17 @@ def _analysis_table(analysis):
 
 
 def _accuracy_table(accuracy):
-    lines = ["| site | --all bytes | sampled estimate | 95% interval | inside |", "|---|---|---|---|---|"]
+    lines = [f"Sampling every {fmt_int(accuracy['every'])} bytes on average; sites are whole "
+             "stacks (innermost first); a site with no sample has estimate 0 and interval "
+             "[0, 3.69 x that mean].", "",
+             "| site | --all bytes | sampled estimate | 95% interval | inside |",
+             "|---|---|---|---|---|"]
     for site in accuracy["sites"]:
-        lines.append(f"| `{site['name']}` | {fmt_int(site['exact'])} | {fmt_int(site['estimate'])} | "
+        name = site["name"].replace("|", "\\|")
+        lines.append(f"| `{name}` | {fmt_int(site['exact'])} | "
+                     f"{fmt_int(site['estimate']) if site['sampled'] else '0 (no sample)'} | "
                      f"{fmt_int(site['lo'])} – {fmt_int(site['hi'])} | "
-                     f"{'yes' if site['inside'] else 'NO'} |")
+                     f"{'yes' if site['inside'] else '**no**'} |")
     return lines
 
 
