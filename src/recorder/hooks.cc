@@ -61,7 +61,7 @@ inline void* aligned_block(size_t size, std::align_val_t al) noexcept {
 // ---- C allocation functions -------------------------------------------------
 
 MEMLOUPE_HOOK void* malloc(size_t n) {
-  return allocate<Func::Malloc>(n, 0, MEMLOUPE_RETURN_ADDRESS, [n] { return g_real.malloc(n); });
+  return allocate<Func::Malloc>(n, 0, [n] { return g_real.malloc(n); });
 }
 
 MEMLOUPE_HOOK void* calloc(size_t count, size_t size) {
@@ -71,13 +71,11 @@ MEMLOUPE_HOOK void* calloc(size_t count, size_t size) {
     errno = ENOMEM;
     return nullptr;
   }
-  return allocate<Func::Calloc>(n, 0, MEMLOUPE_RETURN_ADDRESS,
-                                [=] { return g_real.calloc(count, size); });
+  return allocate<Func::Calloc>(n, 0, [=] { return g_real.calloc(count, size); });
 }
 
 MEMLOUPE_HOOK void* realloc(void* p, size_t n) {
-  return reallocate<Func::Realloc>(p, n, MEMLOUPE_RETURN_ADDRESS,
-                                   [=] { return g_real.realloc(p, n); });
+  return reallocate<Func::Realloc>(p, n, [=] { return g_real.realloc(p, n); });
 }
 
 // glibc's reallocarray calls realloc through the PLT, which would count (and
@@ -89,14 +87,13 @@ MEMLOUPE_HOOK void* reallocarray(void* p, size_t count, size_t size) {
     errno = ENOMEM;
     return nullptr;
   }
-  return reallocate<Func::Reallocarray>(p, n, MEMLOUPE_RETURN_ADDRESS,
-                                        [=] { return g_real.realloc(p, n); });
+  return reallocate<Func::Reallocarray>(p, n, [=] { return g_real.realloc(p, n); });
 }
 
 MEMLOUPE_HOOK int posix_memalign(void** out, size_t align, size_t n) {
   int err = 0;
   void* p = allocate<Func::PosixMemalign>(
-      n, static_cast<uint32_t>(align), MEMLOUPE_RETURN_ADDRESS, [&]() -> void* {
+      n, static_cast<uint32_t>(align), [&]() -> void* {
         void* q = nullptr;
         err = g_real.posix_memalign ? g_real.posix_memalign(&q, align, n) : ENOMEM;
         return q;
@@ -106,23 +103,19 @@ MEMLOUPE_HOOK int posix_memalign(void** out, size_t align, size_t n) {
 }
 
 MEMLOUPE_HOOK void* aligned_alloc(size_t align, size_t n) {
-  return allocate<Func::AlignedAlloc>(n, static_cast<uint32_t>(align), MEMLOUPE_RETURN_ADDRESS,
-                                      [=] { return g_real.aligned_alloc(align, n); });
+  return allocate<Func::AlignedAlloc>(n, static_cast<uint32_t>(align), [=] { return g_real.aligned_alloc(align, n); });
 }
 
 MEMLOUPE_HOOK void* memalign(size_t align, size_t n) {
-  return allocate<Func::Memalign>(n, static_cast<uint32_t>(align), MEMLOUPE_RETURN_ADDRESS,
-                                  [=] { return g_real.memalign(align, n); });
+  return allocate<Func::Memalign>(n, static_cast<uint32_t>(align), [=] { return g_real.memalign(align, n); });
 }
 
 MEMLOUPE_HOOK void* valloc(size_t n) {
-  return allocate<Func::Valloc>(n, kPage, MEMLOUPE_RETURN_ADDRESS,
-                                [=] { return g_real.valloc(n); });
+  return allocate<Func::Valloc>(n, kPage, [=] { return g_real.valloc(n); });
 }
 
 MEMLOUPE_HOOK void* pvalloc(size_t n) {
-  return allocate<Func::Pvalloc>(n, kPage, MEMLOUPE_RETURN_ADDRESS,
-                                 [=] { return g_real.pvalloc(n); });
+  return allocate<Func::Pvalloc>(n, kPage, [=] { return g_real.pvalloc(n); });
 }
 
 MEMLOUPE_HOOK void free(void* p) { release<Func::Free>(p); }
@@ -135,50 +128,42 @@ MEMLOUPE_HOOK size_t malloc_usable_size(void* p) {
 // ---- C++ operator new ---------------------------------------------------------
 
 MEMLOUPE_CXX_HOOK void* operator new(size_t n) {
-  void* p = allocate<Func::New>(n, 0, MEMLOUPE_RETURN_ADDRESS,
-                                [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::New>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
   return new_or_handler(p, n);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new(size_t n, const std::nothrow_t& nt) noexcept {
-  void* p = allocate<Func::NewNothrow>(n, 0, MEMLOUPE_RETURN_ADDRESS,
-                                       [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::NewNothrow>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
   return new_or_null(p, n, nt);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new(size_t n, std::align_val_t al) {
-  void* p = allocate<Func::NewAligned>(n, static_cast<uint32_t>(al), MEMLOUPE_RETURN_ADDRESS,
-                                       [=] { return aligned_block(n, al); });
+  void* p = allocate<Func::NewAligned>(n, static_cast<uint32_t>(al), [=] { return aligned_block(n, al); });
   return new_aligned_or_handler(p, n, al);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new(size_t n, std::align_val_t al, const std::nothrow_t& nt) noexcept {
-  void* p = allocate<Func::NewAlignedNothrow>(n, static_cast<uint32_t>(al), MEMLOUPE_RETURN_ADDRESS,
-                                              [=] { return aligned_block(n, al); });
+  void* p = allocate<Func::NewAlignedNothrow>(n, static_cast<uint32_t>(al), [=] { return aligned_block(n, al); });
   return new_aligned_or_null(p, n, al, nt);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new[](size_t n) {
-  void* p = allocate<Func::NewArray>(n, 0, MEMLOUPE_RETURN_ADDRESS,
-                                     [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::NewArray>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
   return new_or_handler(p, n);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new[](size_t n, const std::nothrow_t& nt) noexcept {
-  void* p = allocate<Func::NewArrayNothrow>(n, 0, MEMLOUPE_RETURN_ADDRESS,
-                                            [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::NewArrayNothrow>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
   return new_or_null(p, n, nt);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new[](size_t n, std::align_val_t al) {
-  void* p = allocate<Func::NewArrayAligned>(n, static_cast<uint32_t>(al), MEMLOUPE_RETURN_ADDRESS,
-                                            [=] { return aligned_block(n, al); });
+  void* p = allocate<Func::NewArrayAligned>(n, static_cast<uint32_t>(al), [=] { return aligned_block(n, al); });
   return new_aligned_or_handler(p, n, al);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new[](size_t n, std::align_val_t al, const std::nothrow_t& nt) noexcept {
   void* p = allocate<Func::NewArrayAlignedNothrow>(n, static_cast<uint32_t>(al),
-                                                   MEMLOUPE_RETURN_ADDRESS,
                                                    [=] { return aligned_block(n, al); });
   return new_aligned_or_null(p, n, al, nt);
 }

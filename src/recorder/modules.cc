@@ -4,6 +4,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -155,7 +156,38 @@ bool emit_changes() noexcept {
   return changed;
 }
 
+// The address range of this library's loadable segments, found once.
+struct Range {
+  uint64_t lo, hi;
+};
+std::atomic<bool> g_own_range_known{false};
+Range g_own_range{0, 0};
+
+int find_own_range(dl_phdr_info* info, size_t, void* data) {
+  const auto self = reinterpret_cast<uint64_t>(&find_own_range);
+  uint64_t lo = ~uint64_t{0}, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    lo = std::min<uint64_t>(lo, info->dlpi_addr + ph.p_vaddr);
+    hi = std::max<uint64_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  if (self < lo || self >= hi) return 0;
+  *static_cast<Range*>(data) = {lo, hi};
+  return 1;
+}
+
 }  // namespace
+
+bool is_own_code(uint64_t address) noexcept {
+  if (!g_own_range_known.load(std::memory_order_acquire)) {
+    Range r{0, 0};
+    dl_iterate_phdr(find_own_range, &r);
+    g_own_range = r;
+    g_own_range_known.store(true, std::memory_order_release);
+  }
+  return address >= g_own_range.lo && address < g_own_range.hi;
+}
 
 const char* executable_path() noexcept {
   if (!g_exe_path_read.load(std::memory_order_acquire)) {

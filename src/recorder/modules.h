@@ -29,4 +29,8 @@ void forget_modules() noexcept;
 // The executable's path (readlink /proc/self/exe), read once.
 const char* executable_path() noexcept;
 
+// Whether `address` lies in the recorder's own code (its hooks' frames, which
+// backtraces leave out).
+bool is_own_code(uint64_t address) noexcept;
+
 }  // namespace memloupe::recorder

@@ -41,7 +41,7 @@ struct RealFuncs {
   int (*pthread_setname_np)(unsigned long, const char*) = nullptr;
 };
 
-extern constinit RealFuncs g_real;
+extern constinit RealFuncs g_real __attribute__((visibility("hidden")));
 
 // Resolves g_real. Idempotent; the first call must run with the calling thread's
 // hooks parked (dlsym allocates).

@@ -50,15 +50,15 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
   return {live ? n : 0, next_gap(t.rng, mean)};
 }
 
-// Raw return addresses from the hook's caller outwards (the hook's own frames
-// dropped by finding the return address the hook saw).
-size_t capture_backtrace(uintptr_t return_address, uint64_t* out) noexcept {
+// Raw return addresses from the hook's caller outwards: the innermost frames
+// that lie in this library (slow path, hook) are left out, however the compiler
+// inlined or tail-called them.
+size_t capture_backtrace(uint64_t* out) noexcept {
   const size_t depth = config().depth;
   if (depth == 0) return 0;
   const size_t n = unwind_here(out, depth + kOwnFramesMax, 0);
   size_t first = 0;
-  while (first < n && first < kOwnFramesMax && out[first] != return_address) ++first;
-  if (first == n || first == kOwnFramesMax) first = 0;  // not found: keep everything
+  while (first < n && first < kOwnFramesMax && is_own_code(out[first])) ++first;
   const size_t kept = n - first < depth ? n - first : depth;
   std::memmove(out, out + first, kept * sizeof(uint64_t));
   return kept;
@@ -171,7 +171,7 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   } else {
     sync_modules();
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
-    const size_t depth = capture_backtrace(r.return_address, frames);
+    const size_t depth = capture_backtrace(frames);
     p = call();
     if (p != nullptr) commit_alloc(t, r, d.n_samples, p, {frames, depth});
   }
@@ -226,7 +226,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   size_t depth = 0;
   if (d.n_samples != 0) {
     sync_modules();
-    depth = capture_backtrace(r.return_address, frames);
+    depth = capture_backtrace(frames);
   }
   const std::span<const uint64_t> bt{frames, depth};
   const uint64_t now = trace_now_ns();

@@ -41,8 +41,8 @@ void ThreadRegistry::release(ThreadSlot* slot) noexcept {
 void ThreadRegistry::sum(format::CallTotals& totals) const noexcept {
   for_each_slot([&](const ThreadSlot& slot) {
     for (unsigned f = 0; f < format::kFuncCount; ++f) {
-      totals.totals[f].calls += slot.counters.calls[f].load(std::memory_order_relaxed);
-      totals.totals[f].bytes += slot.counters.bytes[f].load(std::memory_order_relaxed);
+      totals.totals[f].calls += Counters::read(slot.counters.calls[f]);
+      totals.totals[f].bytes += Counters::read(slot.counters.bytes[f]);
     }
   });
 }
@@ -62,8 +62,8 @@ void ThreadRegistry::reset_for_child() noexcept {
     slot.pthread = 0;
     slot.announced = false;
     for (unsigned f = 0; f < format::kFuncCount; ++f) {
-      slot.counters.calls[f].store(0, std::memory_order_relaxed);
-      slot.counters.bytes[f].store(0, std::memory_order_relaxed);
+      Counters::clear(slot.counters.calls[f]);
+      Counters::clear(slot.counters.bytes[f]);
     }
   });
 }
