@@ -151,7 +151,7 @@ TEST(CtfReader, EveryTruncationDeliversWholePacketsThenNamesTheEnd) {
 TEST(CtfReader, EveryByteFlipIsReadOrReportedWithAnOffset) {
   const std::vector<uint8_t> full = viewer();
   for (size_t at = 0; at < full.size(); ++at) {
-    for (uint8_t mask : {0x01, 0x10, 0x80, 0xFF}) {
+    for (uint8_t mask : {0x01, 0xFF}) {
       std::vector<uint8_t> bytes = full;
       bytes[at] ^= mask;
       auto opened = Reader::from_bytes(bytes, "flip.ctf");

@@ -59,7 +59,7 @@ struct EventCounts {
   template <class T, class... Ts>
   static constexpr size_t index_of(std::variant<Ts...>*, T*) {
     size_t i = 0;
-    ((std::is_same_v<T, Ts> ? true : (++i, false)) || ...);
+    (void)((std::is_same_v<T, Ts> ? true : (++i, false)) || ...);
     return i;
   }
 };
