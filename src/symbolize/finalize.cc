@@ -123,7 +123,11 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     stats.symbolized = table.size();
     format::SymbolsEncoder encoder;
     encode_symbols(table, encoder);
+    const size_t before = out.size();
     reader::append_symbols(out, encoder, options.zstd_level);
+    // A finalised trace always has a symbols section, if only an empty chunk:
+    // that is how readers (and `memloupe symbolize`) know it is finalised.
+    if (out.size() == before) format::append_chunk(out, format::ChunkType::Symbols, {});
   }
 
   auto file = AtomicFile::create(output);

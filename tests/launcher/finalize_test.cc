@@ -1,0 +1,204 @@
+// The finaliser on raw traces written with the real Encoder, holding real
+// return addresses of this test program.
+#include "symbolize/finalize.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "process.h"
+#include "reader/chunk_io.h"
+#include "reader/reader.h"
+#include "self_modules.h"
+#include "sites.h"
+#include "trace_builder.h"
+
+namespace memloupe::symbolize {
+namespace {
+
+using testing::marker_line;
+using testing::TempDir;
+using testing::TraceBuilder;
+
+struct Sites {
+  uint64_t widgets = 0;  // return address into build_widgets (an inlined call)
+  uint64_t c = 0;        // return address into c_allocate
+};
+
+Sites capture_sites() {
+  const memloupe_testprog::Capture a = memloupe_testprog::build_widgets(2);
+  memloupe_testprog::Capture b;
+  memloupe_testprog::c_allocate(3, &b);
+  ::operator delete(a.block);
+  ::operator delete(b.block);
+  return {a.return_address, b.return_address};
+}
+
+std::unique_ptr<reader::Reader> open_or_fail(const std::string& path) {
+  auto r = reader::Reader::open(path);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return r ? std::move(*r) : nullptr;
+}
+
+// Events of a whole file; the reader's error (if any) in `error`.
+uint64_t count_events(reader::Reader& r) {
+  uint64_t n = 0;
+  while (const format::Event* e = r.next()) n += !std::holds_alternative<format::SymbolDef>(*e);
+  return n;
+}
+
+TEST(Finalize, EmbedsSymbolsOfEveryBacktraceAddress) {
+  const Sites sites = capture_sites();
+  TraceBuilder trace;
+  for (const Module& m : testing::self_modules()) trace.module_load(m);
+  trace.alloc({sites.widgets, sites.c}, 100, 10);
+  trace.alloc({sites.c}, 200, 20);
+  trace.end(30);
+  trace.flush();
+  TempDir dir;
+  trace.write(dir / "raw.trace");
+
+  auto stats = finalize_trace(dir / "raw.trace", dir / "final.trace", {});
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->events, trace.events());
+  EXPECT_EQ(stats->addresses, 2u);
+  EXPECT_EQ(stats->symbolized, 2u);
+  EXPECT_FALSE(stats->damage);
+  EXPECT_EQ(stats->output_bytes, std::filesystem::file_size(dir / "final.trace"));
+
+  auto r = open_or_fail(dir / "final.trace");
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->has_symbols_section());
+  EXPECT_EQ(r->info().pid, 4242u);
+  EXPECT_EQ(count_events(*r), trace.events());
+  EXPECT_FALSE(r->error());
+  const auto& widgets = r->symbols().at(sites.widgets);
+  ASSERT_EQ(widgets.size(), 2u);
+  EXPECT_EQ(widgets[0].function, "memloupe_testprog::Builder<memloupe_testprog::Widget>::make(unsigned long)");
+  EXPECT_EQ(widgets[0].line, static_cast<uint32_t>(marker_line("inlined-call")));
+  EXPECT_EQ(std::filesystem::path(widgets[0].file).filename(), "sites.cc");
+  EXPECT_EQ(widgets[1].function, "memloupe_testprog::build_widgets(unsigned long)");
+  EXPECT_EQ(widgets[1].line, static_cast<uint32_t>(marker_line("outer-call")));
+  const auto& c = r->symbols().at(sites.c);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].function, "c_allocate");
+  EXPECT_EQ(c[0].line, static_cast<uint32_t>(marker_line("c-call")));
+
+  // The raw events chunk is stored zstd-compressed now.
+  const std::string bytes = testing::read_file(dir / "final.trace");
+  const reader::ChunkList chunks = reader::scan_chunks(
+      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  bool compressed_events = false;
+  for (const reader::ChunkView& chunk : chunks.chunks) {
+    if (chunk.type == static_cast<uint8_t>(format::ChunkType::Events)) {
+      compressed_events = chunk.flags & format::kChunkZstd;
+    }
+  }
+  EXPECT_TRUE(compressed_events);
+}
+
+TEST(Finalize, TruncatedTraceKeepsEveryCompleteChunk) {
+  const Sites sites = capture_sites();
+  TraceBuilder trace;
+  for (const Module& m : testing::self_modules()) trace.module_load(m);
+  trace.flush();
+  uint64_t complete = trace.events();
+  constexpr int kChunks = 5, kPerChunk = 10;
+  for (int chunk = 0; chunk < kChunks; ++chunk) {
+    for (int i = 0; i < kPerChunk; ++i) trace.alloc({sites.widgets, sites.c}, 64 + i, 100 * chunk + i);
+    trace.flush();
+    if (chunk < kChunks - 1) complete = trace.events();
+  }
+  // Cut the last chunk in half, as a SIGKILL during its write would.
+  const size_t last_start = trace.chunk_ends()[trace.chunk_ends().size() - 2];
+  const size_t cut = (last_start + trace.bytes().size()) / 2;
+  TempDir dir;
+  trace.write(dir / "raw.trace");
+  std::filesystem::resize_file(dir / "raw.trace", cut);
+
+  auto stats = finalize_trace(dir / "raw.trace", dir / "raw.trace", {});
+  ASSERT_TRUE(stats) << stats.error().message;
+  ASSERT_TRUE(stats->damage);
+  EXPECT_EQ(stats->damage->offset, last_start) << stats->damage->message;
+  EXPECT_EQ(stats->events, complete);
+
+  auto r = open_or_fail(dir / "raw.trace");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(count_events(*r), complete);
+  EXPECT_FALSE(r->error()) << r->error()->message;  // the finalised file is whole
+  EXPECT_EQ(r->symbols().count(sites.widgets), 1u);
+}
+
+TEST(Finalize, LeavesASymbolisedTraceAloneUnlessAskedToRedoIt) {
+  const Sites sites = capture_sites();
+  TraceBuilder trace;
+  for (const Module& m : testing::self_modules()) trace.module_load(m);
+  trace.alloc({sites.widgets}, 100, 10);
+  trace.flush();
+  TempDir dir;
+  trace.write(dir / "t.trace");
+  ASSERT_TRUE(finalize_trace(dir / "t.trace", dir / "t.trace", {}));
+  const std::string once = testing::read_file(dir / "t.trace");
+
+  auto again = finalize_trace(dir / "t.trace", dir / "t.trace", {});
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->already_symbolized);
+  EXPECT_EQ(testing::read_file(dir / "t.trace"), once);
+
+  auto redo = finalize_trace(dir / "t.trace", dir / "t.trace", {.resymbolize = true});
+  ASSERT_TRUE(redo) << redo.error().message;
+  EXPECT_FALSE(redo->already_symbolized);
+  // The old symbols section was replaced, not kept beside the new one.
+  EXPECT_EQ(testing::read_file(dir / "t.trace"), once);
+}
+
+// An address range reused by a later dlopen: each address is named by the
+// module that was mapped over it when a backtrace held it.
+TEST(Finalize, ResolvesAddressesAgainstTheModuleMappedAtTheTime) {
+  const Sites sites = capture_sites();
+  auto self = testing::self_module_at(sites.widgets);
+  ASSERT_TRUE(self);
+  Module other = *self;
+  other.path = "/nonexistent/libother.so";
+  other.build_id = {1, 2, 3, 4};
+  const uint64_t only_under_other = sites.widgets + 2;
+
+  TraceBuilder trace;
+  trace.module_load(*self, 0);
+  trace.alloc({sites.widgets}, 100, 10);
+  trace.module_unload(*self, 20);
+  trace.module_load(other, 30);
+  trace.alloc({sites.widgets, only_under_other}, 100, 40);
+  trace.flush();
+  TempDir dir;
+  trace.write(dir / "t.trace");
+
+  std::vector<std::string> warnings;
+  FinalizeOptions options;
+  options.symbolizer.warn = [&](const std::string& w) { warnings.push_back(w); };
+  auto stats = finalize_trace(dir / "t.trace", dir / "out.trace", options);
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->addresses, 2u);
+  EXPECT_EQ(stats->symbolized, 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("/nonexistent/libother.so"), std::string::npos) << warnings[0];
+
+  auto r = open_or_fail(dir / "out.trace");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->symbols().at(sites.widgets).back().function,
+            "memloupe_testprog::build_widgets(unsigned long)");
+  EXPECT_EQ(r->symbols().count(only_under_other), 0u);
+}
+
+TEST(Finalize, RefusesWhatIsNotATrace) {
+  TempDir dir;
+  std::ofstream(dir / "junk") << "not a trace at all";
+  auto stats = finalize_trace(dir / "junk", dir / "out", {});
+  EXPECT_FALSE(stats);
+  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+  EXPECT_FALSE(finalize_trace(dir / "missing", dir / "out", {}));
+}
+
+}  // namespace
+}  // namespace memloupe::symbolize

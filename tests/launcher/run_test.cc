@@ -1,0 +1,231 @@
+// `memloupe run` end to end: the program's terminal, exit status and signals
+// are untouched, and the trace it leaves is finalised with symbols.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "process.h"
+#include "reader/reader.h"
+#include "self_modules.h"
+
+namespace memloupe::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Run : public ::testing::Test {
+ protected:
+  Finished run(std::vector<std::string> args, const std::string& input = "",
+               const Environment& env = {}) {
+    args.insert(args.begin(), memloupe_exe());
+    return run_process(args, dir_.path(), input, env);
+  }
+  std::vector<std::string> traces() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_.path())) {
+      if (e.path().extension() == ".trace") out.push_back(e.path().filename().string());
+    }
+    std::ranges::sort(out);
+    return out;
+  }
+  TempDir dir_;
+};
+
+std::unique_ptr<reader::Reader> open_or_fail(const std::string& path) {
+  auto r = reader::Reader::open(path);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return r ? std::move(*r) : nullptr;
+}
+
+TEST_F(Run, ExitStatusIsTheProgramsAndTheTraceIsReported) {
+  const Finished f = run({"run", "-o", "t.trace", "--", testprog_exe(), "exit", "3"});
+  EXPECT_EQ(f.status, 3) << f.err;
+  EXPECT_TRUE(std::regex_search(f.err, std::regex("memloupe: wrote .*/t\\.trace \\([0-9]+ events, [0-9]+ bytes\\)\n$")))
+      << f.err;
+  auto r = open_or_fail(dir_ / "t.trace");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->has_symbols_section());
+}
+
+TEST_F(Run, KilledBySignalExits128PlusSignal) {
+  const Finished f = run({"run", "-o", "t.trace", "--", testprog_exe(), "raise", "15"});
+  EXPECT_EQ(f.status, 128 + SIGTERM) << f.err;
+}
+
+TEST_F(Run, ForwardsSigtermToTheProgram) {
+  Process p({memloupe_exe(), "run", "-o", "t.trace", "--", testprog_exe(), "wait", dir_ / "ready"},
+            dir_.path());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!fs::exists(dir_ / "ready") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "ready"));
+  kill(p.pid(), SIGTERM);  // to memloupe, not to the program
+  const Finished f = p.wait();
+  EXPECT_EQ(f.status, 128 + SIGTERM) << f.err;
+  EXPECT_NE(f.err.find("memloupe: wrote"), std::string::npos) << f.err;
+}
+
+TEST_F(Run, StdinAndStdoutPassThrough) {
+  std::string input;
+  for (int i = 0; input.size() < 200'000; ++i) input += "line " + std::to_string(i * 7919 % 1000) + "\n";
+  const Finished f = run({"run", "-o", "t.trace", "--", testprog_exe(), "cat"}, input);
+  EXPECT_EQ(f.status, 0) << f.err;
+  EXPECT_EQ(f.out, input);
+  EXPECT_NE(f.err.find("bytes " + std::to_string(input.size()) + "\n"), std::string::npos) << f.err;
+}
+
+TEST_F(Run, MissingProgramExits127) {
+  Finished f = run({"run", "--", dir_ / "no-such-program"});
+  EXPECT_EQ(f.status, 127);
+  EXPECT_NE(f.err.find("memloupe: cannot run " + dir_ / "no-such-program" + ": No such file or directory"),
+            std::string::npos)
+      << f.err;
+  f = run({"run", "--", "memloupe-no-such-program-in-path"});
+  EXPECT_EQ(f.status, 127) << f.err;
+  EXPECT_TRUE(traces().empty());
+}
+
+TEST_F(Run, ProgramThatCannotBeExecutedExits126) {
+  const std::string script = dir_ / "not-executable";
+  std::ofstream(script) << "#!/bin/sh\n";
+  const Finished f = run({"run", "--", script});
+  EXPECT_EQ(f.status, 126) << f.err;
+  EXPECT_NE(f.err.find("Permission denied"), std::string::npos) << f.err;
+}
+
+TEST_F(Run, DefaultNameIsProgramAndPidInTheCurrentDirectory) {
+  const Finished f = run({"run", "--", testprog_exe(), "sites"});
+  EXPECT_EQ(f.status, 0) << f.err;
+  const auto files = traces();
+  ASSERT_EQ(files.size(), 1u) << f.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(files[0], m, std::regex("memloupe\\.launcher_testprog\\.([0-9]+)\\.trace")))
+      << files[0];
+  auto r = open_or_fail(dir_ / files[0]);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(std::to_string(r->info().pid), m[1].str());
+}
+
+TEST_F(Run, OptionsReachTheRecordersEnvironment) {
+  // (MEMLOUPE_OUTPUT is not among them: the recorder takes it out of the
+  // environment so that untraced children do not inherit it.)
+  const std::vector<std::string> names = {"MEMLOUPE_MODE", "MEMLOUPE_EVERY", "MEMLOUPE_DEPTH",
+                                          "MEMLOUPE_FOLLOW_FORK"};
+  auto env_of = [&](std::vector<std::string> options) {
+    std::vector<std::string> args = {"run", "-o", "t.trace"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"--", testprog_exe(), "env"});
+    args.insert(args.end(), names.begin(), names.end());
+    return run(args).out;
+  };
+  EXPECT_EQ(env_of({"--every", "1MiB", "--depth", "32"}),
+            "MEMLOUPE_MODE=sampled\nMEMLOUPE_EVERY=1048576\nMEMLOUPE_DEPTH=32\n"
+            "MEMLOUPE_FOLLOW_FORK=0\n");
+  EXPECT_EQ(env_of({"--rate", "0.001"}),
+            "MEMLOUPE_MODE=sampled\nMEMLOUPE_EVERY=1000\nMEMLOUPE_DEPTH unset\nMEMLOUPE_FOLLOW_FORK=0\n");
+  EXPECT_EQ(env_of({"--all", "--follow-fork"}),
+            "MEMLOUPE_MODE=all\nMEMLOUPE_EVERY unset\nMEMLOUPE_DEPTH unset\n"
+            "MEMLOUPE_FOLLOW_FORK=1\n");
+  // Bad values stop memloupe before the program runs.
+  for (const std::string& file : traces()) fs::remove(dir_ / file);
+  Finished f = run({"run", "--every", "lots", "--", testprog_exe(), "exit", "9"});
+  EXPECT_EQ(f.status, 1);
+  EXPECT_NE(f.err.find("--every"), std::string::npos) << f.err;
+  f = run({"run", "--all", "--every", "4096", "--", testprog_exe(), "exit", "9"});
+  EXPECT_NE(f.status, 0);
+  EXPECT_NE(f.status, 9);
+  EXPECT_TRUE(traces().empty());
+}
+
+TEST_F(Run, KeepsAnExistingLdPreload) {
+  // libm is loadable on any glibc system (a bare name is searched for).
+  const Finished f = run({"run", "-o", "t.trace", "--", testprog_exe(), "env", "LD_PRELOAD"}, "",
+                         {.set = {{"LD_PRELOAD", "libm.so.6"}}});
+  EXPECT_EQ(f.out, "LD_PRELOAD=" + fs::canonical(preload_library()).string() + ":libm.so.6\n") << f.err;
+}
+
+TEST_F(Run, SaysSoWhenNoTraceWasWritten) {
+  // A preload library that records nothing stands for a program that dropped
+  // LD_PRELOAD from its environment.
+  const Finished f = run({"run", "-o", "t.trace", "--", testprog_exe(), "exit", "4"}, "",
+                         {.set = {{"MEMLOUPE_PRELOAD", std::string(MEMLOUPE_BINARY_DIR) +
+                                                           "/bin/libmemloupe_launcher_noop.so"}}});
+  EXPECT_EQ(f.status, 4);
+  EXPECT_NE(f.err.find("memloupe: no trace was written to " + dir_ / "t.trace"), std::string::npos) << f.err;
+}
+
+std::string basename_of(const std::string& path) { return fs::path(path).filename().string(); }
+
+// The call chain of build_widgets' allocation, as recorded by the real
+// preload library and symbolised by the launcher.
+TEST_F(Run, TraceNamesTheKnownCallChainWithInlinedFrames) {
+  const Finished f = run({"run", "--all", "-o", "t.trace", "--", testprog_exe(), "sites"});
+  ASSERT_EQ(f.status, 0) << f.err;
+  auto r = open_or_fail(dir_ / "t.trace");
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->has_symbols_section());
+  std::vector<uint64_t> widgets_bt, c_bt;
+  while (const format::Event* e = r->next()) {
+    const auto* a = std::get_if<format::Alloc>(e);
+    if (a == nullptr) continue;
+    // The sizes testprog.cc allocates: 1000 widgets of 16 bytes, 777 bytes.
+    if (a->size == 16000) widgets_bt.assign(a->backtrace.begin(), a->backtrace.end());
+    if (a->size == 777) c_bt.assign(a->backtrace.begin(), a->backtrace.end());
+  }
+  EXPECT_FALSE(r->error()) << r->error()->message;
+  ASSERT_GE(widgets_bt.size(), 3u);
+  ASSERT_GE(c_bt.size(), 3u);
+  const reader::SymbolTable& symbols = r->symbols();
+  auto frames_of = [&](uint64_t address) {
+    auto it = symbols.find(address);
+    return it == symbols.end() ? std::vector<reader::OwnedFrame>{} : it->second;
+  };
+  // [0] in leaf_allocate, at its call to operator new.
+  auto leaf = frames_of(widgets_bt[0]);
+  ASSERT_EQ(leaf.size(), 1u);
+  EXPECT_EQ(leaf[0].function, "memloupe_testprog::leaf_allocate(unsigned long)");
+  EXPECT_EQ(basename_of(leaf[0].file), "sites.cc");
+  EXPECT_EQ(leaf[0].line, static_cast<uint32_t>(marker_line("leaf-call")));
+  // [1] Builder<Widget>::make, inlined into build_widgets.
+  auto outer = frames_of(widgets_bt[1]);
+  ASSERT_EQ(outer.size(), 2u);
+  EXPECT_EQ(outer[0].function, "memloupe_testprog::Builder<memloupe_testprog::Widget>::make(unsigned long)");
+  EXPECT_EQ(outer[0].line, static_cast<uint32_t>(marker_line("inlined-call")));
+  EXPECT_EQ(outer[1].function, "memloupe_testprog::build_widgets(unsigned long)");
+  EXPECT_EQ(outer[1].line, static_cast<uint32_t>(marker_line("outer-call")));
+  // c_allocate's chain shares leaf_allocate's frame and then names the C function.
+  EXPECT_EQ(c_bt[0], widgets_bt[0]);
+  auto c = frames_of(c_bt[1]);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].function, "c_allocate");
+  EXPECT_EQ(c[0].line, static_cast<uint32_t>(marker_line("c-call")));
+}
+
+TEST_F(Run, FollowForkFinalisesEveryProcesssTrace) {
+  const Finished f = run({"run", "--all", "--follow-fork", "-o", "t.%p.trace", "--", testprog_exe(), "fork"});
+  ASSERT_EQ(f.status, 0) << f.err;
+  const auto files = traces();
+  ASSERT_EQ(files.size(), 2u) << f.err;
+  std::set<uint32_t> pids;
+  for (const std::string& file : files) {
+    auto r = open_or_fail(dir_ / file);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->has_symbols_section()) << file;
+    EXPECT_EQ(file, "t." + std::to_string(r->info().pid) + ".trace");
+    pids.insert(r->info().pid);
+    EXPECT_NE(f.err.find("memloupe: wrote " + dir_ / file), std::string::npos) << f.err;
+  }
+  EXPECT_EQ(pids.size(), 2u);
+}
+
+}  // namespace
+}  // namespace memloupe::testing
