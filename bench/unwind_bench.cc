@@ -192,7 +192,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
     std::printf("\nCPU ns per frame (same run)\n%-6s %10s %10s %10s %10s %16s %16s\n", "depth",
                 "fast", "no_memo", "libunwind", "glibc", "libunwind/fast",
                 "libunw/no_memo");
-    for (const auto& [depth, by_name] : ns_) {
+    for (const auto& row : ns_) {
+      const std::string& depth = row.first;
+      const std::map<std::string, double>& by_name = row.second;
       const double d = std::stod(depth);
       auto per_frame = [&](const char* n) {
         const auto it = by_name.find(n);

@@ -12,10 +12,11 @@
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
+// The current stack pointer.
 uintptr_t here() {
-  int local = 0;
-  asm volatile("" : : "r"(&local) : "memory");
-  return reinterpret_cast<uintptr_t>(&local);
+  uintptr_t sp;
+  asm volatile("movq %%rsp, %0" : "=r"(sp));
+  return sp;
 }
 
 TEST(StackBounds, PagesReadable) {
