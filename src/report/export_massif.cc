@@ -33,27 +33,30 @@ uint64_t total(const SiteBytes& live) {
   return sum;
 }
 
-// Snapshots at the end of each group of buckets, from each site's cumulative
-// (allocated - freed) bytes.
+// Snapshots at the ends of up to kMaxGroups buckets spread evenly over the
+// trace, from each site's running (allocated - freed) bytes.
 std::vector<Snapshot> bucket_snapshots(const Profile& profile) {
   std::vector<Snapshot> snaps;
   snaps.push_back({0, SiteBytes(profile.sites.size(), 0)});
-  if (profile.bucket_count == 0) return snaps;
-  uint32_t group = (profile.bucket_count + kMaxGroups - 1) / kMaxGroups;
-  uint32_t groups = (profile.bucket_count + group - 1) / group;
-  std::vector<std::vector<double>> live(groups, std::vector<double>(profile.sites.size(), 0));
-  for (size_t s = 0; s < profile.sites.size(); ++s) {
-    // Each bucket's net change counts from its group on.
-    for (const Bucket& b : profile.sites[s].buckets) {
-      for (uint32_t g = b.index / group; g < groups; ++g) live[g][s] += b.allocated.bytes - b.freed.bytes;
-    }
-  }
+  const uint32_t buckets = profile.bucket_count;
+  const uint32_t groups = std::min(buckets, kMaxGroups);
+  if (groups == 0) return snaps;
+  std::vector<uint32_t> last_bucket(groups);  // snapshot g is taken at the end of this bucket
+  for (uint32_t g = 0; g < groups; ++g) last_bucket[g] = static_cast<uint32_t>(uint64_t{g + 1} * buckets / groups - 1);
   for (uint32_t g = 0; g < groups; ++g) {
-    Snapshot snap;
-    uint64_t end = uint64_t{(g + 1) * group} * profile.bucket_ns;
-    snap.time_ns = std::min(end, profile.duration_ns);
-    for (double v : live[g]) snap.live.push_back(v > 0 ? static_cast<uint64_t>(std::llround(v)) : 0);
-    snaps.push_back(std::move(snap));
+    uint64_t end = uint64_t{last_bucket[g] + 1} * profile.bucket_ns;
+    snaps.push_back({std::min(end, profile.duration_ns), SiteBytes(profile.sites.size(), 0)});
+  }
+  for (size_t s = 0; s < profile.sites.size(); ++s) {
+    const std::vector<Bucket>& series = profile.sites[s].buckets;  // sorted by index
+    double running = 0;
+    size_t next = 0;
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (; next < series.size() && series[next].index <= last_bucket[g]; ++next) {
+        running += series[next].allocated.bytes - series[next].freed.bytes;
+      }
+      snaps[g + 1].live[s] = running > 0 ? static_cast<uint64_t>(std::llround(running)) : 0;
+    }
   }
   return snaps;
 }

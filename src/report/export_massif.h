@@ -1,9 +1,9 @@
 // massif.out export, as Valgrind's massif writes it (time unit: ms), read by
 // ms_print and massif-visualizer.
 //
-// Snapshots: time 0, then the end of each group of time buckets (at most 98
-// groups, so with the peak at most 100 snapshots, massif's own limit), and the
-// heap's peak as `heap_tree=peak`. Every 10th snapshot and the last are detailed.
+// Snapshots: time 0, then the ends of up to 98 time buckets spread evenly over
+// the trace, and the heap's peak as `heap_tree=peak`: at most 100 snapshots,
+// massif's own limit. Every 10th snapshot and the last are detailed.
 // A detailed tree starts at the allocation functions and branches towards the
 // callers (innermost frame first, inlined frames as their own nodes), children
 // by decreasing bytes; children under 1% of the snapshot's heap are merged into

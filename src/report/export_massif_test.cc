@@ -75,6 +75,11 @@ TEST(Massif, AtMostOneHundredSnapshots) {
   std::string text = massif(p);
   EXPECT_LE(lines_with(text, "snapshot=").size(), 100u);
   EXPECT_EQ(lines_with(text, "mem_heap_B=").back(), "1000");
+  // With the report's 100 buckets: time 0, 98 bucket ends and the peak.
+  p.bucket_count = 100;
+  p.bucket_ns = 40'000;
+  p.sites[0].buckets = {{99, {1000, 10}, {}, {}}};
+  EXPECT_EQ(lines_with(massif(p), "snapshot=").size(), 100u);
 }
 
 }  // namespace
