@@ -42,14 +42,11 @@ def row(result, key):
     )
 
 
-def calls(result):
-    """(allocation calls, where the number came from)."""
-    for value, source in ((result.memloupe_calls, "memloupe summary"),
-                          (result.heaptrack_calls, "heaptrack_print"),
-                          (result.own_calls, "workload's own count")):
-        if value:
-            return value, source
-    return None, None
+def calls(result, tool="memloupe"):
+    """Allocation calls to divide `tool`'s trace size by: its own count (`memloupe
+    summary` or heaptrack_print), else the workload's own count (alloc_mt prints it)."""
+    counted = result.memloupe_calls if tool == "memloupe" else result.heaptrack_calls
+    return counted or result.own_calls
 
 
 def trace_bytes(cr):

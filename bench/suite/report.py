@@ -46,11 +46,10 @@ def _time_table(results, with_heaptrack=True):
 
 
 def _size_table(results):
-    lines = ["| workload | allocation calls (source) | samples | sampled: recorded B "
-             "| finalised B | B / sample | --all: recorded B | finalised B | B / call "
-             "| heaptrack .zst B | B / call |", "|" + "---|" * 11]
+    lines = ["| workload | calls (memloupe summary) | calls (heaptrack_print) | samples "
+             "| sampled: recorded B | finalised B | B / sample | --all: recorded B "
+             "| finalised B | B / call | heaptrack .zst B | B / call |", "|" + "---|" * 12]
     for result in results:
-        calls, source = figures.calls(result)
         s_cr, a_cr = result.configs.get("sampled"), result.configs.get("all")
         s_raw, s_final, s_bound = figures.trace_bytes(s_cr)
         a_raw, a_final, a_bound = figures.trace_bytes(a_cr)
@@ -58,12 +57,13 @@ def _size_table(results):
         h_bytes = ht.runs[-1].trace_bytes if ht and ht.runs else None
         samples = s_cr.samples if s_cr else None
         lines.append("| " + " | ".join([
-            result.workload.title,
-            f"{fmt_int(calls)} ({source})" if calls else "n/a",
-            fmt_int(samples), fmt_int(s_raw), fmt_int(s_final),
-            fmt(figures.per(s_bound, samples), 1),
-            fmt_int(a_raw), fmt_int(a_final), fmt(figures.per(a_bound, calls), 2),
-            fmt_int(h_bytes), fmt(figures.per(h_bytes, calls), 2)]) + " |")
+            result.workload.title, fmt_int(result.memloupe_calls),
+            fmt_int(result.heaptrack_calls), fmt_int(samples), fmt_int(s_raw),
+            fmt_int(s_final), fmt(figures.per(s_bound, samples), 1),
+            fmt_int(a_raw), fmt_int(a_final),
+            fmt(figures.per(a_bound, figures.calls(result, "memloupe")), 2),
+            fmt_int(h_bytes), fmt(figures.per(h_bytes, figures.calls(result, "heaptrack")), 2),
+        ]) + " |")
     return lines
 
 
@@ -130,7 +130,7 @@ def targets(main, analysis, accuracy):
                           fmt(v, 1, " B"), None if v is None else v <= 12))
     if "a" in by_key:
         r = by_key["a"]
-        v = figures.per(figures.trace_bytes(r.configs.get("all"))[2], figures.calls(r)[0])
+        v = figures.per(figures.trace_bytes(r.configs.get("all"))[2], figures.calls(r))
         out.append(Target("--all trace <= 1.5 B per call, (a)", fmt(v, 2, " B"),
                           None if v is None else v <= 1.5))
     for r in main:
@@ -174,8 +174,10 @@ LEGEND = """\
 - **finalise s**: `memloupe symbolize` on the recorded trace (what `memloupe run` does
   after the program exits: resolve addresses with libdw and embed the symbols).
 - **output**: whether the workload printed the same checksum line as natively.
-- **allocation calls**: from `memloupe summary` on the --all trace, else
-  heaptrack_print's count, else the workload's own count (alloc_mt counts its calls).
+- **calls**: allocation calls (malloc, calloc, realloc, new, ... ; not frees) as
+  `memloupe summary` counts them on the --all trace and as heaptrack_print counts them
+  on heaptrack's trace; each tool's bytes per call divide by its own count (by the
+  workload's own count, which alloc_mt prints, if the tool's is unavailable).
 - **recorded B**: the trace as the preload library wrote it (events only, not
   compressed); **finalised B**: after `memloupe symbolize` (events compressed, symbols
   section appended). **B / sample** and **B / call** divide the smaller of the two (an
