@@ -35,13 +35,13 @@ def _mem_total_gib():
         return None
 
 
-def _compiler(build_dir):
+def _cache(build_dir, name):
     try:
         with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
-            m = re.search(r"^CMAKE_CXX_COMPILER:\w+=(.+)$", f.read(), re.MULTILINE)
+            m = re.search(rf"^{name}:\w+=(.*)$", f.read(), re.MULTILINE)
     except OSError:
         return None
-    return _first_line([m.group(1), "--version"]) if m else None
+    return m.group(1) if m else None
 
 
 def describe(tools, repo_dir):
@@ -56,7 +56,9 @@ def describe(tools, repo_dir):
         "glibc": os.confstr("CS_GNU_LIBC_VERSION"),
         "loadavg_start": os.getloadavg()[0],
         "commit": (commit or "unknown") + (" (with uncommitted changes)" if dirty else ""),
-        "compiler": _compiler(tools.build_dir),
+        "compiler": (_first_line([_cache(tools.build_dir, "CMAKE_CXX_COMPILER"), "--version"])
+                     if _cache(tools.build_dir, "CMAKE_CXX_COMPILER") else None),
+        "build_type": _cache(tools.build_dir, "CMAKE_BUILD_TYPE"),
         "heaptrack": _first_line([tools.heaptrack, "--version"]) if tools.heaptrack else None,
         "valgrind": _first_line([tools.valgrind, "--version"]) if tools.valgrind else None,
         "python3": _first_line([tools.python3, "--version"]) if tools.python3 else None,

@@ -194,18 +194,30 @@ LEGEND = """\
 """
 
 
+def _load_warning(machine, data):
+    busiest = max(machine["loadavg_start"], data["loadavg_end"])
+    if not machine["nproc"] or busiest <= machine["nproc"]:
+        return []
+    return [f"**Warning:** the load average ({busiest:.1f}) exceeded the number of CPUs "
+            f"({machine['nproc']}) while this ran: other work shared the CPUs, so wall times "
+            "and ratios near 1.0 are unreliable (CPU-time ratios less so). Re-run on a quiet "
+            "machine for figures to quote.", ""]
+
+
 def render(data):
     m = data["machine"]
     out = [
         "# memloupe benchmark suite: latest results", "",
         f"Reproduce: `{data['command']}`", "",
-        f"Measured {m['date']} at commit {m['commit']}, {data['runs']} runs per figure "
+        f"Measured {m['date']} at commit {m['commit']}, {data['runs']} "
+        f"run{'' if data['runs'] == 1 else 's'} per figure "
         f"({data['size_name']} sizes), suite wall time {data['elapsed_s']:.0f} s.  ",
         f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory_gib']} GiB, Linux {m['kernel']}, "
         f"{m['glibc']}; load average {m['loadavg_start']:.2f} at start, "
         f"{data['loadavg_end']:.2f} at end.  ",
-        f"Software: {m['compiler']}; {m['heaptrack']}; {m['valgrind']}; {m['python3']}; "
-        f"sqlite {m['sqlite3']}.", "",
+        f"Software: {m['compiler']}, {m['build_type']} build; {m['heaptrack']}; "
+        f"{m['valgrind']}; {m['python3']}; sqlite {m['sqlite3']}.", "",
+        *_load_warning(m, data),
         "## Targets (issue 5)", "", *_targets_table(data["targets"]), "",
         "## Time and peak memory", "", *_time_table(data["main"]), "",
     ]
