@@ -19,22 +19,27 @@ class Row:
     outputs_total: int = 0
 
 
+def _ok(runs, field):
+    """Per-run values of `field`, None for failed runs (keeps runs aligned for pairing)."""
+    return [getattr(r, field) if r.exit_code == 0 else None for r in runs]
+
+
 def row(result, key):
     cr = result.configs.get(key)
     if cr is None or not cr.runs:
         return Row(status=cr.status if cr else "n/a")
     native = result.configs["native"].runs
     ht = result.configs.get("heaptrack")
-    ht_runs = ht.runs if ht and ht.status == "ok" else []
+    ht_runs = ht.runs if ht and ht.runs else []
     runs = cr.runs
     return Row(
         status=cr.status,
-        wall_s=median(r.wall_s for r in runs),
-        cpu_s=median(r.cpu_s for r in runs),
-        rss_kib=median(r.maxrss_kib for r in runs),
-        x_native=paired_ratio([r.wall_s for r in runs], [n.wall_s for n in native]),
-        x_native_cpu=paired_ratio([r.cpu_s for r in runs], [n.cpu_s for n in native]),
-        x_heaptrack=(paired_ratio([r.wall_s for r in runs], [h.wall_s for h in ht_runs])
+        wall_s=median(_ok(runs, "wall_s")),
+        cpu_s=median(_ok(runs, "cpu_s")),
+        rss_kib=median(_ok(runs, "maxrss_kib")),
+        x_native=paired_ratio(_ok(runs, "wall_s"), _ok(native, "wall_s")),
+        x_native_cpu=paired_ratio(_ok(runs, "cpu_s"), _ok(native, "cpu_s")),
+        x_heaptrack=(paired_ratio(_ok(runs, "wall_s"), _ok(ht_runs, "wall_s"))
                      if ht_runs else None),
         finalise_s=median(r.finalise_s for r in runs),
         outputs_same=sum(r.same_output for r in runs),
