@@ -7,6 +7,8 @@
 //   unsampled  — recording, MEMLOUPE_EVERY=1TiB: every call takes the fast path
 //   sampled    — recording at the default 512 KiB mean
 //   all        — MEMLOUPE_MODE=all: every call recorded with its backtrace
+//   every_call — sampled mode with MEMLOUPE_EVERY=1: every block is sampled, so
+//                a pair costs what one sample costs (unwind, lock, encode, table)
 //
 // BM_AddedCostPerPair interleaves batches of glibc and unsampled pairs and keeps
 // the fastest batch of each, which is robust to the noise of a shared machine;
@@ -16,6 +18,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +37,7 @@ struct Allocator {
   void (*free)(void*) = nullptr;
 };
 
-Allocator g_glibc, g_unsampled, g_sampled, g_all;
+Allocator g_glibc, g_unsampled, g_sampled, g_all, g_every_call;
 fs::path g_scratch;
 
 // Loads a private copy of the preload library with `env` set while it
@@ -60,10 +64,11 @@ Allocator pick(int which) {
     case 0: return g_glibc;
     case 1: return g_unsampled;
     case 2: return g_sampled;
-    default: return g_all;
+    case 3: return g_all;
+    default: return g_every_call;
   }
 }
-const char* kNames[] = {"glibc", "unsampled", "sampled_512KiB", "all"};
+const char* kNames[] = {"glibc", "unsampled", "sampled_512KiB", "all", "every_call"};
 
 // One malloc/free pair of a fixed size.
 void BM_Pair(benchmark::State& state) {
@@ -76,17 +81,24 @@ void BM_Pair(benchmark::State& state) {
   }
   state.SetLabel(kNames[state.range(0)]);
 }
-BENCHMARK(BM_Pair)->ArgsProduct({{0, 1, 2}, {64}});
+BENCHMARK(BM_Pair)->ArgsProduct({{0, 1, 2, 4}, {64}});
+
+// This thread's CPU time: batches preempted by other processes (the machine is
+// shared) are not charged for the time they did not run.
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
 
 double batch_ns(const Allocator& a, size_t size, int pairs) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = thread_cpu_ns();
   for (int i = 0; i < pairs; ++i) {
     void* p = a.malloc(size);
     benchmark::DoNotOptimize(p);
     a.free(p);
   }
-  const auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() / pairs;
+  return (thread_cpu_ns() - t0) / pairs;
 }
 
 void BM_AddedCostPerPair(benchmark::State& state) {
@@ -127,21 +139,63 @@ __attribute__((noinline)) void* allocate_at_depth(const Allocator& a, size_t siz
   return a.malloc(size);
 }
 
-void BM_Workload(benchmark::State& state) {
-  static const Workload w;
-  const Allocator a = pick(static_cast<int>(state.range(0)));
-  std::vector<void*> live(4096, nullptr);
+// The workload's state for one allocator: its live blocks and position.
+struct WorkloadRun {
+  const Allocator a;
+  std::vector<void*> live = std::vector<void*>(4096, nullptr);
   size_t i = 0;
-  for (auto _ : state) {
+  explicit WorkloadRun(Allocator alloc) : a(alloc) {}
+  ~WorkloadRun() {
+    for (void* p : live) a.free(p);
+  }
+  void step(const Workload& w) {
     const size_t k = i++ & 0xffff;
     void*& slot = live[w.slots[k]];
     a.free(slot);
     slot = allocate_at_depth(a, w.sizes[k], w.depths[k]);
   }
-  for (void* p : live) a.free(p);
+  double batch_ns(const Workload& w, int ops) {
+    const double t0 = thread_cpu_ns();
+    for (int n = 0; n < ops; ++n) step(w);
+    return (thread_cpu_ns() - t0) / ops;
+  }
+};
+
+const Workload& workload() {
+  static const Workload w;
+  return w;
+}
+
+void BM_Workload(benchmark::State& state) {
+  WorkloadRun run(pick(static_cast<int>(state.range(0))));
+  for (auto _ : state) run.step(workload());
   state.SetLabel(kNames[state.range(0)]);
 }
 BENCHMARK(BM_Workload)->DenseRange(0, 3);
+
+// The workload under glibc and under the recorder in interleaved batches,
+// fastest batch of each: what the recorder costs on a malloc-heavy loop.
+void BM_WorkloadOverhead(benchmark::State& state) {
+  constexpr int kOps = 20'000;
+  const int which = static_cast<int>(state.range(0));
+  WorkloadRun base(g_glibc), traced(pick(which));
+  double best_base = 1e9, best_traced = 1e9;
+  bool base_first = true;  // alternated: whichever runs second pays for the other's heap churn
+  for (auto _ : state) {
+    const double b0 = base_first ? base.batch_ns(workload(), kOps) : 0;
+    best_traced = std::min(best_traced, traced.batch_ns(workload(), kOps));
+    best_base = std::min(best_base, base_first ? b0 : base.batch_ns(workload(), kOps));
+    base_first = !base_first;
+  }
+  state.counters["glibc_ns_per_op"] = best_base;
+  state.counters["traced_ns_per_op"] = best_traced;
+  state.counters["overhead_pct"] = 100 * (best_traced / best_base - 1);
+  state.SetLabel(kNames[which]);
+}
+BENCHMARK(BM_WorkloadOverhead)->Arg(0)->Iterations(100);  // A/A: the method's own bias
+BENCHMARK(BM_WorkloadOverhead)->Arg(2)->Iterations(100);
+BENCHMARK(BM_WorkloadOverhead)->Arg(1)->Iterations(100);
+BENCHMARK(BM_WorkloadOverhead)->Arg(3)->Iterations(10);
 
 }  // namespace
 
@@ -161,6 +215,7 @@ int main(int argc, char** argv) {
   g_unsampled = load_recorder("unsampled", {{"MEMLOUPE_EVERY", "1TiB"}});
   g_sampled = load_recorder("sampled", {});
   g_all = load_recorder("all", {{"MEMLOUPE_MODE", "all"}});
+  g_every_call = load_recorder("every_call", {{"MEMLOUPE_EVERY", "1"}});
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -7,6 +7,7 @@
 
 #include "recorder/callbacks.h"
 #include "recorder/hook_paths.h"
+#include "recorder/modules.h"
 #include "recorder/recorder.h"
 
 namespace memloupe::recorder {
@@ -70,6 +71,7 @@ void memloupe_marker(const char* name) {
 
 int memloupe_flush(void) {
   return with_thread([](ThreadSlot&) {
+    sync_modules();
     periodic_flush(/*flush_due=*/true, /*rss_due=*/false);
     return 0;
   });

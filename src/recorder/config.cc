@@ -65,6 +65,7 @@ std::optional<uint64_t> parse_size(std::string_view text) noexcept {
       case 'k': shift = 10; break;
       case 'm': shift = 20; break;
       case 'g': shift = 30; break;
+      case 't': shift = 40; break;
       default: return std::nullopt;
     }
     unit.remove_prefix(1);

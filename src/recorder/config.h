@@ -41,7 +41,8 @@ using EnvLookup = const char* (*)(const char* name);
 // the default is kept.
 Config read_config(EnvLookup lookup) noexcept;
 
-// "4096", "512K", "512KiB", "2M", "2MiB", "1G" (binary units; KB/MB/GB mean the same).
+// "4096", "512K", "512KiB", "2M", "2MiB", "1G", "1TiB" (binary units; KB/MB/GB/TB
+// mean the same).
 std::optional<uint64_t> parse_size(std::string_view text) noexcept;
 
 // Replaces %p by the pid and %% by %; false if the result does not fit in `cap`

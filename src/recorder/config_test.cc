@@ -16,6 +16,7 @@ TEST(ParseSizeTest, AcceptsBinaryUnits) {
   EXPECT_EQ(parse_size("2MiB"), 2u << 20);
   EXPECT_EQ(parse_size("2M"), 2u << 20);
   EXPECT_EQ(parse_size("1GiB"), uint64_t{1} << 30);
+  EXPECT_EQ(parse_size("1TiB"), uint64_t{1} << 40);  // the largest MEMLOUPE_EVERY
 }
 
 TEST(ParseSizeTest, RejectsGarbage) {

@@ -7,6 +7,7 @@
 //    recorded block runs under the trace lock: an address is never reused (and
 //    recorded by another thread) before the event that ends its previous block.
 //  - The recorder's own calls into libc happen with the thread's hooks parked.
+#include <cerrno>
 #include <cstring>
 #include <optional>
 
@@ -157,22 +158,49 @@ void leave(ThreadState& t, Gap next) noexcept {
   t.set_gap(next);
 }
 
+// The program's errno across a slow path: the recorder's own work (an unwinder
+// probing memory, say) must not show through, the real function's result
+// (ENOMEM on failure) must.
+class ErrnoKeeper {
+ public:
+  ErrnoKeeper() noexcept : value_(errno) {}
+  ~ErrnoKeeper() { errno = value_; }
+  ErrnoKeeper(const ErrnoKeeper&) = delete;
+  ErrnoKeeper& operator=(const ErrnoKeeper&) = delete;
+
+  void* real(RealCall call) noexcept {
+    errno = value_;
+    void* p = call();
+    value_ = errno;
+    return p;
+  }
+  void real_free(void* p) noexcept {
+    errno = value_;
+    g_real.free(p);
+    value_ = errno;
+  }
+
+ private:
+  int value_;
+};
+
 }  // namespace
 
 void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   ThreadState& t = t_state;
   const std::optional<int64_t> after = enter(t, r.size);
   if (!after) return pass_through(r, call);
+  ErrnoKeeper program_errno;
   t.slot->counters.add(r.func, r.size);
   const Decision d = decide(t, *after, r.size);
   void* p;
   if (d.n_samples == 0) {
-    p = call();
+    p = program_errno.real(call);
   } else {
     sync_modules();
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
     const size_t depth = capture_backtrace(frames);
-    p = call();
+    p = program_errno.real(call);
     if (p != nullptr) commit_alloc(t, r, d.n_samples, p, {frames, depth});
   }
   leave(t, d.next);
@@ -182,6 +210,7 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
 void release_slow(Func f, void* p, bool counted) noexcept {
   if (bootstrap::owns(p)) return;  // never came from the real allocator
   ThreadState& t = t_state;
+  ErrnoKeeper program_errno;
   Gap next = t.gap();
   if (counted) {  // from the fast path: Active, the filter said "maybe"
     t.phase = Phase::InHook;
@@ -208,7 +237,7 @@ void release_slow(Func f, void* p, bool counted) noexcept {
     }
   }
   if (value && (*value & kNotifyFree)) notify_free(*value & kIdMask, p);
-  g_real.free(p);
+  program_errno.real_free(p);
   leave(t, next);
 }
 
@@ -217,6 +246,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   ThreadState& t = t_state;
   const std::optional<int64_t> after = enter(t, r.size);
   if (!after) return call();  // `old` came from the real allocator, which is therefore known
+  ErrnoKeeper program_errno;
   t.slot->counters.add(r.func, r.size);
   const Decision d = decide(t, *after, r.size);
   const auto old_key = reinterpret_cast<uintptr_t>(old);
@@ -244,7 +274,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
     if (value) {
       called = true;
       g_filter.remove(old_key);
-      p = call();
+      p = program_errno.real(call);
       const AllocId old_id{*value & kIdMask};
       if (p == nullptr && r.size != 0) {
         stored = remember(old, *value);  // failed: the old block lives on
@@ -259,7 +289,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
     }
   }
   if (!called) {
-    p = call();
+    p = program_errno.real(call);
     if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, bt);
   } else {
     if (ended && (*ended & kNotifyFree)) notify_free(*ended & kIdMask, old);

@@ -19,7 +19,7 @@ namespace {
 constinit NoDestructor<Session> g_session_storage;
 }  // namespace
 constinit Session& g_session = g_session_storage.value;
-constinit CountingFilter<20> g_filter;
+constinit CountingFilter<14> g_filter;
 constinit ThreadRegistry g_threads;
 
 namespace {
@@ -229,7 +229,6 @@ bool set_paused(bool paused) noexcept {
 
 void periodic_flush(bool flush_due, bool rss_due) noexcept {
   if (!tracking()) return;
-  if (flush_due) sync_modules();
   if (flush_due || rss_due) {
     const uint64_t rss = rss_due ? resident_bytes() : 0;
     LockGuard g(g_session.lock);

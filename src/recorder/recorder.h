@@ -52,7 +52,7 @@ union NoDestructor {
 };
 
 extern Session& g_session;
-extern constinit CountingFilter<20> g_filter;
+extern constinit CountingFilter<14> g_filter;
 extern constinit ThreadRegistry g_threads;
 
 State state() noexcept;
@@ -99,7 +99,8 @@ void restart_in_fork_child(ThreadState& t) noexcept;
 // memloupe_start()/memloupe_stop().
 bool set_paused(bool paused) noexcept;
 
-// Called by the flush thread: one period's work (RSS, totals, flush, drain).
+// One period's work (RSS sample, totals, flush, drain). Runs on the flush
+// thread, so it touches no thread-local state (see lifecycle.cc).
 void periodic_flush(bool flush_due, bool rss_due) noexcept;
 
 // Sums all threads' counters into a CallTotals event (under the trace lock).

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -12,15 +13,46 @@
 
 namespace memloupe::recorder {
 
+long sys_call(long number, long a1, long a2, long a3, long a4, long a5, long a6) noexcept {
+#if defined(__x86_64__)
+  long ret;
+  register long r10 asm("r10") = a4;
+  register long r8 asm("r8") = a5;
+  register long r9 asm("r9") = a6;
+  asm volatile("syscall"
+               : "=a"(ret)
+               : "a"(number), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+               : "rcx", "r11", "memory");
+  return ret;
+#elif defined(__aarch64__)
+  register long x8 asm("x8") = number;
+  register long x0 asm("x0") = a1;
+  register long x1 asm("x1") = a2;
+  register long x2 asm("x2") = a3;
+  register long x3 asm("x3") = a4;
+  register long x4 asm("x4") = a5;
+  register long x5 asm("x5") = a6;
+  asm volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+  return x0;
+#else
+#error "sys_call: add this architecture's system call convention"
+#endif
+}
+
 void UniqueFd::reset(int fd) noexcept {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) sys_call(SYS_close, fd_);
   fd_ = fd;
 }
 
+int open_file(const char* path, int flags, int mode) noexcept {
+  return static_cast<int>(sys_call(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), flags, mode));
+}
+
 Mapping Mapping::anonymous(size_t bytes) noexcept {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return {};
-  return {p, bytes};
+  const long p = sys_call(SYS_mmap, 0, static_cast<long>(bytes), PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p < 0 && p > -4096) return {};  // -errno
+  return {reinterpret_cast<void*>(p), bytes};
 }
 
 Mapping& Mapping::operator=(Mapping&& o) noexcept {
@@ -31,7 +63,7 @@ Mapping& Mapping::operator=(Mapping&& o) noexcept {
 }
 
 void Mapping::reset() noexcept {
-  if (data_) ::munmap(data_, size_);
+  if (data_) sys_call(SYS_munmap, reinterpret_cast<long>(data_), static_cast<long>(size_));
   data_ = nullptr;
   size_ = 0;
 }
@@ -46,26 +78,27 @@ uint64_t clock_ns(clockid_t id) noexcept {
 
 uint64_t monotonic_ns() noexcept { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t realtime_ns() noexcept { return clock_ns(CLOCK_REALTIME); }
-uint32_t current_tid() noexcept { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
+uint32_t current_tid() noexcept { return static_cast<uint32_t>(sys_call(SYS_gettid)); }
 
 void futex_wait(const uint32_t* word, uint32_t expected, uint64_t timeout_ns) noexcept {
   timespec ts{};
   ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000u);
   ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000u);
-  ::syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout_ns ? &ts : nullptr, nullptr, 0);
+  sys_call(SYS_futex, reinterpret_cast<long>(word), FUTEX_WAIT_PRIVATE, expected,
+           timeout_ns ? reinterpret_cast<long>(&ts) : 0);
 }
 
 void futex_wake(const uint32_t* word, int waiters) noexcept {
-  ::syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, waiters, nullptr, nullptr, 0);
+  sys_call(SYS_futex, reinterpret_cast<long>(word), FUTEX_WAKE_PRIVATE, waiters);
 }
 
 int write_all(int fd, const void* data, size_t n) noexcept {
   auto* p = static_cast<const char*>(data);
   while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
+    const long w = sys_call(SYS_write, fd, reinterpret_cast<long>(p), static_cast<long>(n));
     if (w < 0) {
-      if (errno == EINTR) continue;
-      return errno;
+      if (w == -EINTR) continue;
+      return static_cast<int>(-w);
     }
     if (w == 0) return EIO;
     p += w;
@@ -75,12 +108,12 @@ int write_all(int fd, const void* data, size_t n) noexcept {
 }
 
 size_t read_file(const char* path, char* buf, size_t cap) noexcept {
-  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(open_file(path, O_RDONLY | O_CLOEXEC));
   if (!fd) return 0;
   size_t len = 0;
   while (len < cap) {
-    const ssize_t r = ::read(fd.get(), buf + len, cap - len);
-    if (r < 0 && errno == EINTR) continue;
+    const long r = sys_call(SYS_read, fd.get(), reinterpret_cast<long>(buf + len), static_cast<long>(cap - len));
+    if (r == -EINTR) continue;
     if (r <= 0) break;
     len += static_cast<size_t>(r);
   }
@@ -95,7 +128,7 @@ uint64_t resident_bytes() noexcept {
   while (i < n && buf[i] != ' ') ++i;
   uint64_t pages = 0;
   for (++i; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) pages = pages * 10 + static_cast<uint64_t>(buf[i] - '0');
-  return pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return pages * getauxval(AT_PAGESZ);
 }
 
 size_t format_u64(char* out, uint64_t v) noexcept {

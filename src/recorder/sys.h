@@ -1,5 +1,12 @@
 // The recorder's view of the operating system: owned handles, clocks, futexes and
 // a logger, all without the heap (everything here may run inside malloc).
+//
+// System calls here are raw (sys_call below), never through libc's wrappers, so
+// that they touch no thread-local state: they leave the program's errno alone,
+// and they work on the flush thread, which glibc does not know about and which
+// has no thread-local storage of its own (lifecycle.cc). The one exception is
+// the clocks, read through the vDSO: glibc's clock_gettime touches errno only on
+// failure, which cannot happen for these clocks.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +15,10 @@
 #include <utility>
 
 namespace memloupe::recorder {
+
+// A system call; returns the result, or -errno.
+long sys_call(long number, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0, long a5 = 0,
+              long a6 = 0) noexcept;
 
 // An owned file descriptor (-1 = none).
 class UniqueFd {
@@ -65,6 +76,9 @@ void futex_wake(const uint32_t* word, int waiters) noexcept;
 // Writes all of [data, data+n) to fd, retrying on EINTR and short writes.
 // Returns 0 or the errno of the failure.
 int write_all(int fd, const void* data, size_t n) noexcept;
+
+// open(2) (returns the fd or -errno).
+int open_file(const char* path, int flags, int mode = 0) noexcept;
 
 // Reads up to cap bytes of a (small, /proc) file; returns the count, 0 on failure.
 size_t read_file(const char* path, char* buf, size_t cap) noexcept;

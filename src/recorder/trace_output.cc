@@ -1,6 +1,7 @@
 #include "recorder/trace_output.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -34,9 +35,12 @@ bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on
   constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC;
   for (unsigned n = 0; n < (never_overwrite ? 100 : 1); ++n) {
     if (!numbered(path, n, path_, sizeof(path_))) break;
-    fd_.reset(::open(path_, kFlags | (never_overwrite ? O_EXCL : O_TRUNC), 0644));
-    if (fd_) break;
-    err = errno;
+    const int fd = open_file(path_, kFlags | (never_overwrite ? O_EXCL : O_TRUNC), 0644);
+    if (fd >= 0) {
+      fd_.reset(fd);
+      break;
+    }
+    err = -fd;
     if (err != EEXIST) break;
   }
   if (!fd_) {
@@ -77,10 +81,10 @@ void TraceOutput::drain_locked() noexcept {
     }
     iovec iov[2] = {{const_cast<uint8_t*>(p.first.data()), p.first.size()},
                     {const_cast<uint8_t*>(p.second.data()), p.second.size()}};
-    const ssize_t w = ::writev(fd_.get(), iov, p.second.empty() ? 1 : 2);
-    if (w < 0 && errno == EINTR) continue;
+    const long w = sys_call(SYS_writev, fd_.get(), reinterpret_cast<long>(iov), p.second.empty() ? 1 : 2);
+    if (w == -EINTR) continue;
     if (w <= 0) {
-      fail(w < 0 ? errno : EIO);
+      fail(w < 0 ? static_cast<int>(-w) : EIO);
       continue;
     }
     ring_.consume(static_cast<size_t>(w));

@@ -92,6 +92,12 @@ TEST_F(EdgeTest, DlopenAndDlcloseOfALibraryThatAllocates) {
   EXPECT_GE(t.modules_unloaded, 2u);
 }
 
+TEST_F(EdgeTest, ErrnoSurvivesRecordedCalls) {
+  const RunResult r = run_both({binary("recorder_known_sites"), "errno"}, kAll);
+  EXPECT_EQ(r.out, "errno kept 100/100\nerrno done\n");
+  complete_trace(trace_path(), EndReason::Exit);
+}
+
 TEST_F(EdgeTest, MissingOutputDirectoryIsReportedOnceAndChangesNothingElse) {
   const fs::path missing = dir_ / "no" / "such" / "dir" / "t.trace";
   run_both({binary("recorder_known_sites"), "exact"}, {"MEMLOUPE_OUTPUT=" + missing.string()},

@@ -117,20 +117,22 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
   for (;;) {
     if (emit && !w.exact_pc) {
       // A frame the previous walk of this thread also met: reuse what lies above it,
-      // verifying only as many frames as will be written.
-      if (const int found = memo.find({w.sp, w.pc, w.bp}); found >= 0) {
+      // checking only as many frames as will be written.
+      if (const int found = memo.find(w.sp, w.pc); found >= 0) {
         const auto r = static_cast<size_t>(found);
-        const size_t count = memo.count();
-        const size_t last = em.remaining() < count - r ? r + em.remaining() - 1 : count - 1;
-        const size_t k = memo.verify(r, last);
-        const FrameState resume = memo.state_at(k);
+        const MemoFrames& m = memo.frames();
+        // Frames r, r - 1, ..., 0 are available; write at most em.remaining().
+        const size_t last = em.remaining() < r + 1 ? r + 1 - em.remaining() : 0;
+        const Verified v = memo.verify(r, w.bp, last);
+        const size_t good = v.last_good;
+        const FrameState resume{m.sp[good], m.pc[good], v.bp};
+        const bool ends_here = good == 0 && m.stops;
         bool full = false;
-        for (size_t i = r; i <= k && !full; ++i) full = !em.put(memo.pc_at(i));
-        const bool ends_here = k == count - 1 && memo.outermost_stops();
-        memo.commit_splice(r, k, last);
+        for (size_t i = r + 1; i-- > good && !full;) full = !em.put(m.pc[i]);
+        memo.commit_splice(r, good, last);
         if (full) return {em.n, Outcome::kTruncated};
         if (ends_here) return {em.n, Outcome::kComplete};
-        // Step on from the outermost still-valid frame (already written).
+        // Step on from the outermost frame that checked out (already written).
         w.sp = resume.sp;
         w.pc = resume.pc;
         w.bp = resume.bp;
@@ -159,8 +161,8 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
     Step step = Step::kFallback;  // kFallback, and kUnknown for F itself
     switch (kind_of(packed)) {
       case RuleKind::kFrame:
+        memo.set_last_step((packed & kRbpBaseBit) != 0, static_cast<uint8_t>(packed >> kRbpSlotShift));
         step = step_frame(w, packed);
-        memo.set_last_rbp_slot(static_cast<uint8_t>(packed >> kRbpSlotShift));
         break;
       case RuleKind::kSignal:
         memo.stop();  // the memo holds frames of one stack, before any signal frame

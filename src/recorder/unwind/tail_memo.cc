@@ -7,42 +7,17 @@
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-constexpr size_t kCapacity = 64;
-
-// Frames of one walk, innermost first. Frame i was stepped to frame i + 1 by reading
-// the return address at sp[i + 1] - 8 and, if rbp_slot[i] != 0, the caller's RBP at
-// sp[i + 1] - 8 * rbp_slot[i].
-struct Frames {
-  uintptr_t sp[kCapacity] = {};
-  uintptr_t pc[kCapacity] = {};
-  uintptr_t bp[kCapacity] = {};
-  uint8_t rbp_slot[kCapacity] = {};
-  size_t count = 0;
-  bool stops = false;  // frame count - 1 was the end of its stack
-
-  void set(size_t i, const FrameState& f, uint8_t slot) {
-    sp[i] = f.sp;
-    pc[i] = f.pc;
-    bp[i] = f.bp;
-    rbp_slot[i] = slot;
-  }
-};
-
-struct ThreadMemo {
-  Frames buffers[2];
-  unsigned current = 0;  // buffers[current] is the memo; the other one records
-  uint32_t generation = 0;
-  Span span;  // the stack span the memo's frames were read in
-  bool busy = false;
-  MemoStats stats;
-
-  Frames& memo() { return buffers[current]; }
-  Frames& spare() { return buffers[current ^ 1]; }
-};
-
 constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
 constinit std::atomic<uint32_t> g_generation{1};
 constinit std::atomic<bool> g_enabled{true};
+
+void copy_frame(MemoFrames& to, size_t i, const MemoFrames& from, size_t j) {
+  to.sp[i] = from.sp[j];
+  to.pc[i] = from.pc[j];
+  to.bp[i] = from.bp[j];
+  to.rbp_slot[i] = from.rbp_slot[j];
+  to.rbp_based[i] = from.rbp_based[j];
+}
 
 }  // namespace
 
@@ -61,103 +36,67 @@ MemoSession::MemoSession(Span stack) noexcept : stack_(stack) {
   if (t.busy || !g_enabled.load(std::memory_order_relaxed)) return;
   t.busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  active_ = recording_ = true;
-  searching_ = t.memo().count > 0 &&
+  t_ = &t;
+  recording_ = true;
+  searching_ = t.buffers[t.current].count > 0 &&
                t.generation == g_generation.load(std::memory_order_relaxed) &&
                t.span.end == stack.end && stack.begin <= t.span.begin;
+  cursor_ = static_cast<long>(t.buffers[t.current].count) - 1;
 }
 
 MemoSession::~MemoSession() {
-  if (!active_) return;
+  if (t_ == nullptr) return;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  tls_memo.busy = false;
+  t_->busy = false;
 }
 
-void MemoSession::record(const FrameState& f) noexcept {
-  if (!recording_) return;
-  if (recorded_ == kCapacity) {
-    recording_ = false;  // keep the innermost kCapacity frames; the rest is walked
-    return;
-  }
-  tls_memo.spare().set(recorded_++, f, 0);
-}
-
-void MemoSession::set_last_rbp_slot(uint8_t slot) noexcept {
-  if (recording_ && recorded_ > 0) tls_memo.spare().rbp_slot[recorded_ - 1] = slot;
-}
-
-int MemoSession::find(const FrameState& f) noexcept {
-  if (!searching_) return -1;
-  const Frames& m = tls_memo.memo();
-  while (cursor_ < m.count && m.sp[cursor_] < f.sp) ++cursor_;
-  if (cursor_ == m.count) {
-    searching_ = false;
-    return -1;
-  }
-  const size_t i = cursor_;
-  return m.sp[i] == f.sp && m.pc[i] == f.pc && m.bp[i] == f.bp ? static_cast<int>(i) : -1;
-}
-
-size_t MemoSession::verify(size_t r, size_t last) const noexcept {
-  const Frames& m = tls_memo.memo();
+Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept {
+  const MemoFrames& m = frames();
   // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
   // walk's current sp (inside the span), and the memo's span is inside this one.
-  for (size_t i = r; i < last; ++i) {
-    const uintptr_t cfa = m.sp[i + 1];
-    if (load_stack_word(cfa - 8) != m.pc[i + 1]) return i;
-    const uintptr_t slot = m.rbp_slot[i];
-    if (slot != 0 && load_stack_word(cfa - 8 * slot) != m.bp[i + 1]) return i;
+  for (size_t i = r; i > last; --i) {
+    const uintptr_t cfa = m.sp[i - 1];
+    if (m.rbp_based[i] && bp != m.bp[i]) return {i, bp};  // another CFA
+    if (load_stack_word(cfa - 8) != m.pc[i - 1]) return {i, bp};
+    if (m.rbp_slot[i] != 0) bp = load_stack_word(cfa - 8 * uintptr_t{m.rbp_slot[i]});
   }
-  return last;
+  return {last, bp};
 }
 
-size_t MemoSession::count() const noexcept { return tls_memo.memo().count; }
-uintptr_t MemoSession::pc_at(size_t i) const noexcept { return tls_memo.memo().pc[i]; }
-
-FrameState MemoSession::state_at(size_t i) const noexcept {
-  const Frames& m = tls_memo.memo();
-  return FrameState{m.sp[i], m.pc[i], m.bp[i]};
-}
-
-bool MemoSession::outermost_stops() const noexcept { return tls_memo.memo().stops; }
-
-void MemoSession::commit_splice(size_t r, size_t k, size_t last) noexcept {
-  if (!active_) return;
+void MemoSession::commit_splice(size_t r, size_t good, size_t last) noexcept {
+  if (t_ == nullptr) return;
   spliced_ = true;
-  ThreadMemo& t = tls_memo;
-  Frames& m = t.memo();
-  if (k != last) {
+  ThreadMemo& t = *t_;
+  MemoFrames& m = t.buffers[t.current];
+  if (good != last) {
     ++t.stats.partial;
     m.count = 0;  // the outer frames changed: the next walk records afresh
     return;
   }
   ++t.stats.full;
   t.span = stack_;  // holds the old frames' span and the new frames' reads
-  // Frames beyond `last` were not verified now; they stay, to be verified when used.
-  Frames& fresh = t.spare();
-  if (recorded_ == r) {  // as many new inner frames as old ones: replace them in place
-    for (size_t i = 0; i < r; ++i) {
-      m.set(i, FrameState{fresh.sp[i], fresh.pc[i], fresh.bp[i]}, fresh.rbp_slot[i]);
-    }
-    return;
+  // Frames outside [last, r] were not checked now; they stay, to be checked when
+  // used. The recorded frames end with the one that stepped into memo[r]; they go
+  // inwards from r + 1 (as many as fit; the innermost ones are dropped).
+  // If recording stopped (too many new frames), the recorded ones do not reach
+  // memo[r]: a chain with a gap would be wrong, so none are kept.
+  const MemoFrames& rec = t.buffers[t.current ^ 1];
+  size_t n = 0;
+  for (; recording_ && n < recorded_ && r + 1 + n < kMemoCapacity; ++n) {
+    copy_frame(m, r + 1 + n, rec, recorded_ - 1 - n);
   }
-  size_t n = recorded_;
-  for (size_t i = r; i < m.count && n < kCapacity; ++i, ++n) {
-    fresh.set(n, FrameState{m.sp[i], m.pc[i], m.bp[i]}, m.rbp_slot[i]);
-  }
-  fresh.stops = m.stops && n == recorded_ + (m.count - r);
-  fresh.count = n;
-  t.current ^= 1;
+  m.count = r + 1 + n;
 }
 
 void MemoSession::commit_fresh(bool stops) noexcept {
-  if (!active_ || spliced_ || recorded_ == 0) return;
-  ThreadMemo& t = tls_memo;
-  Frames& fresh = t.spare();
-  fresh.count = recorded_;
+  if (t_ == nullptr || spliced_ || recorded_ == 0) return;
+  ThreadMemo& t = *t_;
+  MemoFrames& m = t.buffers[t.current];
+  const MemoFrames& rec = t.buffers[t.current ^ 1];
+  for (size_t i = 0; i < recorded_; ++i) copy_frame(m, i, rec, recorded_ - 1 - i);
+  m.count = recorded_;
   // Only a stop right at the last recorded frame says the stack ends there.
-  fresh.stops = stops && recording_;
-  t.current ^= 1;
+  m.stops = stops && recording_;
   t.generation = g_generation.load(std::memory_order_relaxed);
   t.span = stack_;
 }

@@ -1,25 +1,28 @@
 // The last walk's frames, per thread, so that the next walk can reuse its outer part.
 //
 // Consecutive allocations in a thread usually share most of their stack: only the
-// innermost few frames differ. A walk is a deterministic function of a frame's state
-// (sp, pc, bp), the rules (fixed while no module changes) and the stack words it
-// reads. So when a new walk reaches a frame whose state equals a remembered one, the
-// remembered frames above it are exactly what walking would produce, provided every
-// stack word the old walk read above it (each return-address slot, each saved-RBP
-// slot) still holds the value it had. Checking that is one independent load and
-// compare per frame instead of a dependent cache lookup, decode and load.
+// innermost few frames differ. A walk is a deterministic function of the current
+// frame's state (sp, pc, bp), the rules (fixed while no module changes) and the
+// stack words it reads. So when a new walk reaches a frame with the sp and pc of a
+// remembered one, the remembered frames above it are exactly what walking would
+// produce, provided every input of each remembered step is unchanged: the return
+// address slot (CFA - 8) still holds the remembered caller pc, and for a step whose
+// CFA is RBP-based, RBP (tracked from the actual saved-RBP slots) has the remembered
+// value. Checking that is an independent load and compare per frame instead of a
+// dependent cache lookup, decode and load.
 //
-//   memo (innermost first)               new walk
-//   [0] sp0 pc0 bp0   (older inner)        frame a (new)      -> recorded as new[0]
-//   [1] sp1 pc1 bp1   (older inner)        frame b: == memo[2] -> splice:
-//   [2] sp2 pc2 bp2   <- r                   verify slot(sp3 - 8) == pc3, slot(sp4 - 8)
-//   [3] sp3 pc3 bp3                           == pc4 ..., write pc2, pc3, pc4 and stop
-//   [4] sp4 pc4 bp4   (outermost: stops)      (or walk on from the last valid frame)
-//   next memo = new[0..1) + memo[2..5)
+//   memo (outermost first)                new walk
+//   [0] sp0 pc0    (outermost: stops)       frame a (new)        -> recorded
+//   [1] sp1 pc1                             frame b: sp2 pc2      -> splice at r = 2:
+//   [2] sp2 pc2    <- r                       check slot(sp1 - 8) == pc1,
+//   [3] sp3 pc3    (older inner frames)        slot(sp0 - 8) == pc0; write pc2, pc1,
+//                                              pc0 and stop (or walk on from the last
+//   next memo: [0..2] kept, [3] = frame a     frame that checked out)
 //
-// Per thread, double-buffered (the new walk's frames go to the other buffer while
-// the old one is read), and never touched by a walk nested in a signal handler that
-// interrupted another walk on the same thread (the busy flag).
+// The outer frames stay where they are; a splice only writes the new inner frames.
+// Per thread; the new walk records into a second buffer while the memo is read, and
+// a walk nested in a signal handler that interrupted another walk on the same
+// thread does not touch either (the busy flag).
 #pragma once
 
 #include <cstddef>
@@ -31,7 +34,43 @@ namespace memloupe::recorder::unwind_detail {
 
 struct FrameState {
   uintptr_t sp = 0, pc = 0, bp = 0;
-  friend bool operator==(const FrameState&, const FrameState&) = default;
+};
+
+inline constexpr size_t kMemoCapacity = 64;
+
+// Frames of one walk; consecutive entries are always consecutive frames of one walk
+// (the checks rely on it). In the memo they are outermost first and frame i was stepped
+// to frame i - 1: its CFA was sp[i - 1] (RBP-based if rbp_based[i], from bp[i]), the
+// return address was read at sp[i - 1] - 8 and, if rbp_slot[i] != 0, the caller's RBP
+// at sp[i - 1] - 8 * rbp_slot[i]. While a walk records, its frames are innermost
+// first (frame i stepped to i + 1) in the other buffer.
+struct MemoFrames {
+  uintptr_t sp[kMemoCapacity] = {};
+  uintptr_t pc[kMemoCapacity] = {};
+  uintptr_t bp[kMemoCapacity] = {};
+  uint8_t rbp_slot[kMemoCapacity] = {};
+  bool rbp_based[kMemoCapacity] = {};
+  size_t count = 0;
+  bool stops = false;  // frame 0 was the end of its stack
+};
+
+struct MemoStats {
+  uint64_t full = 0, partial = 0;  // splices whose checked frames all held / did not
+};
+
+struct ThreadMemo {
+  MemoFrames buffers[2];
+  unsigned current = 0;  // buffers[current] is the memo; the other one records
+  uint32_t generation = 0;
+  Span span;  // the stack span the memo's frames were read in
+  bool busy = false;
+  MemoStats stats;
+};
+
+// The result of checking remembered frames from a splice point outwards.
+struct Verified {
+  size_t last_good;   // index of the outermost frame that is what a walk would give
+  uintptr_t bp;       // the actual RBP at that frame
 };
 
 class MemoSession {
@@ -45,36 +84,61 @@ class MemoSession {
   MemoSession& operator=(const MemoSession&) = delete;
 
   // Before a splice: records an emitted frame of the new walk (innermost first).
-  void record(const FrameState& f) noexcept;
-  // How the last recorded frame was stepped: its saved-RBP slot (0: none).
-  void set_last_rbp_slot(uint8_t slot) noexcept;
+  void record(const FrameState& f) noexcept {
+    if (!recording_) return;
+    if (recorded_ == kMemoCapacity) {
+      recording_ = false;  // keep the innermost frames; the rest is walked
+      return;
+    }
+    MemoFrames& s = t_->buffers[t_->current ^ 1];
+    s.sp[recorded_] = f.sp;
+    s.pc[recorded_] = f.pc;
+    s.bp[recorded_] = f.bp;
+    s.rbp_slot[recorded_] = 0;
+    s.rbp_based[recorded_] = false;
+    ++recorded_;
+  }
+  // How the last recorded frame was stepped.
+  void set_last_step(bool rbp_based, uint8_t rbp_slot) noexcept {
+    if (!recording_ || recorded_ == 0) return;
+    MemoFrames& s = t_->buffers[t_->current ^ 1];
+    s.rbp_slot[recorded_ - 1] = rbp_slot;
+    s.rbp_based[recorded_ - 1] = rbp_based;
+  }
   // Stops searching and recording (after a signal frame, or after a splice).
   void stop() noexcept { searching_ = recording_ = false; }
 
-  // The memo index whose state equals `f`, or -1. Calls come with increasing sp.
-  int find(const FrameState& f) noexcept;
-  // Verifies the remembered frames outward from index r, at most up to `last`;
-  // returns the outermost index whose frame is still what a walk would produce.
-  size_t verify(size_t r, size_t last) const noexcept;
-  size_t count() const noexcept;
-  uintptr_t pc_at(size_t i) const noexcept;
-  FrameState state_at(size_t i) const noexcept;
-  bool outermost_stops() const noexcept;  // the last frame was the end of the stack
+  // The memo index with this sp and pc, or -1. Calls come with increasing sp.
+  int find(uintptr_t sp, uintptr_t pc) noexcept {
+    if (!searching_) return -1;
+    const MemoFrames& m = t_->buffers[t_->current];
+    while (cursor_ >= 0 && m.sp[cursor_] < sp) --cursor_;
+    if (cursor_ < 0) {
+      searching_ = false;
+      return -1;
+    }
+    return m.sp[cursor_] == sp && m.pc[cursor_] == pc ? static_cast<int>(cursor_) : -1;
+  }
 
-  // Ends a splice at `r` whose verification reached `k`: if it reached `last` (no
-  // mismatch), the memo becomes the recorded frames followed by memo[r..]; after a
-  // mismatch the memo is dropped (the next walk records afresh).
-  void commit_splice(size_t r, size_t k, size_t last) noexcept;
+  // Checks the remembered steps outward from index r (where the walk's actual RBP is
+  // `bp`), at most as far as index `last` (<= r).
+  Verified verify(size_t r, uintptr_t bp, size_t last) const noexcept;
+  const MemoFrames& frames() const noexcept { return t_->buffers[t_->current]; }
+
+  // Ends a splice at `r` whose check reached `good`: if that is `last` (no mismatch),
+  // the recorded frames become the memo's frames inside memo[r]; after a mismatch the
+  // memo is dropped (the next walk records afresh).
+  void commit_splice(size_t r, size_t good, size_t last) noexcept;
   // Ends a walk that met no remembered frame: the recorded frames become the memo.
   // `stops` says the last recorded frame ended the stack. No-op after a splice.
   void commit_fresh(bool stops) noexcept;
 
  private:
-  bool active_ = false;
+  ThreadMemo* t_ = nullptr;
   bool searching_ = false;
   bool recording_ = false;
   bool spliced_ = false;
-  size_t cursor_ = 0;  // find(): memo index of the innermost frame not yet passed
+  long cursor_ = -1;  // find(): memo index of the innermost frame not yet passed
   size_t recorded_ = 0;
   Span stack_;
 };
@@ -86,11 +150,7 @@ void bump_memo_generation() noexcept;
 // benchmarks that measure that path, and tests that compare both).
 void set_tail_memo_enabled(bool enabled) noexcept;
 
-// Splices made by this thread's walks so far: `full` found the remembered tail
-// valid, `partial` found a remembered frame whose outer frames had changed.
-struct MemoStats {
-  uint64_t full = 0, partial = 0;
-};
+// Splices made by this thread's walks so far.
 MemoStats memo_stats() noexcept;
 
 }  // namespace memloupe::recorder::unwind_detail

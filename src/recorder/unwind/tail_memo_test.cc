@@ -46,6 +46,8 @@ __attribute__((noinline)) void recurse_to(Both& b, int depth) {
   MEMLOUPE_KEEP_FRAME();
 }
 
+// Depths above and below the memo capacity (64): splices into deeper and shallower
+// stacks, and walks that record more frames than the memo holds.
 TEST(TailMemo, RecursionAtVaryingDepthsSplicesAndStaysExact) {
   const MemoStats before = memo_stats();
   for (const int depth : {50, 20, 80, 10, 80, 3, 60}) {

@@ -4,8 +4,9 @@
 // it writes "compared fallbacks mismatches" to $MEMLOUPE_UNWIND_CHECK_OUT, followed by
 // the first mismatching pair of stacks, if any.
 //
-// With MEMLOUPE_UNWIND_CHECK_COST=fast (or =libunwind) it instead unwinds 64 frames
-// on every malloc with that unwinder only, to time what unwinding adds to a workload.
+// With MEMLOUPE_UNWIND_CHECK_COST=fast (or fast_no_memo, or libunwind) it instead
+// unwinds 64 frames on every malloc with that unwinder only, to time what unwinding
+// adds to a workload.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "recorder/unwind/fast_unwind.h"
 #include "recorder/unwind/libunwind_backtrace.h"
+#include "recorder/unwind/tail_memo.h"
 #include "recorder/unwind/unwind.h"
 
 extern "C" void* __libc_malloc(size_t);
@@ -38,6 +40,10 @@ __attribute__((constructor)) void read_mode() {
   const char* cost = std::getenv("MEMLOUPE_UNWIND_CHECK_COST");
   if (cost == nullptr) return;
   if (std::strcmp(cost, "fast") == 0) g_mode = Mode::kFastOnly;
+  if (std::strcmp(cost, "fast_no_memo") == 0) {
+    g_mode = Mode::kFastOnly;
+    set_tail_memo_enabled(false);
+  }
   if (std::strcmp(cost, "libunwind") == 0) g_mode = Mode::kLibunwindOnly;
 }
 

@@ -4,6 +4,7 @@
 // so that stdio's buffer allocation is common to all modes (the tests subtract
 // the "baseline" mode's totals to remove start-up allocations).
 #define _GNU_SOURCE
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,11 +93,25 @@ static void zero(void) {
   free(q);
 }
 
+// ---- errno: allocation functions that succeed leave errno alone --------------
+static void keeps_errno(void) {
+  int kept = 0;
+  for (int i = 0; i < 100; ++i) {
+    errno = 1000 + i;
+    void* p = malloc(64 + i);
+    p = realloc(p, 4096 + i);
+    free(p);
+    kept += errno == 1000 + i;
+  }
+  printf("errno kept %d/100\n", kept);
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "baseline";
   if (strcmp(mode, "exact") == 0) exact();
   else if (strcmp(mode, "sampled") == 0) sampled();
   else if (strcmp(mode, "zero") == 0) zero();
+  else if (strcmp(mode, "errno") == 0) keeps_errno();
   else if (strcmp(mode, "baseline") != 0) return 2;
   printf("%s done\n", mode);
   return 0;
