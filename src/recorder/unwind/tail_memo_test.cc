@@ -112,3 +112,58 @@ TEST(TailMemo, ModulesChangedDiscardsTheMemo) {
 
 }  // namespace
 }  // namespace memloupe::recorder::unwind_detail
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// Stacks of distinct functions, walked with limits below, at and above the memo's
+// capacity, in an order that makes each walk splice into the previous one's memo.
+struct LimitedWalks {
+  size_t max_frames = 0;
+  std::vector<uint64_t> first, second, plain, reference;
+};
+
+__attribute__((noinline)) void walk_limited(LimitedWalks& w) {
+  std::vector<uint64_t> buf(w.max_frames);
+  w.first.assign(buf.begin(), buf.begin() + unwind_here(buf.data(), w.max_frames, 0));
+  w.second.assign(buf.begin(), buf.begin() + unwind_here(buf.data(), w.max_frames, 0));
+  set_tail_memo_enabled(false);
+  w.plain.assign(buf.begin(), buf.begin() + unwind_here(buf.data(), w.max_frames, 0));
+  set_tail_memo_enabled(true);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+template <int N>
+__attribute__((noinline)) void level(int remaining, LimitedWalks& w) {
+  char pad[16 * (N % 4) + 8] = {};
+  asm volatile("" : : "r"(pad) : "memory");
+  if constexpr (N > 0) {
+    if (remaining > 0) {
+      level<N - 1>(remaining - 1, w);
+      MEMLOUPE_KEEP_FRAME();
+      return;
+    }
+  }
+  walk_limited(w);
+}
+
+TEST(TailMemo, TruncatedWalksOfDifferentDepthsAndLimits) {
+  const std::pair<int, size_t> runs[] = {{36, 32}, {132, 128}, {12, 8},  {132, 128},
+                                         {70, 64}, {132, 128}, {132, 8}, {36, 128}};
+  for (const auto& [depth, max_frames] : runs) {
+    LimitedWalks w;
+    w.max_frames = max_frames;
+    level<140>(depth, w);
+    // The three calls in walk_limited differ in their first address only.
+    ASSERT_EQ(w.first.size(), w.plain.size()) << depth << " " << max_frames;
+    ASSERT_EQ(w.second.size(), w.plain.size()) << depth << " " << max_frames;
+    EXPECT_TRUE(std::equal(w.first.begin() + 1, w.first.end(), w.plain.begin() + 1));
+    EXPECT_TRUE(std::equal(w.second.begin() + 1, w.second.end(), w.plain.begin() + 1));
+    if (static_cast<size_t>(depth) > max_frames) {
+      EXPECT_EQ(w.plain.size(), max_frames);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
