@@ -225,6 +225,19 @@ bool sync_modules(bool force) noexcept {
   return changed;
 }
 
+void sync_modules_if_due(uint64_t now_ns) noexcept {
+  if (config().mode == format::Mode::Sampled) {
+    sync_modules();
+    return;
+  }
+  static std::atomic<uint64_t> next_check{0};
+  constexpr uint64_t kPeriodNs = 1'000'000;
+  uint64_t due = next_check.load(std::memory_order_relaxed);
+  if (now_ns < due || !next_check.compare_exchange_strong(due, now_ns + kPeriodNs, std::memory_order_relaxed))
+    return;
+  sync_modules();
+}
+
 void forget_modules() noexcept {
   g_lock.reset();
   g_known_count = 0;

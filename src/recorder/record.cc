@@ -101,9 +101,8 @@ void after_alloc_event(bool stored, const SampledBlock& block) noexcept {
   }
 }
 
-void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void* p,
+void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void* p, uint64_t now,
                   std::span<const uint64_t> bt) noexcept {
-  const uint64_t now = trace_now_ns();
   AllocId id;
   bool stored;
   {
@@ -197,11 +196,12 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   if (d.n_samples == 0) {
     p = program_errno.real(call);
   } else {
-    sync_modules();
+    const uint64_t now = trace_now_ns();
+    sync_modules_if_due(now);
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
     const size_t depth = capture_backtrace(frames);
     p = program_errno.real(call);
-    if (p != nullptr) commit_alloc(t, r, d.n_samples, p, {frames, depth});
+    if (p != nullptr) commit_alloc(t, r, d.n_samples, p, now, {frames, depth});
   }
   leave(t, d.next);
   return p;
@@ -252,14 +252,14 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   const auto old_key = reinterpret_cast<uintptr_t>(old);
   const bool old_maybe = tracking() && t.slot->announced &&
                          (config().mode == format::Mode::All || g_filter.may_contain(old_key));
+  const uint64_t now = trace_now_ns();
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
   size_t depth = 0;
   if (d.n_samples != 0) {
-    sync_modules();
+    sync_modules_if_due(now);
     depth = capture_backtrace(frames);
   }
   const std::span<const uint64_t> bt{frames, depth};
-  const uint64_t now = trace_now_ns();
 
   // A recorded old block: its end and the new block are written together, with
   // the real realloc inside the lock (see the invariants at the top).
@@ -290,7 +290,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   }
   if (!called) {
     p = program_errno.real(call);
-    if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, bt);
+    if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, now, bt);
   } else {
     if (ended && (*ended & kNotifyFree)) notify_free(*ended & kIdMask, old);
     if (new_id || !stored)

@@ -180,6 +180,7 @@ void write_call_totals() noexcept {
 void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
   if (!tracking()) return;
   if (wait_for_lock) {
+    sync_modules();  // the last dlclose may not have been seen yet
     g_session.lock.lock();
   } else if (!g_session.lock.try_lock()) {
     return;
