@@ -1,13 +1,12 @@
-#include "self_modules.h"
+#include "symbolize/loaded_modules.h"
 
 #include <elf.h>
 #include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 
-namespace memloupe::testing {
+namespace memloupe::symbolize {
 namespace {
 
 std::string self_exe() {
@@ -38,12 +37,12 @@ std::vector<uint8_t> build_id_of(const dl_phdr_info* info) {
 
 }  // namespace
 
-std::vector<symbolize::Module> self_modules() {
-  std::vector<symbolize::Module> out;
+std::vector<Module> loaded_modules() {
+  std::vector<Module> out;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
-        auto& modules = *static_cast<std::vector<symbolize::Module>*>(data);
-        symbolize::Module m;
+        auto& modules = *static_cast<std::vector<Module>*>(data);
+        Module m;
         m.path = info->dlpi_name[0] ? info->dlpi_name : self_exe();
         m.build_id = build_id_of(info);
         m.load_bias = info->dlpi_addr;
@@ -61,20 +60,11 @@ std::vector<symbolize::Module> self_modules() {
   return out;
 }
 
-std::optional<symbolize::Module> self_module_at(uint64_t address) {
-  for (symbolize::Module& m : self_modules()) {
+std::optional<Module> loaded_module_at(uint64_t address) {
+  for (Module& m : loaded_modules()) {
     if (address >= m.start && address < m.end) return std::move(m);
   }
   return std::nullopt;
 }
 
-int marker_line(const std::string& marker) {
-  std::ifstream in(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/launcher/sites.cc");
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find("// @" + marker) != std::string::npos) return n;
-  }
-  return 0;
-}
-
-}  // namespace memloupe::testing
+}  // namespace memloupe::symbolize

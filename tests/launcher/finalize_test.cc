@@ -10,7 +10,8 @@
 #include "process.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
-#include "self_modules.h"
+#include "markers.h"
+#include "symbolize/loaded_modules.h"
 #include "sites.h"
 #include "trace_builder.h"
 
@@ -51,7 +52,7 @@ uint64_t count_events(reader::Reader& r) {
 TEST(Finalize, EmbedsSymbolsOfEveryBacktraceAddress) {
   const Sites sites = capture_sites();
   TraceBuilder trace;
-  for (const Module& m : testing::self_modules()) trace.module_load(m);
+  for (const Module& m : loaded_modules()) trace.module_load(m);
   trace.alloc({sites.widgets, sites.c}, 100, 10);
   trace.alloc({sites.c}, 200, 20);
   trace.end(30);
@@ -101,7 +102,7 @@ TEST(Finalize, EmbedsSymbolsOfEveryBacktraceAddress) {
 TEST(Finalize, TruncatedTraceKeepsEveryCompleteChunk) {
   const Sites sites = capture_sites();
   TraceBuilder trace;
-  for (const Module& m : testing::self_modules()) trace.module_load(m);
+  for (const Module& m : loaded_modules()) trace.module_load(m);
   trace.flush();
   uint64_t complete = trace.events();
   constexpr int kChunks = 5, kPerChunk = 10;
@@ -133,7 +134,7 @@ TEST(Finalize, TruncatedTraceKeepsEveryCompleteChunk) {
 TEST(Finalize, LeavesASymbolisedTraceAloneUnlessAskedToRedoIt) {
   const Sites sites = capture_sites();
   TraceBuilder trace;
-  for (const Module& m : testing::self_modules()) trace.module_load(m);
+  for (const Module& m : loaded_modules()) trace.module_load(m);
   trace.alloc({sites.widgets}, 100, 10);
   trace.flush();
   TempDir dir;
@@ -157,7 +158,7 @@ TEST(Finalize, LeavesASymbolisedTraceAloneUnlessAskedToRedoIt) {
 // module that was mapped over it when a backtrace held it.
 TEST(Finalize, ResolvesAddressesAgainstTheModuleMappedAtTheTime) {
   const Sites sites = capture_sites();
-  auto self = testing::self_module_at(sites.widgets);
+  auto self = loaded_module_at(sites.widgets);
   ASSERT_TRUE(self);
   Module other = *self;
   other.path = "/nonexistent/libother.so";

@@ -14,7 +14,7 @@
 
 #include "process.h"
 #include "reader/reader.h"
-#include "self_modules.h"
+#include "markers.h"
 
 namespace memloupe::testing {
 namespace {

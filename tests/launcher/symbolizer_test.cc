@@ -8,14 +8,14 @@
 
 #include <filesystem>
 
-#include "self_modules.h"
+#include "markers.h"
+#include "symbolize/loaded_modules.h"
 #include "sites.h"
 
 namespace memloupe::symbolize {
 namespace {
 
 using testing::marker_line;
-using testing::self_module_at;
 
 std::string basename_of(const std::string& path) {
   return std::filesystem::path(path).filename().string();
@@ -24,7 +24,7 @@ std::string basename_of(const std::string& path) {
 TEST(Symbolizer, NamesInlinedFramesWithCallSites) {
   const memloupe_testprog::Capture c = memloupe_testprog::build_widgets(3);
   ::operator delete(c.block);
-  auto module = self_module_at(c.return_address);
+  auto module = loaded_module_at(c.return_address);
   ASSERT_TRUE(module);
 
   Symbolizer symbolizer;
@@ -44,7 +44,7 @@ TEST(Symbolizer, NamesCFunctionWithoutDemangling) {
   memloupe_testprog::Capture c;
   memloupe_testprog::c_allocate(5, &c);
   ::operator delete(c.block);
-  auto module = self_module_at(c.return_address);
+  auto module = loaded_module_at(c.return_address);
   ASSERT_TRUE(module);
 
   Symbolizer symbolizer;
@@ -61,7 +61,7 @@ TEST(Symbolizer, BuildIdMismatchWarnsOnceAndNamesNothing) {
   memloupe_testprog::c_allocate(1, &b);
   ::operator delete(a.block);
   ::operator delete(b.block);
-  auto module = self_module_at(a.return_address);
+  auto module = loaded_module_at(a.return_address);
   ASSERT_TRUE(module);
   ASSERT_FALSE(module->build_id.empty());
   module->build_id[0] ^= 0xff;  // "recorded" from another build of this file
@@ -81,7 +81,7 @@ TEST(Symbolizer, MissingFileWarnsOnce) {
   memloupe_testprog::Capture c;
   memloupe_testprog::c_allocate(1, &c);
   ::operator delete(c.block);
-  auto module = self_module_at(c.return_address);
+  auto module = loaded_module_at(c.return_address);
   ASSERT_TRUE(module);
   module->path = "/nonexistent/dir/libgone.so";
 
@@ -97,7 +97,7 @@ TEST(Symbolizer, MissingFileWarnsOnce) {
 TEST(Symbolizer, FallsBackToDebugFileByBuildId) {
   const memloupe_testprog::Capture c = memloupe_testprog::build_widgets(2);
   ::operator delete(c.block);
-  auto module = self_module_at(c.return_address);
+  auto module = loaded_module_at(c.return_address);
   ASSERT_TRUE(module);
   ASSERT_GE(module->build_id.size(), 2u);
 
@@ -126,7 +126,7 @@ TEST(Symbolizer, UsesSystemDebugInfoForLibc) {
   void* malloc_address = dlsym(RTLD_DEFAULT, "malloc");
   ASSERT_NE(malloc_address, nullptr);
   const auto address = reinterpret_cast<uint64_t>(malloc_address);
-  auto module = self_module_at(address);
+  auto module = loaded_module_at(address);
   ASSERT_TRUE(module);
   const std::string id = hex(module->build_id);
   if (id.size() < 2 || !std::filesystem::exists("/usr/lib/debug/.build-id/" + id.substr(0, 2) +

@@ -1,0 +1,68 @@
+#include "symbolize/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace memloupe::symbolize {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Dir {
+  Dir() : path(fs::temp_directory_path() / ("memloupe-atomic-" + std::to_string(getpid()))) {
+    fs::create_directories(path);
+  }
+  ~Dir() { fs::remove_all(path); }
+  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), {})); }
+  fs::path path;
+};
+
+TEST(AtomicFile, ReplacesTheFileOnlyOnCommit) {
+  Dir dir;
+  const fs::path target = dir.path / "t.trace";
+  std::ofstream(target) << "old";
+  {
+    auto file = AtomicFile::create(target.string());
+    ASSERT_TRUE(file) << file.error().message;
+    const std::string data = "new contents";
+    ASSERT_FALSE(file->write({reinterpret_cast<const uint8_t*>(data.data()), data.size()}));
+    EXPECT_EQ(slurp(target), "old");  // untouched until commit
+    EXPECT_EQ(dir.entries(), 2u);     // the target and the temporary
+    ASSERT_FALSE(file->commit());
+  }
+  EXPECT_EQ(slurp(target), "new contents");
+  EXPECT_EQ(dir.entries(), 1u);
+}
+
+TEST(AtomicFile, WithoutCommitNothingChangesAndNothingIsLeft) {
+  Dir dir;
+  const fs::path target = dir.path / "t.trace";
+  std::ofstream(target) << "old";
+  {
+    auto file = AtomicFile::create(target.string());
+    ASSERT_TRUE(file);
+    ASSERT_FALSE(file->write({reinterpret_cast<const uint8_t*>("x"), 1}));
+  }
+  EXPECT_EQ(slurp(target), "old");
+  EXPECT_EQ(dir.entries(), 1u);
+}
+
+TEST(AtomicFile, MissingDirectoryIsAnError) {
+  auto file = AtomicFile::create("/nonexistent-dir/t.trace");
+  ASSERT_FALSE(file);
+  EXPECT_NE(file.error().message.find("/nonexistent-dir/t.trace"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memloupe::symbolize
