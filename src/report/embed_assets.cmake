@@ -1,6 +1,17 @@
 # Build step (cmake -P): turns the report's assets into C++ arrays, so the
-# memloupe binary carries them and the HTML report needs no other file.
-#   cmake -DOUTPUT=html_assets.cc -DHTML=report.html -DCSS=report.css -DJS=report.js -P embed_assets.cmake
+# memloupe binary carries them and the HTML report needs no other file. The
+# script's parts (JS_PARTS, comma-separated names in JS_DIR) are joined in order.
+#   cmake -DOUTPUT=html_assets.cc -DHTML=report.html -DCSS=report.css
+#         -DJS_DIR=assets -DJS_PARTS=util,data,page -P embed_assets.cmake
+string(REPLACE "," ";" parts "${JS_PARTS}")
+set(script "")
+foreach(part IN LISTS parts)
+  file(READ "${JS_DIR}/${part}.js" body)
+  string(APPEND script "${body}\n")
+endforeach()
+get_filename_component(JS "${OUTPUT}.js" ABSOLUTE)
+file(WRITE "${JS}" "${script}")
+
 set(text "// Generated from src/report/assets by embed_assets.cmake; do not edit.\n")
 string(APPEND text "#include \"report/html_assets.h\"\n\nnamespace memloupe::report {\n")
 foreach(pair "kReportHtml;${HTML}" "kReportCss;${CSS}" "kReportJs;${JS}")

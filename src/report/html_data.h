@@ -31,7 +31,7 @@ struct HtmlLimits {
 // adapter) asks for this many.
 inline constexpr uint32_t kHtmlBuckets = 100;
 
-// The report's data as one JSON object (see assets/report.js for its reader).
+// The report's data as one JSON object (see assets/data.js for its reader).
 std::string html_data_json(const Profile& profile, const HtmlLimits& limits = {});
 
 }  // namespace memloupe::report

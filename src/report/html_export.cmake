@@ -16,10 +16,15 @@ target_sources(memloupe_report PRIVATE
   ${CMAKE_CURRENT_BINARY_DIR}/generated/html_assets.cc
 )
 
+# The script's parts, in the order they are joined (see assets/util.js).
+set(_report_js_parts util data timeline flame page)
 set(_report_assets
   ${CMAKE_CURRENT_LIST_DIR}/assets/report.html
-  ${CMAKE_CURRENT_LIST_DIR}/assets/report.css
-  ${CMAKE_CURRENT_LIST_DIR}/assets/report.js)
+  ${CMAKE_CURRENT_LIST_DIR}/assets/report.css)
+foreach(part ${_report_js_parts})
+  list(APPEND _report_assets ${CMAKE_CURRENT_LIST_DIR}/assets/${part}.js)
+endforeach()
+string(REPLACE ";" "," _report_js_list "${_report_js_parts}")
 add_custom_command(
   OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/generated/html_assets.cc
   COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/generated
@@ -27,7 +32,8 @@ add_custom_command(
     -DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/generated/html_assets.cc
     -DHTML=${CMAKE_CURRENT_LIST_DIR}/assets/report.html
     -DCSS=${CMAKE_CURRENT_LIST_DIR}/assets/report.css
-    -DJS=${CMAKE_CURRENT_LIST_DIR}/assets/report.js
+    -DJS_DIR=${CMAKE_CURRENT_LIST_DIR}/assets
+    -DJS_PARTS=${_report_js_list}
     -P ${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake
   DEPENDS ${_report_assets} ${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake
   COMMENT "Embedding the HTML report's assets")
