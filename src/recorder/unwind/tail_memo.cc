@@ -1,6 +1,7 @@
 #include "recorder/unwind/tail_memo.h"
 
 #include <atomic>
+#include <cstring>
 
 #include "recorder/unwind/stack_memory.h"
 
@@ -11,12 +12,13 @@ constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exe
 constinit std::atomic<uint32_t> g_generation{1};
 constinit std::atomic<bool> g_enabled{true};
 
-void copy_frame(MemoFrames& to, size_t i, const MemoFrames& from, size_t j) {
-  to.sp[i] = from.sp[j];
-  to.pc[i] = from.pc[j];
-  to.bp[i] = from.bp[j];
-  to.rbp_slot[i] = from.rbp_slot[j];
-  to.rbp_based[i] = from.rbp_based[j];
+// Moves n frames from index `from` to index `to` (the ranges may overlap).
+void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
+  std::memmove(&m.sp[to], &m.sp[from], n * sizeof m.sp[0]);
+  std::memmove(&m.pc[to], &m.pc[from], n * sizeof m.pc[0]);
+  std::memmove(&m.bp[to], &m.bp[from], n * sizeof m.bp[0]);
+  std::memmove(&m.rbp_slot[to], &m.rbp_slot[from], n * sizeof m.rbp_slot[0]);
+  std::memmove(&m.rbp_based[to], &m.rbp_based[from], n * sizeof m.rbp_based[0]);
 }
 
 }  // namespace
@@ -38,10 +40,9 @@ MemoSession::MemoSession(Span stack) noexcept : stack_(stack) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t_ = &t;
   recording_ = true;
-  searching_ = t.buffers[t.current].count > 0 &&
-               t.generation == g_generation.load(std::memory_order_relaxed) &&
+  searching_ = t.m.count > 0 && t.generation == g_generation.load(std::memory_order_relaxed) &&
                t.span.end == stack.end && stack.begin <= t.span.begin;
-  cursor_ = static_cast<long>(t.buffers[t.current].count) - 1;
+  cursor_ = static_cast<long>(t.m.count) - 1;
 }
 
 MemoSession::~MemoSession() {
@@ -67,7 +68,7 @@ void MemoSession::commit_splice(size_t r, size_t good, size_t last) noexcept {
   if (t_ == nullptr) return;
   spliced_ = true;
   ThreadMemo& t = *t_;
-  MemoFrames& m = t.buffers[t.current];
+  MemoFrames& m = t.m;
   if (good != last) {
     ++t.stats.partial;
     m.count = 0;  // the outer frames changed: the next walk records afresh
@@ -76,24 +77,22 @@ void MemoSession::commit_splice(size_t r, size_t good, size_t last) noexcept {
   ++t.stats.full;
   t.span = stack_;  // holds the old frames' span and the new frames' reads
   // Frames outside [last, r] were not checked now; they stay, to be checked when
-  // used. The recorded frames end with the one that stepped into memo[r]; they go
-  // inwards from r + 1 (as many as fit; the innermost ones are dropped).
-  // If recording stopped (too many new frames), the recorded ones do not reach
-  // memo[r]: a chain with a gap would be wrong, so none are kept.
-  const MemoFrames& rec = t.buffers[t.current ^ 1];
-  size_t n = 0;
-  for (; recording_ && n < recorded_ && r + 1 + n < kMemoCapacity; ++n) {
-    copy_frame(m, r + 1 + n, rec, recorded_ - 1 - n);
-  }
+  // used. The recorded frames (at the top, the one that stepped into memo[r] lowest)
+  // go right inside memo[r]; if recording stopped early they do not reach memo[r]
+  // and are dropped: a chain with a gap would be wrong.
+  size_t n = recording_ ? recorded_ : 0;
+  if (r + 1 + n > kMemoCapacity) n = kMemoCapacity - (r + 1);  // drop innermost ones
+  move_frames(m, r + 1, kMemoCapacity - recorded_, n);
   m.count = r + 1 + n;
 }
 
 void MemoSession::commit_fresh(bool stops) noexcept {
   if (t_ == nullptr || spliced_ || recorded_ == 0) return;
   ThreadMemo& t = *t_;
-  MemoFrames& m = t.buffers[t.current];
-  const MemoFrames& rec = t.buffers[t.current ^ 1];
-  for (size_t i = 0; i < recorded_; ++i) copy_frame(m, i, rec, recorded_ - 1 - i);
+  MemoFrames& m = t.m;
+  // Recorded innermost-first from the top down, the frames are already in
+  // outermost-first order: move them to the bottom.
+  move_frames(m, 0, kMemoCapacity - recorded_, recorded_);
   m.count = recorded_;
   // Only a stop right at the last recorded frame says the stack ends there.
   m.stops = stops && recording_;

@@ -19,10 +19,12 @@
 //                                              pc0 and stop (or walk on from the last
 //   next memo: [0..2] kept, [3] = frame a     frame that checked out)
 //
-// The outer frames stay where they are; a splice only writes the new inner frames.
-// Per thread; the new walk records into a second buffer while the memo is read, and
-// a walk nested in a signal handler that interrupted another walk on the same
-// thread does not touch either (the busy flag).
+// The outer frames stay where they are; a splice only moves the new inner frames.
+// Per thread, one buffer: a walk records its frames from the top of the buffer down
+// (innermost at the top) while it reads the memo from the bottom, and stops
+// recording before it would overwrite a remembered frame it may still meet. A walk
+// nested in a signal handler that interrupted another walk on the same thread does
+// not touch the memo at all (the busy flag).
 #pragma once
 
 #include <cstddef>
@@ -36,14 +38,15 @@ struct FrameState {
   uintptr_t sp = 0, pc = 0, bp = 0;
 };
 
-inline constexpr size_t kMemoCapacity = 64;
+// Frames remembered per thread: as deep as the recorder's default backtrace (128).
+// The memo is about 26 bytes per frame of static TLS.
+inline constexpr size_t kMemoCapacity = 128;
 
-// Frames of one walk; consecutive entries are always consecutive frames of one walk
-// (the checks rely on it). In the memo they are outermost first and frame i was stepped
-// to frame i - 1: its CFA was sp[i - 1] (RBP-based if rbp_based[i], from bp[i]), the
-// return address was read at sp[i - 1] - 8 and, if rbp_slot[i] != 0, the caller's RBP
-// at sp[i - 1] - 8 * rbp_slot[i]. While a walk records, its frames are innermost
-// first (frame i stepped to i + 1) in the other buffer.
+// The memo, outermost first: frame i was stepped to frame i - 1, its CFA was sp[i - 1]
+// (RBP-based if rbp_based[i], from bp[i]), the return address was read at
+// sp[i - 1] - 8 and, if rbp_slot[i] != 0, the caller's RBP at sp[i - 1] - 8 * slot.
+// Consecutive entries are always consecutive frames of one walk (the checks rely on
+// it). Entries [count, kMemoCapacity) hold the frames a walk is recording.
 struct MemoFrames {
   uintptr_t sp[kMemoCapacity] = {};
   uintptr_t pc[kMemoCapacity] = {};
@@ -59,8 +62,7 @@ struct MemoStats {
 };
 
 struct ThreadMemo {
-  MemoFrames buffers[2];
-  unsigned current = 0;  // buffers[current] is the memo; the other one records
+  MemoFrames m;
   uint32_t generation = 0;
   Span span;  // the stack span the memo's frames were read in
   bool busy = false;
@@ -83,27 +85,30 @@ class MemoSession {
   MemoSession(const MemoSession&) = delete;
   MemoSession& operator=(const MemoSession&) = delete;
 
-  // Before a splice: records an emitted frame of the new walk (innermost first).
+  // Before a splice: records an emitted frame of the new walk (innermost first, at
+  // the top of the buffer, going down). Stops recording rather than overwrite a
+  // remembered frame that the walk may still meet (those at or below the cursor).
   void record(const FrameState& f) noexcept {
     if (!recording_) return;
-    if (recorded_ == kMemoCapacity) {
-      recording_ = false;  // keep the innermost frames; the rest is walked
+    const long pos = static_cast<long>(kMemoCapacity - 1 - recorded_);
+    if (pos < 0 || (searching_ && pos <= cursor_)) {
+      recording_ = false;  // keep what was recorded; the rest is walked next time
       return;
     }
-    MemoFrames& s = t_->buffers[t_->current ^ 1];
-    s.sp[recorded_] = f.sp;
-    s.pc[recorded_] = f.pc;
-    s.bp[recorded_] = f.bp;
-    s.rbp_slot[recorded_] = 0;
-    s.rbp_based[recorded_] = false;
+    MemoFrames& m = t_->m;
+    m.sp[pos] = f.sp;
+    m.pc[pos] = f.pc;
+    m.bp[pos] = f.bp;
+    m.rbp_slot[pos] = 0;
+    m.rbp_based[pos] = false;
     ++recorded_;
   }
   // How the last recorded frame was stepped.
   void set_last_step(bool rbp_based, uint8_t rbp_slot) noexcept {
     if (!recording_ || recorded_ == 0) return;
-    MemoFrames& s = t_->buffers[t_->current ^ 1];
-    s.rbp_slot[recorded_ - 1] = rbp_slot;
-    s.rbp_based[recorded_ - 1] = rbp_based;
+    const size_t pos = kMemoCapacity - recorded_;
+    t_->m.rbp_slot[pos] = rbp_slot;
+    t_->m.rbp_based[pos] = rbp_based;
   }
   // Stops searching and recording (after a signal frame, or after a splice).
   void stop() noexcept { searching_ = recording_ = false; }
@@ -111,7 +116,7 @@ class MemoSession {
   // The memo index with this sp and pc, or -1. Calls come with increasing sp.
   int find(uintptr_t sp, uintptr_t pc) noexcept {
     if (!searching_) return -1;
-    const MemoFrames& m = t_->buffers[t_->current];
+    const MemoFrames& m = t_->m;
     while (cursor_ >= 0 && m.sp[cursor_] < sp) --cursor_;
     if (cursor_ < 0) {
       searching_ = false;
@@ -123,7 +128,7 @@ class MemoSession {
   // Checks the remembered steps outward from index r (where the walk's actual RBP is
   // `bp`), at most as far as index `last` (<= r).
   Verified verify(size_t r, uintptr_t bp, size_t last) const noexcept;
-  const MemoFrames& frames() const noexcept { return t_->buffers[t_->current]; }
+  const MemoFrames& frames() const noexcept { return t_->m; }
 
   // Ends a splice at `r` whose check reached `good`: if that is `last` (no mismatch),
   // the recorded frames become the memo's frames inside memo[r]; after a mismatch the
