@@ -9,8 +9,10 @@
 
 namespace memloupe::report {
 
-// The function's name, or for an unsymbolised address "[module+0xOFFSET]"
-// (or "[0xADDRESS]" when the module is unknown too).
+// The function's name. A Location filled from the model always has frames, named
+// by analysis::expand_address (its rule for unknown addresses included); only a
+// Location with no frames at all falls back to "[module+0xOFFSET]" (or
+// "[0xADDRESS]" when the module is unknown too).
 std::string frame_name(const Profile& profile, const Location& location, const SourceFrame* frame);
 
 // A site's frames as names, outermost (root) first, inlined frames expanded.

@@ -6,7 +6,7 @@
 // plain data, so each writer can be tested on a hand-built Profile whose right
 // answers are known.
 //
-// Invariants (writers rely on them; make_profile_checks() in tests asserts them):
+// Invariants (the writers rely on them):
 //  - Every value is an estimate already scaled for sampling (exact in --all mode)
 //    and is >= 0.
 //  - Site::stack holds indices into Profile::locations, innermost (leaf) first.
