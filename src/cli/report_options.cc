@@ -27,8 +27,13 @@ void add_view_options(CLI::App* sub, ViewOptions& o) {
   sub->add_option("--min-lifetime", o.args.min_lifetime, "Keep blocks living at least this long (10us, 1s, 5%)");
   sub->add_option("--max-lifetime", o.args.max_lifetime, "Keep blocks living at most this long");
   sub->add_option("--thread", o.thread, "Keep blocks allocated by this thread (memloupe's thread number)");
-  sub->add_option("--focus", o.args.focus, "Keep stacks with a function containing this text (repeatable)");
-  sub->add_option("--hide", o.args.hide, "Drop frames whose function contains this text (repeatable)");
+  // One value per occurrence, so `--focus FUNC TRACE` leaves TRACE to the positional.
+  sub->add_option("--focus", o.args.focus, "Keep stacks with a function containing this text (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--hide", o.args.hide, "Drop frames whose function contains this text (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 std::optional<analysis::Model> analyze(ViewOptions& o, uint32_t series_buckets, int& exit_code) {
