@@ -10,7 +10,7 @@ packages=(
   libdw-dev libelf-dev libunwind-dev libzstd-dev zlib1g-dev libfmt-dev libcli11-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev
-  python3 golang-go chromium valgrind heaptrack sqlite3
+  python3 nodejs golang-go chromium valgrind heaptrack sqlite3
 )
 
 missing=()
