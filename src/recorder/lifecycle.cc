@@ -42,9 +42,17 @@ void on_thread_exit(void* arg) {
   t.phase = Phase::InHook;
   t.countdown = kParked;
   if (slot->announced && tracking()) {
+    // The name again: a thread may have renamed itself with prctl(PR_SET_NAME),
+    // which no hook sees.
+    char name[32];
+    const size_t len = read_thread_name(slot->os_tid, name, sizeof(name));
     const uint64_t now = trace_now_ns();
+    const format::ThreadId id{slot->thread_id};
     LockGuard g(g_session.lock);
-    if (tracking()) g_session.encoder().thread_end(format::ThreadId{slot->thread_id}, now);
+    if (tracking()) {
+      if (len > 0) g_session.encoder().thread_name(id, now, {name, len});
+      g_session.encoder().thread_end(id, now);
+    }
   }
   g_threads.release(slot);
   t.slot = &g_unregistered_slot;

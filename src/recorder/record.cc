@@ -167,7 +167,8 @@ class ErrnoKeeper {
   ErrnoKeeper(const ErrnoKeeper&) = delete;
   ErrnoKeeper& operator=(const ErrnoKeeper&) = delete;
 
-  void* real(RealCall call) noexcept {
+  template <class Call>
+  void* real(Call call) noexcept {
     errno = value_;
     void* p = call();
     value_ = errno;
@@ -187,9 +188,9 @@ class ErrnoKeeper {
 
 void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   ThreadState& t = t_state;
+  ErrnoKeeper program_errno;  // from here: registering a thread may touch errno
   const std::optional<int64_t> after = enter(t, r.size);
-  if (!after) return pass_through(r, call);
-  ErrnoKeeper program_errno;
+  if (!after) return program_errno.real([&] { return pass_through(r, call); });
   t.slot->counters.add(r.func, r.size);
   const Decision d = decide(t, *after, r.size);
   void* p;
@@ -218,7 +219,7 @@ void release_slow(Func f, void* p, bool counted) noexcept {
   } else {  // parked countdown: Fresh, inside the recorder, exited, or --all mode
     const std::optional<int64_t> after = enter(t, 0);
     if (!after) {
-      if (real_funcs_resolved()) g_real.free(p);
+      if (real_funcs_resolved()) program_errno.real_free(p);
       return;
     }
     next = *after < kSlowBelow ? gap_for_next_call(t) : Gap{*after, t.offset};
@@ -244,9 +245,9 @@ void release_slow(Func f, void* p, bool counted) noexcept {
 void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept {
   if (bootstrap::owns(old)) return realloc_from_pool(old, r.size);
   ThreadState& t = t_state;
-  const std::optional<int64_t> after = enter(t, r.size);
-  if (!after) return call();  // `old` came from the real allocator, which is therefore known
   ErrnoKeeper program_errno;
+  const std::optional<int64_t> after = enter(t, r.size);
+  if (!after) return program_errno.real(call);  // `old` came from the real allocator: it is known
   t.slot->counters.add(r.func, r.size);
   const Decision d = decide(t, *after, r.size);
   const auto old_key = reinterpret_cast<uintptr_t>(old);

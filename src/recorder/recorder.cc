@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -38,10 +39,11 @@ bool g_alive_wipes = false;
 
 void init_alive_page() noexcept {
   if (g_alive_page == nullptr) {
-    void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
-    g_alive_page = static_cast<volatile uint8_t*>(p);
-    g_alive_wipes = ::madvise(p, 4096, MADV_WIPEONFORK) == 0;
+    Mapping page = Mapping::anonymous(4096);
+    if (!page) return;
+    g_alive_wipes = sys_call(SYS_madvise, reinterpret_cast<long>(page.data()), 4096, MADV_WIPEONFORK) == 0;
+    g_alive_page = static_cast<volatile uint8_t*>(page.data());
+    page.abandon();  // read by every slow path until the process ends
   }
   *g_alive_page = 1;
 }
@@ -150,12 +152,8 @@ void activate_thread(ThreadState& t) noexcept {
                                       reinterpret_cast<uintptr_t>(&t));
   if (slot) watch_thread_exit(slot);
   if (slot && tracking()) {
-    char comm_path[48] = "/proc/self/task/";
     char name[32];
-    const size_t digits_at = std::strlen(comm_path);
-    std::strcpy(comm_path + digits_at + format_u64(comm_path + digits_at, tid), "/comm");
-    size_t len = read_file(comm_path, name, sizeof(name));
-    while (len > 0 && (name[len - 1] == '\n' || name[len - 1] == '\0')) --len;
+    const size_t len = read_thread_name(tid, name, sizeof(name));
     const uint64_t now = trace_now_ns();
     LockGuard g(g_session.lock);
     if (tracking()) {

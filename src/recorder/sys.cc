@@ -120,6 +120,15 @@ size_t read_file(const char* path, char* buf, size_t cap) noexcept {
   return len;
 }
 
+size_t read_thread_name(uint32_t tid, char* out, size_t cap) noexcept {
+  char path[48] = "/proc/self/task/";
+  const size_t at = std::strlen(path);
+  std::strcpy(path + at + format_u64(path + at, tid), "/comm");
+  size_t len = read_file(path, out, cap);
+  while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == '\0')) --len;
+  return len;
+}
+
 uint64_t resident_bytes() noexcept {
   // "size resident shared text lib data dt", in pages.
   char buf[128];

@@ -83,6 +83,9 @@ int open_file(const char* path, int flags, int mode = 0) noexcept;
 // Reads up to cap bytes of a (small, /proc) file; returns the count, 0 on failure.
 size_t read_file(const char* path, char* buf, size_t cap) noexcept;
 
+// A thread's name (/proc/self/task/TID/comm, at most 15 bytes); its length.
+size_t read_thread_name(uint32_t tid, char* out, size_t cap) noexcept;
+
 // Resident set size from /proc/self/statm, in bytes (0 if unreadable).
 uint64_t resident_bytes() noexcept;
 

@@ -53,8 +53,10 @@ TEST_F(EdgeTest, AllocationInThreadLocalDestructors) {
   EXPECT_EQ(threads.size(), 4u);
   EXPECT_FALSE(threads.count(0)) << "allocated on the main thread";
   EXPECT_EQ(t.thread_ends.size(), 4u);
-  for (uint32_t id : threads)
+  for (uint32_t id : threads) {
     EXPECT_NE(std::find(t.thread_ends.begin(), t.thread_ends.end(), id), t.thread_ends.end());
+    EXPECT_EQ(t.thread_names.at(id), "tls-worker");  // named with prctl: read again at the end
+  }
 }
 
 TEST_F(EdgeTest, ManyThreadsFreeingEachOthersBlocks) {
