@@ -82,31 +82,47 @@ bool TraceFiles::written(const std::string& path) const {
   return it == before_.end() || !(it->second == *now);
 }
 
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "NAME" or "NAME.N": with --follow-fork, an image exec'd by a traced process
+// keeps its pid, and the recorder writes its trace next to the previous one
+// as NAME.1, NAME.2, ...
+bool matches(std::string_view file, std::string_view prefix, std::string_view suffix) {
+  if (!file.starts_with(prefix)) return false;
+  file.remove_prefix(prefix.size());
+  if (const size_t dot = file.rfind('.'); dot != std::string_view::npos &&
+                                          all_digits(file.substr(dot + 1)) &&
+                                          file.substr(0, dot).ends_with(suffix)) {
+    if (all_digits(file.substr(0, dot - suffix.size()))) return true;
+  }
+  return file.ends_with(suffix) && all_digits(file.substr(0, file.size() - suffix.size()));
+}
+
+}  // namespace
+
 // Files in the pattern's directory whose names are the pattern with a decimal
-// number for each %p. A pattern without %p matches only itself.
+// number for %p, possibly followed by ".N". A pattern without %p matches
+// itself and itself.N.
 std::vector<std::string> TraceFiles::matching() const {
   std::vector<std::string> out;
   const std::string dir = dirname_of(pattern_);
   const std::string name = basename_of(pattern_);
   const size_t at = name.find(kPid);
-  if (at == std::string::npos) {
-    if (stamp(pattern_)) out.push_back(pattern_);
-    return out;
-  }
-  const std::string prefix = name.substr(0, at);
-  const std::string suffix = name.substr(at + kPid.size());
+  const std::string prefix = at == std::string::npos ? name : name.substr(0, at);
+  const std::string suffix = at == std::string::npos ? "" : name.substr(at + kPid.size());
   std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
   if (!d) return out;
   while (const dirent* entry = readdir(d.get())) {
     const std::string_view file = entry->d_name;
-    if (file.size() <= prefix.size() + suffix.size() || !file.starts_with(prefix) ||
-        !file.ends_with(suffix)) {
-      continue;
-    }
-    const std::string_view digits =
-        file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
-    if (!std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; })) continue;
-    out.push_back(dir + "/" + std::string(file));
+    const bool match = at == std::string::npos
+                           ? file == name || (file.starts_with(name + ".") &&
+                                              all_digits(file.substr(name.size() + 1)))
+                           : matches(file, prefix, suffix);
+    if (match) out.push_back(dir + "/" + std::string(file));
   }
   std::ranges::sort(out);
   return out;

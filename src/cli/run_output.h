@@ -12,7 +12,8 @@
 //   yes        no            yes             FILE.%p             FILE (renamed from FILE.PID)
 //
 // Children's traces (--follow-fork) are the files matching the pattern that
-// were created or rewritten during the run.
+// were created or rewritten during the run, including the "NAME.1", "NAME.2"
+// the recorder gives images exec'd by a traced process (same pid).
 #pragma once
 
 #include <sys/types.h>

@@ -28,10 +28,12 @@ class Run : public ::testing::Test {
     args.insert(args.begin(), memloupe_exe());
     return run_process(args, dir_.path(), input, env);
   }
+  // Files other than the test's own helpers (hidden) and markers.
   std::vector<std::string> traces() const {
     std::vector<std::string> out;
     for (const auto& e : fs::directory_iterator(dir_.path())) {
-      if (e.path().extension() == ".trace") out.push_back(e.path().filename().string());
+      const std::string name = e.path().filename().string();
+      if (name.find(".trace") != std::string::npos && name[0] != '.') out.push_back(name);
     }
     std::ranges::sort(out);
     return out;
@@ -225,6 +227,24 @@ TEST_F(Run, FollowForkFinalisesEveryProcesssTrace) {
     EXPECT_NE(f.err.find("memloupe: wrote " + dir_ / file), std::string::npos) << f.err;
   }
   EXPECT_EQ(pids.size(), 2u);
+}
+
+// With --follow-fork an image exec'd by the traced process (same pid) gets its
+// own trace, NAME.1, and the launcher finalises it too.
+TEST_F(Run, FollowForkFinalisesTheTraceOfAnExecdImage) {
+  const Finished f = run({"run", "--all", "--follow-fork", "-o", "t.trace", "--", testprog_exe(), "exec"});
+  ASSERT_EQ(f.status, 0) << f.err;
+  const auto files = traces();
+  ASSERT_EQ(files.size(), 2u) << f.err;
+  EXPECT_EQ(files[0], "t.trace");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(files[1], m, std::regex("t\\.trace\\.([0-9]+)\\.1"))) << files[1];
+  for (const std::string& file : files) {
+    auto r = open_or_fail(dir_ / file);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->has_symbols_section()) << file;
+    EXPECT_NE(f.err.find("memloupe: wrote " + dir_ / file + " ("), std::string::npos) << f.err;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //   launcher_testprog cat              copy stdin to stdout, then print "bytes N" on stderr
 //   launcher_testprog fork             fork a child that allocates at the sites, wait for it
 //   launcher_testprog env NAME...      print NAME=value (or NAME unset) for each, on stdout
+//   launcher_testprog exec             allocate at the sites, then exec itself with "sites"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -34,7 +35,7 @@ void allocate_at_sites() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: launcher_testprog sites|exit N|raise SIG|wait FILE|cat|fork|env NAME...\n");
+  std::fprintf(stderr, "usage: launcher_testprog sites|exit N|raise SIG|wait FILE|cat|fork|exec|env NAME...\n");
   return 2;
 }
 
@@ -84,6 +85,14 @@ int main(int argc, char** argv) {
     waitpid(pid, &status, 0);
     allocate_at_sites();
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  if (mode == "exec") {
+    allocate_at_sites();
+    char self[] = "/proc/self/exe";
+    char sites[] = "sites";
+    char* args[] = {argv[0], sites, nullptr};
+    execv(self, args);
+    return 2;
   }
   if (mode == "env") {
     for (int i = 2; i < argc; ++i) {
