@@ -13,9 +13,17 @@ namespace memloupe::recorder {
 // Writes up to `max_frames` return addresses of the calling thread into `out`,
 // innermost first, skipping the innermost `skip` frames (the hook's own frames),
 // and returns how many were written.
+//
+// With skip == 0, out[0] is unwind_here's own return address (an address inside
+// its caller), out[1] the caller's return address, and so on. An address after a
+// signal frame is the interrupted instruction itself, as libunwind reports it.
+// Safe to call from any thread concurrently and from signal handlers, also one
+// that interrupted unwind_here on the same thread. See docs/UNWINDING.md.
 size_t unwind_here(uint64_t* out, size_t max_frames, size_t skip) noexcept;
 
 // Called after dlopen/dlclose so cached per-module unwind tables are refreshed.
+// Call it as soon as dlclose returns: until then, rules cached for the unloaded
+// code may be applied to whatever is mapped at the same addresses next.
 void unwind_modules_changed() noexcept;
 
 }  // namespace memloupe::recorder
