@@ -15,7 +15,7 @@ constexpr size_t kOwnFrames = 1;
 // Up to this many addresses go through unw_backtrace (libunwind's cached fast trace)
 // with a stack buffer; deeper requests step frame by frame straight into `out`, which
 // keeps the stack use small for threads with little stack.
-constexpr size_t kBuffered = 128;
+constexpr size_t kBuffered = 256;
 
 void set_policy_once() noexcept {
   // Per-thread caching: libunwind's shared cache takes a lock that a signal handler
