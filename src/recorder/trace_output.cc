@@ -1,6 +1,7 @@
 #include "recorder/trace_output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -9,6 +10,17 @@
 
 namespace memloupe::recorder {
 namespace {
+
+// Descriptors at or above this: away from the ones programs pick or iterate over.
+constexpr int kHighFd = 1000;
+
+bool identify(int fd, uint64_t& device, uint64_t& inode) noexcept {
+  struct stat st{};
+  if (sys_call(SYS_fstat, fd, reinterpret_cast<long>(&st)) != 0) return false;
+  device = st.st_dev;
+  inode = st.st_ino;
+  return true;
+}
 
 // "path" or "path.N" into out; false if it does not fit.
 bool numbered(const char* path, unsigned n, char* out, size_t cap) noexcept {
@@ -47,6 +59,9 @@ bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on
     fail(err);
     return false;
   }
+  const long high = sys_call(SYS_fcntl, fd_.get(), F_DUPFD_CLOEXEC, kHighFd);
+  if (high >= 0) fd_.reset(static_cast<int>(high));
+  identify(fd_.get(), device_, inode_);
   if (!ring_.init(kRingBytes)) {
     fail(ENOMEM);
     return false;
@@ -61,6 +76,7 @@ void TraceOutput::write_chunk(std::span<const uint8_t> chunk) noexcept {
   LockGuard io(io_lock_);
   drain_locked();
   if (!ring_.push(chunk) && !failed()) {
+    if (!still_our_file()) return fail(EBADF);
     if (const int err = write_all(fd_.get(), chunk.data(), chunk.size())) fail(err);
   }
 }
@@ -70,7 +86,13 @@ void TraceOutput::drain() noexcept {
   drain_locked();
 }
 
+bool TraceOutput::still_our_file() const noexcept {
+  uint64_t device, inode;
+  return identify(fd_.get(), device, inode) && device == device_ && inode == inode_;
+}
+
 void TraceOutput::drain_locked() noexcept {
+  if (ring_.queued() != 0 && fd_ && !failed() && !still_our_file()) fail(EBADF);
   for (;;) {
     const ByteRing::Pieces p = ring_.peek();
     const size_t total = p.first.size() + p.second.size();

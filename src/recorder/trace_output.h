@@ -10,6 +10,11 @@
 // Failure policy (docs/RECORDER.md): the first error opening or writing the file
 // is reported once on stderr, the rest of the data is dropped, and `on_failure`
 // tells the recorder to stop. The program never sees an error.
+//
+// The descriptor lives above the program's usual range, and before each write
+// the file behind it is checked against the one opened: a program that closes
+// every descriptor (daemons do) and opens its own file on the same number must
+// not receive trace bytes.
 #pragma once
 
 #include <atomic>
@@ -51,8 +56,10 @@ class TraceOutput final : public format::ChunkSink {
  private:
   void drain_locked() noexcept;
   void fail(int err) noexcept;
+  bool still_our_file() const noexcept;
 
   UniqueFd fd_;
+  uint64_t device_ = 0, inode_ = 0;
   ByteRing ring_;
   SpinLock io_lock_;
   std::atomic<bool> failed_{false};

@@ -2,6 +2,8 @@
 // cross-thread frees, dlopen/dlclose, and outputs that cannot be written. Each
 // checks that the program behaves the same with the recorder and that the trace
 // reads. --all mode, so that every call leaves an event to check.
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "fixture.h"
@@ -113,6 +115,15 @@ TEST_F(EdgeTest, MissingOutputDirectoryIsReportedOnceAndChangesNothingElse) {
 TEST_F(EdgeTest, FullDiskIsReportedOnceAndChangesNothingElse) {
   run_both({binary("recorder_known_sites"), "exact"}, {"MEMLOUPE_OUTPUT=/dev/full", "MEMLOUPE_MODE=all"},
            "memloupe: cannot write trace '/dev/full': No space left on device; recording disabled\n");
+}
+
+TEST_F(EdgeTest, AProgramThatClosesAndReusesOurDescriptorGetsNoTraceBytes) {
+  const fs::path victim = dir_ / "victim";
+  run_both({binary("recorder_process_zoo"), "close_all", victim}, kAll,
+           "memloupe: cannot write trace '" + trace_path().string() +
+               "': Bad file descriptor; recording disabled\n");
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "victim ok\n");
 }
 
 TEST_F(EdgeTest, UnsetOutputMeansNoTraceAndNoMessage) {

@@ -135,6 +135,21 @@ static int do_dlopen(const char* plugin) {
   return 0;
 }
 
+// Like a daemon: closes every descriptor above stderr, then opens a file of its
+// own on the numbers a library might have been using.
+static int do_close_all(const char* victim) {
+  churn(1000);
+  for (int fd = 3; fd < 4096; ++fd) close(fd);
+  FILE* f = fopen(victim, "w");
+  if (!f) return 1;
+  for (int fd = 3; fd < 4096; ++fd) dup2(fileno(f), fd);
+  churn(100000);
+  fputs("victim ok\n", f);
+  fclose(f);
+  printf("closed all\n");
+  return 0;
+}
+
 // Allocates steadily until killed.
 static int do_sleep(void) {
   churn(1000);
@@ -160,5 +175,6 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "longjmp")) return do_longjmp();
   if (!strcmp(mode, "dlopen") && argc > 2) return do_dlopen(argv[2]);
   if (!strcmp(mode, "sleep")) return do_sleep();
+  if (!strcmp(mode, "close_all") && argc > 2) return do_close_all(argv[2]);
   return 2;
 }
