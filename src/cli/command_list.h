@@ -10,6 +10,12 @@ namespace memloupe::cli {
   X(run)                     \
   X(symbolize)               \
   X(info)                    \
+  X(summary)                 \
+  X(top)                     \
+  X(timeline)                \
+  X(leaks)                   \
+  X(lifetimes)               \
+  X(diff)                    \
   X(report)                  \
   X(export)                  \
   X(dump)

@@ -29,11 +29,9 @@ void add_view_options(CLI::App* sub, ViewOptions& o) {
   sub->add_option("--thread", o.thread, "Keep blocks allocated by this thread (memloupe's thread number)");
   // One value per occurrence, so `--focus FUNC TRACE` leaves TRACE to the positional.
   sub->add_option("--focus", o.args.focus, "Keep stacks with a function containing this text (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->allow_extra_args(false);
   sub->add_option("--hide", o.args.hide, "Drop frames whose function contains this text (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->allow_extra_args(false);
 }
 
 std::optional<analysis::Model> analyze(ViewOptions& o, uint32_t series_buckets, int& exit_code) {

@@ -48,6 +48,7 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
     const analysis::Estimate bytes = analysis::difference(ea.bytes(r.a[metric]), eb.bytes(r.b[metric]));
     const analysis::Estimate objects = analysis::difference(ea.objects(r.a[metric]), eb.objects(r.b[metric]));
     if ((o.key.by_objects ? objects.value : bytes.value) == 0) continue;
+    if (ea.objects_value(r.a[metric]) < o.min_count && eb.objects_value(r.b[metric]) < o.min_count) continue;
     rows.push_back(Row{std::move(r), bytes, objects});
   }
   std::stable_sort(rows.begin(), rows.end(), [&](const Row& x, const Row& y) {
@@ -67,7 +68,9 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
     std::string stack;
     for (const std::string& f : r.row.frames) stack += (stack.empty() ? "" : ";") + f;
     std::vector<std::string> notes;
-    for (size_t i = 1; i < r.row.frames.size() && i < 6; ++i) notes.push_back("← " + r.row.frames[i]);
+    const size_t frames = o.frames == 0 ? r.row.frames.size() : std::min(o.frames, r.row.frames.size());
+    for (size_t i = 1; i < frames; ++i) notes.push_back("← " + r.row.frames[i]);
+    if (frames < r.row.frames.size()) notes.push_back("← … " + std::to_string(r.row.frames.size() - frames) + " more");
     t.add_row({bytes_cell(ea, r.row.a[metric]), bytes_cell(eb, r.row.b[metric]),
                Cell{signed_bytes(r.bytes, exact), {num(r.bytes.value), num(r.bytes.lo), num(r.bytes.hi)}},
                Cell{signed_count(r.objects, exact), {num(r.objects.value), num(r.objects.lo), num(r.objects.hi)}},
@@ -79,7 +82,7 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
                                                          eb.bytes(b.aggregate.totals[metric]));
   std::string out = "Change in " + key_title(o.key) + " from A to B: " + signed_bytes(total, exact) + "\n";
   if (!exact) out += "(intervals: approximate 95%, from both traces' sampling error)\n";
-  return out + (t.rows() ? t.render() : "(no site changed)\n");
+  return out + (t.rows() ? t.render(o.width) : "(no site changed)\n");
 }
 
 }  // namespace memloupe::report

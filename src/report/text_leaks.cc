@@ -19,7 +19,7 @@ std::string render_leaks(const analysis::Model& m, const TopOptions& options) {
   out += m.overview.end_reason ? " before exit\n"
                                : " before the trace ends (it has no exit record: the program may have been killed)\n";
   if (leaked.empty()) return out;
-  return out + '\n' + table.render();
+  return out + '\n' + table.render(o.width);
 }
 
 }  // namespace memloupe::report

@@ -41,18 +41,22 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
     t.add_row({Cell{std::move(label), std::move(range)}, objects_cell(e, c), bytes_cell(e, c),
                Cell{bar(v, all) + " " + human_percent(v, all), {csv_percent(v, all)}}});
   };
+  // Runs of empty buckets between the first and last used ones print as one row.
   for (size_t i = first; i <= last && first < h.kBuckets; ++i) {
+    size_t j = i;
+    while (j + 1 <= last && h.freed[i].empty() && h.freed[j + 1].empty()) ++j;
     const uint64_t lo = analysis::LifetimeHistogram::bucket_floor(i);
-    const uint64_t hi = i == 0 ? 0 : (i == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(i + 1));
-    add(i == 0 ? "0 ns" : human_duration(lo) + " – " + human_duration(hi), {std::to_string(lo), std::to_string(hi)},
+    const uint64_t hi = j == 0 ? 0 : (j == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(j + 1));
+    add(j == 0 ? "0 ns" : human_duration(lo) + " – " + human_duration(hi), {std::to_string(lo), std::to_string(hi)},
         h.freed[i]);
+    i = j;
   }
   if (!h.never_freed.empty()) add("never freed", {"", ""}, h.never_freed);
   if (o.csv) return t.csv();
 
   const analysis::Count& temp = m.aggregate.totals[analysis::Metric::Temporary];
   std::string out = describe_selection(m) + "Lifetimes of the selected blocks (time from allocation to free)\n" +
-                    (t.rows() ? t.render() : "(no blocks)\n");
+                    (t.rows() ? t.render(o.width) : "(no blocks)\n");
   out += "\nTemporary allocations (freed by the allocating thread within " +
          human_duration(m.aggregate.query.temporary_ns) + "): " + count_estimate(e.objects(temp), e.exact()) +
          " blocks, " + human_percent(e.objects_value(temp), all) + " of all; " +
@@ -62,7 +66,7 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   s.key = {analysis::Metric::Temporary, true};
   s.limit = o.top;
   s.frames = o.frames;
-  return out + "\nSites by temporary blocks\n" + site_table(m, analysis::collect_sites(m.tree, 0), s).render();
+  return out + "\nSites by temporary blocks\n" + site_table(m, analysis::collect_sites(m.tree, 0), s).render(o.width);
 }
 
 }  // namespace memloupe::report

@@ -61,11 +61,11 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
   t.limit = options.top;
   t.frames = options.frames;
   t.key = {analysis::Metric::Allocated, false};
-  out += "\nTop " + std::to_string(options.top) + " sites by allocated bytes\n" + site_table(m, sites, t).render();
+  out += "\nTop " + std::to_string(options.top) + " sites by allocated bytes\n" + site_table(m, sites, t).render(options.width);
   t.key = {analysis::Metric::Leaked, false};
   const TextTable leaks = site_table(m, sites, t);
   out += "\nTop " + std::to_string(options.top) + " sites by leaked bytes\n" +
-         (leaks.rows() ? leaks.render() : "(nothing leaked)\n");
+         (leaks.rows() ? leaks.render(options.width) : "(nothing leaked)\n");
   return out;
 }
 

@@ -23,12 +23,17 @@ void TextTable::add_row(std::vector<Cell> cells, std::vector<std::string> notes)
   rows_.push_back(Row{std::move(cells), std::move(notes)});
 }
 
-std::string TextTable::render() const {
+std::string TextTable::render(size_t max_width) const {
   std::vector<size_t> width(columns_.size());
   for (size_t c = 0; c < columns_.size(); ++c) {
     width[c] = display_width(columns_[c].header);
     for (const Row& r : rows_) width[c] = std::max(width[c], display_width(r.cells[c].text));
   }
+  size_t indent = 0;
+  for (size_t c = 0; c + 1 < columns_.size(); ++c) indent += width[c] + 2;
+  const size_t last_width = max_width == 0 ? std::string::npos : std::max<size_t>(20, max_width - std::min(max_width, indent));
+  auto fit = [&](const std::string& s) { return last_width == std::string::npos ? s : truncate_display(s, last_width); };
+  if (!columns_.empty()) width.back() = std::min(width.back(), last_width);
   auto line = [&](const std::vector<std::string>& texts) {
     std::string out;
     for (size_t c = 0; c < texts.size(); ++c) {
@@ -52,13 +57,12 @@ std::string TextTable::render() const {
     rule.push_back(dashes);
   }
   std::string out = line(header) + line(rule);
-  size_t indent = 0;
-  for (size_t c = 0; c + 1 < columns_.size(); ++c) indent += width[c] + 2;
   for (const Row& r : rows_) {
     std::vector<std::string> texts;
     for (const Cell& cell : r.cells) texts.push_back(cell.text);
+    if (!texts.empty()) texts.back() = fit(texts.back());
     out += line(texts);
-    for (const std::string& note : r.notes) out += std::string(indent, ' ') + note + '\n';
+    for (const std::string& note : r.notes) out += std::string(indent, ' ') + fit(note) + '\n';
   }
   return out;
 }

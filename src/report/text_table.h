@@ -28,8 +28,10 @@ class TextTable {
   size_t rows() const { return rows_.size(); }
 
   // Columns separated by two spaces; the header underlined; the last column is
-  // not padded. Notes go under their row, starting at the last column.
-  std::string render() const;
+  // not padded. Notes go under their row, starting at the last column. With
+  // `max_width`, the last column and the notes are cut (with "…") to fit it,
+  // keeping at least 20 columns for them.
+  std::string render(size_t max_width = 0) const;
   // RFC 4180: a header line, then one line per row (notes are not included).
   std::string csv() const;
 

@@ -20,6 +20,19 @@ TEST(TextTable, AlignsColumnsByDisplayWidth) {
             "10   3 ms  a longer one\n");
 }
 
+TEST(TextTable, CutsTheLastColumnToAWidth) {
+  TextTable t;
+  t.add_column("n", TextTable::Align::Right);
+  t.add_column("name", TextTable::Align::Left);
+  t.add_row({Cell{"1"}, Cell{std::string(40, 'x')}}, {"← " + std::string(40, 'y')});
+  const std::string out = t.render(25);  // 3 columns of "n  ", 22 left for names
+  EXPECT_EQ(out,
+            "n  name\n"
+            "─  ──────────────────────\n"
+            "1  " + std::string(21, 'x') + "…\n"
+            "   ← " + std::string(19, 'y') + "…\n");
+}
+
 TEST(TextTable, CsvQuotesAndExpandsRawValues) {
   TextTable t;
   t.add_column("bytes", TextTable::Align::Right, {"bytes", "bytes_lo", "bytes_hi"});

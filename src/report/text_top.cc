@@ -23,7 +23,7 @@ std::string render_top(const analysis::Model& m, const TopOptions& o) {
     if (!m.aggregate.query.filter.window) title += " (the peak)";
   }
   if (o.depth) title += ", grouped by the innermost " + std::to_string(o.depth) + " frame(s)";
-  return heading(m, title) + (table.rows() ? table.render() : "(no allocations match)\n");
+  return heading(m, title) + (table.rows() ? table.render(o.width) : "(no allocations match)\n");
 }
 
 std::string render_neighbours(const analysis::Model& m, const std::string& function, bool callers,
@@ -62,7 +62,7 @@ std::string render_neighbours(const analysis::Model& m, const std::string& funct
   if (n.matched.size() > 5) matched += ", … (" + std::to_string(n.matched.size()) + " functions)";
   return heading(m, std::string(callers ? "Callers" : "Callees") + " of " + matched + ", by " + key_title(o.key) +
                         " (total " + bytes_estimate(e.bytes(n.total[o.key.metric]), e.exact()) + ")") +
-         t.render();
+         t.render(o.width);
 }
 
 }  // namespace memloupe::report

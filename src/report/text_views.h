@@ -12,9 +12,11 @@
 
 namespace memloupe::report {
 
+// `width` in every option set: cut table lines to this many columns (0: never).
 struct SummaryOptions {
   size_t top = 10;     // sites per table
   size_t frames = 8;   // backtrace lines per site
+  size_t width = 0;
 };
 std::string render_summary(const analysis::Model& model, const SummaryOptions& options);
 
@@ -25,6 +27,7 @@ struct TopOptions {
   size_t frames = 6;
   double min_count = 0;
   bool csv = false;
+  size_t width = 0;
 };
 std::string render_top(const analysis::Model& model, const TopOptions& options);
 // The frames just outside (callers) or inside (callees) every occurrence of a function.
@@ -42,6 +45,7 @@ struct LifetimeOptions {
   size_t top = 10;
   size_t frames = 6;
   bool csv = false;
+  size_t width = 0;
 };
 std::string render_lifetimes(const analysis::Model& model, const LifetimeOptions& options);
 
@@ -49,7 +53,10 @@ struct DiffOptions {
   analysis::SortKey key;
   uint32_t depth = 0;
   size_t limit = 20;
+  size_t frames = 6;
+  double min_count = 0;  // drop sites with fewer blocks than this in both traces
   bool csv = false;
+  size_t width = 0;
 };
 std::string render_diff(const analysis::Model& a, const analysis::Model& b, const DiffOptions& options);
 

@@ -1,0 +1,39 @@
+// `memloupe leaks TRACE`: blocks still live at exit, grouped by site.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/report_options.h"
+#include "cli/text_options.h"
+#include "report/text_views.h"
+
+namespace memloupe::cli {
+
+Command add_leaks_command(CLI::App& app) {
+  struct Options {
+    ViewOptions view;
+    RankOptions rank;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("leaks", "Blocks never freed, grouped by allocation site");
+  add_view_options(sub, o->view);
+  add_rank_options(sub, o->rank, false);
+  return {sub, [o] {
+            o->view.args.grouping = *grouping(o->rank.group);
+            int exit_code = kOk;
+            auto model = analyze(o->view, 0, exit_code);
+            if (!model) return exit_code;
+            report::TopOptions t;
+            t.key = {analysis::Metric::Leaked, false};
+            t.depth = o->rank.depth;
+            t.limit = o->rank.limit;
+            t.frames = o->rank.frames;
+            t.min_count = o->rank.min_count;
+            t.csv = o->rank.csv;
+            t.width = table_width();
+            std::cout << report::render_leaks(*model, t);
+            return exit_code;
+          }};
+}
+
+}  // namespace memloupe::cli

@@ -1,0 +1,37 @@
+// `memloupe lifetimes TRACE`: a histogram of block lifetimes, and the sites of
+// temporary allocations (freed by their own thread almost at once).
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/report_options.h"
+#include "cli/text_options.h"
+#include "report/text_views.h"
+
+namespace memloupe::cli {
+
+Command add_lifetimes_command(CLI::App& app) {
+  struct Options {
+    ViewOptions view;
+    report::LifetimeOptions lifetimes;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("lifetimes", "How long blocks live; temporary allocations by site");
+  add_view_options(sub, o->view);
+  sub->add_option("--temporary", o->view.args.temporary,
+                  "A block freed by its own thread within this time is temporary")
+      ->capture_default_str();
+  sub->add_option("--top", o->lifetimes.top, "Sites in the temporary table")->capture_default_str();
+  sub->add_option("--frames", o->lifetimes.frames, "Backtrace lines per site (0: all)")->capture_default_str();
+  sub->add_flag("--csv", o->lifetimes.csv, "The histogram as CSV");
+  return {sub, [o] {
+            int exit_code = kOk;
+            auto model = analyze(o->view, 0, exit_code);
+            if (!model) return exit_code;
+            o->lifetimes.width = table_width();
+            std::cout << report::render_lifetimes(*model, o->lifetimes);
+            return exit_code;
+          }};
+}
+
+}  // namespace memloupe::cli

@@ -1,0 +1,34 @@
+// `memloupe summary TRACE`: command, duration, threads, exact call totals,
+// totals, peak, leaks and the top sites (docs/ANALYSIS.md).
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/report_options.h"
+#include "cli/text_options.h"
+#include "report/text_views.h"
+
+namespace memloupe::cli {
+
+Command add_summary_command(CLI::App& app) {
+  struct Options {
+    ViewOptions view;
+    report::SummaryOptions summary;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "summary", "The trace at a glance: calls, allocated, peak heap, leaks and the top sites");
+  add_view_options(sub, o->view);
+  sub->add_option("--top", o->summary.top, "Sites per table")->capture_default_str();
+  sub->add_option("--frames", o->summary.frames, "Backtrace lines per site (0: all)")->capture_default_str();
+  return {sub, [o] {
+            int exit_code = kOk;
+            auto model = analyze(o->view, 0, exit_code);
+            if (!model) return exit_code;
+            o->summary.width = table_width();
+            std::cout << report::render_summary(*model, o->summary);
+            return exit_code;
+          }};
+}
+
+}  // namespace memloupe::cli

@@ -1,0 +1,42 @@
+// `memloupe timeline TRACE`: the estimated live heap and RSS over time, as a
+// terminal chart or CSV.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/report_options.h"
+#include "cli/text_options.h"
+#include "report/text_views.h"
+
+namespace memloupe::cli {
+
+Command add_timeline_command(CLI::App& app) {
+  struct Options {
+    ViewOptions view;
+    size_t width = 0;
+    size_t height = 14;
+    bool csv = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("timeline", "The live heap and RSS over time, peak and markers");
+  add_view_options(sub, o->view);
+  sub->add_option("--width", o->width, "Chart columns (default: the terminal's width)");
+  sub->add_option("--height", o->height, "Chart rows")->capture_default_str();
+  sub->add_flag("--csv", o->csv, "One CSV line per time bucket instead of a chart");
+  return {sub, [o] {
+            int exit_code = kOk;
+            auto model = analyze(o->view, 0, exit_code);
+            if (!model) return exit_code;
+            if (o->csv) {
+              std::cout << report::timeline_csv(*model);
+            } else {
+              // Leave room for the value labels on the left.
+              const size_t width = o->width ? o->width : std::max<size_t>(20, terminal_width() - 12);
+              std::cout << report::render_timeline(*model, report::ChartSize{width, o->height});
+            }
+            return exit_code;
+          }};
+}
+
+}  // namespace memloupe::cli

@@ -1,0 +1,54 @@
+#include "cli/text_options.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace memloupe::cli {
+
+void add_rank_options(CLI::App* sub, RankOptions& o, bool with_by) {
+  if (with_by) {
+    sub->add_option("--by", o.by, "Rank by: allocated, count, live, peak, leaked, freed, temporary")
+        ->check(CLI::IsMember({"allocated", "count", "live", "peak", "leaked", "freed", "temporary"}))
+        ->capture_default_str();
+    sub->add_flag("--blocks", o.blocks, "Rank by number of blocks rather than bytes");
+  }
+  sub->add_option("--depth", o.depth, "Group sites by their innermost N frames (0: the whole stack)")
+      ->capture_default_str();
+  sub->add_option("--group", o.group, "Identify frames by function, line or address")
+      ->check(CLI::IsMember({"function", "line", "address"}))
+      ->capture_default_str();
+  sub->add_option("-n,--limit", o.limit, "Show at most N rows (0: all)")->capture_default_str();
+  sub->add_option("--frames", o.frames, "Backtrace lines per site (0: all)")->capture_default_str();
+  sub->add_option("--min-count", o.min_count, "Drop sites with fewer blocks than this")->capture_default_str();
+  sub->add_flag("--csv", o.csv, "Machine-readable output (CSV, with interval bounds)");
+}
+
+std::optional<analysis::SortKey> sort_key(const RankOptions& o) {
+  if (o.by == "count") return analysis::SortKey{analysis::Metric::Allocated, true};
+  const std::optional<analysis::Metric> m = analysis::metric_from_name(o.by);
+  if (!m) return std::nullopt;
+  return analysis::SortKey{*m, o.blocks};
+}
+
+std::optional<analysis::Grouping> grouping(const std::string& name) {
+  if (name == "function") return analysis::Grouping::Function;
+  if (name == "line") return analysis::Grouping::Line;
+  if (name == "address") return analysis::Grouping::Address;
+  return std::nullopt;
+}
+
+size_t terminal_width() {
+  if (const char* columns = std::getenv("COLUMNS")) {
+    const long n = std::strtol(columns, nullptr, 10);
+    if (n > 20 && n < 1000) return static_cast<size_t>(n);
+  }
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
+  return 80;
+}
+
+size_t table_width() { return ::isatty(STDOUT_FILENO) ? terminal_width() : 0; }
+
+}  // namespace memloupe::cli

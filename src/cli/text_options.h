@@ -1,0 +1,44 @@
+// Options shared by the terminal views (top, leaks, diff): what to rank by,
+// how sites are grouped, how much to show.
+//
+//   --by allocated|count|live|peak|leaked|freed|temporary   (count = allocated blocks)
+//   --blocks        rank by block count instead of bytes
+//   --depth N       identify a site by its innermost N frames (0 = whole stack)
+//   --group function|line|address
+//   -n/--limit N, --frames N, --min-count N, --csv
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "analysis/query.h"
+#include "analysis/sites.h"
+
+namespace memloupe::cli {
+
+struct RankOptions {
+  std::string by = "allocated";
+  bool blocks = false;
+  uint32_t depth = 0;
+  std::string group = "function";
+  size_t limit = 20;
+  size_t frames = 6;
+  double min_count = 0;
+  bool csv = false;
+};
+
+// `with_by`: whether --by/--blocks make sense for the command (not for leaks).
+void add_rank_options(CLI::App* sub, RankOptions& options, bool with_by);
+
+// "count" is allocated blocks; the rest are metric names (analysis::metric_name).
+std::optional<analysis::SortKey> sort_key(const RankOptions& options);
+std::optional<analysis::Grouping> grouping(const std::string& name);
+
+// Terminal columns available to a chart on stdout (COLUMNS, the tty's width, else 80).
+size_t terminal_width();
+// The width tables are cut to: the terminal's when stdout is one, else 0 (never
+// cut, so piped output keeps whole function names).
+size_t table_width();
+
+}  // namespace memloupe::cli
