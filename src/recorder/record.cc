@@ -28,7 +28,7 @@ using format::ThreadId;
 constexpr uint64_t kNotifyFree = uint64_t{1} << 63;
 constexpr uint64_t kIdMask = kNotifyFree - 1;
 
-// The hook's own frames that may precede the caller's return address.
+// At most this many innermost frames are the recorder's own (dropped).
 constexpr size_t kOwnFramesMax = 8;
 
 struct Decision {

@@ -20,7 +20,7 @@ namespace {
 constinit NoDestructor<Session> g_session_storage;
 }  // namespace
 constinit Session& g_session = g_session_storage.value;
-constinit CountingFilter<14> g_filter;
+constinit SampleFilter g_filter;
 constinit ThreadRegistry g_threads;
 
 namespace {

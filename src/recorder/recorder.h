@@ -52,7 +52,7 @@ union NoDestructor {
 };
 
 extern Session& g_session;
-extern constinit CountingFilter<14> g_filter;
+extern constinit SampleFilter g_filter;
 extern constinit ThreadRegistry g_threads;
 
 State state() noexcept;

@@ -67,4 +67,7 @@ class CountingFilter {
   alignas(4096) std::atomic<uint8_t> slots_[kSlots]{};
 };
 
+// The recorder's filter: 2^20 slots (see the false-positive rate above).
+using SampleFilter = CountingFilter<20>;
+
 }  // namespace memloupe::recorder
