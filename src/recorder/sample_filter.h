@@ -21,7 +21,6 @@
 // lookups, never a missed free.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -40,31 +39,33 @@ class CountingFilter {
 
   bool may_contain(uint64_t address) const noexcept {
     // Matched by the release in add(); a plain load on x86-64.
-    return slots_[slot_of(address)].load(std::memory_order_acquire) != 0;
+    return __atomic_load_n(&slots_[slot_of(address)], __ATOMIC_ACQUIRE) != 0;
   }
 
   void add(uint64_t address) noexcept {
-    auto& s = slots_[slot_of(address)];
-    const uint8_t v = s.load(std::memory_order_relaxed);
-    if (v != kSaturated) s.store(static_cast<uint8_t>(v + 1), std::memory_order_release);
+    uint8_t& s = slots_[slot_of(address)];
+    const uint8_t v = __atomic_load_n(&s, __ATOMIC_RELAXED);
+    if (v != kSaturated) __atomic_store_n(&s, static_cast<uint8_t>(v + 1), __ATOMIC_RELEASE);
   }
 
   void remove(uint64_t address) noexcept {
-    auto& s = slots_[slot_of(address)];
-    const uint8_t v = s.load(std::memory_order_relaxed);
-    if (v != kSaturated && v != 0) s.store(static_cast<uint8_t>(v - 1), std::memory_order_relaxed);
+    uint8_t& s = slots_[slot_of(address)];
+    const uint8_t v = __atomic_load_n(&s, __ATOMIC_RELAXED);
+    if (v != kSaturated && v != 0) __atomic_store_n(&s, static_cast<uint8_t>(v - 1), __ATOMIC_RELAXED);
   }
 
   // Zeroes the slots that are set; reading the untouched ones maps the shared zero
   // page, so clearing costs memory only where the filter was used.
   void clear() noexcept {
-    for (auto& s : slots_)
-      if (s.load(std::memory_order_relaxed) != 0) s.store(0, std::memory_order_relaxed);
+    for (uint8_t& s : slots_)
+      if (__atomic_load_n(&s, __ATOMIC_RELAXED) != 0) __atomic_store_n(&s, 0, __ATOMIC_RELAXED);
   }
 
  private:
   static constexpr uint8_t kSaturated = 255;
-  alignas(4096) std::atomic<uint8_t> slots_[kSlots]{};
+  // Plain bytes accessed with atomic builtins: a constexpr std::atomic array of a
+  // million elements exceeds clang's constant-evaluation step limit.
+  alignas(4096) uint8_t slots_[kSlots] = {};
 };
 
 // The recorder's filter: 2^20 slots (see the false-positive rate above).
