@@ -36,7 +36,7 @@ void on_thread_exit(void* arg) {
   ThreadState& t = t_state;
   auto* slot = static_cast<ThreadSlot*>(arg);
   if (++t.exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
-    pthread_setspecific(g_exit_key, slot);  // key index < 32: no allocation
+    pthread_setspecific(g_exit_key, slot);  // no allocation: registration made the slot
     return;
   }
   t.phase = Phase::InHook;
