@@ -157,11 +157,8 @@ bool emit_changes() noexcept {
 }
 
 // The address range of this library's loadable segments, found once.
-struct Range {
-  uint64_t lo, hi;
-};
 std::atomic<bool> g_own_range_known{false};
-Range g_own_range{0, 0};
+CodeRange g_own_range{0, 0};
 
 int find_own_range(dl_phdr_info* info, size_t, void* data) {
   const auto self = reinterpret_cast<uint64_t>(&find_own_range);
@@ -173,20 +170,20 @@ int find_own_range(dl_phdr_info* info, size_t, void* data) {
     hi = std::max<uint64_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
   }
   if (self < lo || self >= hi) return 0;
-  *static_cast<Range*>(data) = {lo, hi};
+  *static_cast<CodeRange*>(data) = {lo, hi};
   return 1;
 }
 
 }  // namespace
 
-bool is_own_code(uint64_t address) noexcept {
-  if (!g_own_range_known.load(std::memory_order_acquire)) {
-    Range r{0, 0};
+CodeRange own_code_range() noexcept {
+  if (!g_own_range_known.load(std::memory_order_acquire)) [[unlikely]] {
+    CodeRange r{0, 0};
     dl_iterate_phdr(find_own_range, &r);
     g_own_range = r;
     g_own_range_known.store(true, std::memory_order_release);
   }
-  return address >= g_own_range.lo && address < g_own_range.hi;
+  return g_own_range;
 }
 
 const char* executable_path() noexcept {

@@ -37,8 +37,15 @@ void forget_modules() noexcept;
 // The executable's path (readlink /proc/self/exe), read once.
 const char* executable_path() noexcept;
 
-// Whether `address` lies in the recorder's own code (its hooks' frames, which
-// backtraces leave out).
-bool is_own_code(uint64_t address) noexcept;
+// The address range of the recorder's own code (its hooks' frames, which
+// backtraces leave out), found on the first call.
+struct CodeRange {
+  uint64_t lo, hi;
+  bool contains(uint64_t address) const noexcept { return address >= lo && address < hi; }
+};
+CodeRange own_code_range() noexcept;
+
+// Whether `address` lies in the recorder's own code.
+inline bool is_own_code(uint64_t address) noexcept { return own_code_range().contains(address); }
 
 }  // namespace memloupe::recorder

@@ -51,18 +51,19 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
   return {live ? n : 0, next_gap(t.rng, mean)};
 }
 
-// Raw return addresses from the hook's caller outwards: the innermost frames
-// that lie in this library (slow path, hook) are left out, however the compiler
-// inlined or tail-called them.
-size_t capture_backtrace(uint64_t* out) noexcept {
+// Raw return addresses from the hook's caller outwards, unwound into `buf`: the
+// innermost frames that lie in this library (slow path, hook) are left out,
+// however the compiler inlined or tail-called them. The result is a view into
+// `buf` (no copy).
+std::span<const uint64_t> capture_backtrace(uint64_t* buf) noexcept {
   const size_t depth = config().depth;
-  if (depth == 0) return 0;
-  const size_t n = unwind_here(out, depth + kOwnFramesMax, 0);
+  if (depth == 0) return {};
+  const size_t n = unwind_here(buf, depth + kOwnFramesMax, 0);
+  const CodeRange own = own_code_range();
   size_t first = 0;
-  while (first < n && first < kOwnFramesMax && is_own_code(out[first])) ++first;
+  while (first < n && first < kOwnFramesMax && own.contains(buf[first])) ++first;
   const size_t kept = n - first < depth ? n - first : depth;
-  std::memmove(out, out + first, kept * sizeof(uint64_t));
-  return kept;
+  return {buf + first, kept};
 }
 
 format::AllocRecord make_record(const ThreadState& t, const AllocRequest& r, uint32_t n_samples,
@@ -79,11 +80,22 @@ format::AllocRecord make_record(const ThreadState& t, const AllocRequest& r, uin
   return rec;
 }
 
+// The free filter screens frees on the fast path only. In --all mode no hook
+// takes a fast path (every countdown is parked) and every free is looked up, so
+// the filter is not kept there: it would cost a random access into its 1 MiB
+// per call for nothing.
+bool uses_filter() noexcept { return config().mode != format::Mode::All; }
+
 // Under the trace lock: makes `p` findable by its free.
 bool remember(void* p, uint64_t value) noexcept {
   if (!g_session.table.insert(reinterpret_cast<uintptr_t>(p), value)) return false;
-  g_filter.add(reinterpret_cast<uintptr_t>(p));
+  if (uses_filter()) g_filter.add(reinterpret_cast<uintptr_t>(p));
   return true;
+}
+
+// Under the trace lock, when the table gave up `key`.
+void forget(uintptr_t key) noexcept {
+  if (uses_filter()) g_filter.remove(key);
 }
 
 // After an allocation event, outside the lock.
@@ -200,9 +212,9 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
     const uint64_t now = trace_now_ns();
     sync_modules_if_due(now);
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
-    const size_t depth = capture_backtrace(frames);
+    const std::span<const uint64_t> bt = capture_backtrace(frames);
     p = program_errno.real(call);
-    if (p != nullptr) commit_alloc(t, r, d.n_samples, p, now, {frames, depth});
+    if (p != nullptr) commit_alloc(t, r, d.n_samples, p, now, bt);
   }
   leave(t, d.next);
   return p;
@@ -228,12 +240,12 @@ void release_slow(Func f, void* p, bool counted) noexcept {
   const auto key = reinterpret_cast<uintptr_t>(p);
   std::optional<uint64_t> value;
   if (p != nullptr && tracking() && t.slot->announced &&
-      (config().mode == format::Mode::All || g_filter.may_contain(key))) {
+      (!uses_filter() || g_filter.may_contain(key))) {
     const uint64_t now = trace_now_ns();
     LockGuard g(g_session.lock);
     if (tracking()) value = g_session.table.take(key);
     if (value) {
-      g_filter.remove(key);
+      forget(key);
       g_session.encoder().free(AllocId{*value & kIdMask}, ThreadId{t.slot->thread_id}, now, f);
     }
   }
@@ -252,15 +264,14 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   const Decision d = decide(t, *after, r.size);
   const auto old_key = reinterpret_cast<uintptr_t>(old);
   const bool old_maybe = tracking() && t.slot->announced &&
-                         (config().mode == format::Mode::All || g_filter.may_contain(old_key));
+                         (!uses_filter() || g_filter.may_contain(old_key));
   const uint64_t now = trace_now_ns();
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
-  size_t depth = 0;
+  std::span<const uint64_t> bt;
   if (d.n_samples != 0) {
     sync_modules_if_due(now);
-    depth = capture_backtrace(frames);
+    bt = capture_backtrace(frames);
   }
-  const std::span<const uint64_t> bt{frames, depth};
 
   // A recorded old block: its end and the new block are written together, with
   // the real realloc inside the lock (see the invariants at the top).
@@ -274,7 +285,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
     const std::optional<uint64_t> value = tracking() ? g_session.table.take(old_key) : std::nullopt;
     if (value) {
       called = true;
-      g_filter.remove(old_key);
+      forget(old_key);
       p = program_errno.real(call);
       const AllocId old_id{*value & kIdMask};
       if (p == nullptr && r.size != 0) {
