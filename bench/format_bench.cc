@@ -7,7 +7,7 @@
 // ending in operator new / a container's allocate), chosen with a Zipf law.
 // Sampled streams draw sites independently (samples are far apart); Mode::All
 // streams repeat the last site often (loops), hand out addresses like a
-// size-class allocator with LIFO free lists, and free most blocks soon.
+// size-class allocator with per-thread LIFO free lists, and free most blocks soon.
 //
 // Reference points printed with the results: memtrace publishes about 25 bytes
 // per sample (alloc + collect, backtrace included); heaptrack about 3.0 bytes
@@ -123,7 +123,7 @@ Workload make_workload(Mode mode, uint64_t n_allocs) {
   const bool all = mode == Mode::All;
   using Pending = std::pair<uint64_t, uint64_t>;  // (free at step, id)
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> frees;
-  std::map<uint64_t, std::vector<uint64_t>> free_lists;  // size class -> LIFO of addresses
+  std::map<uint64_t, std::vector<uint64_t>> free_lists;  // (thread, size) -> LIFO of addresses
   std::vector<uint64_t> addr_of(n_allocs);
   uint64_t bump = 0x55555576a000ull, now = 0, step = 0;
   uint32_t thread = 0;
@@ -134,7 +134,8 @@ Workload make_workload(Mode mode, uint64_t n_allocs) {
   auto free_one = [&](uint64_t id) {
     advance();
     w.ops.push_back({false, thread, now, 0, 0, 0, 0, id, format::Func::Free});
-    if (all) free_lists[(size_of[id] + 15) / 16].push_back(addr_of[id]);
+    // Like a tcache: a freed block goes to the freeing thread's list for its size.
+    if (all) free_lists[thread * 100000ull + (size_of[id] + 15) / 16].push_back(addr_of[id]);
   };
   for (uint64_t id = 0; id < n_allocs; ++id, ++step) {
     while (!frees.empty() && frees.top().first <= step) {
@@ -147,7 +148,7 @@ Workload make_workload(Mode mode, uint64_t n_allocs) {
     const uint64_t size = p.site_size(site);
     uint64_t address = 0;
     if (all) {
-      auto& fl = free_lists[(size + 15) / 16];
+      auto& fl = free_lists[thread * 100000ull + (size + 15) / 16];
       if (!fl.empty()) {
         address = fl.back();
         fl.pop_back();

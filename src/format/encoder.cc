@@ -118,7 +118,6 @@ struct Encoder::State {
   }
 
   uint8_t* address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr) noexcept;
-  uint64_t block_ref(uint64_t id) const noexcept;
   uint8_t* backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept;
   AllocId alloc(uint8_t* p, const AllocRecord& r) noexcept;
 };
@@ -128,34 +127,22 @@ struct Encoder::State {
 uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size,
                                  uint64_t addr) noexcept {
   if (mode != Mode::All) return p;
-  const uint64_t pred = history.predicted_address(size);
-  AddrForm form = AddrForm::Absolute;
-  uint64_t value = addr;
-  if (pred != 0 && addr == pred) {
-    form = AddrForm::Predicted;
+  AddrForm form;
+  const unsigned k = history.freed_index(size, thread, addr);
+  if (k == 0) {
+    form = AddrForm::Freed;
+  } else if (k != AllocHistory::kNone) {
+    form = AddrForm::FreedNth;
+    p = put_varint(p, k - 1);
   } else {
-    const uint64_t near_prev = zigzag(static_cast<int64_t>(addr - history.previous_address()));
-    const uint64_t near_pred = zigzag(static_cast<int64_t>(addr - pred));
-    if (varint_size(near_prev) < varint_size(value)) {
-      form = AddrForm::NearPrev;
-      value = near_prev;
-    }
-    if (pred != 0 && varint_size(near_pred) < varint_size(value)) {
-      form = AddrForm::NearPred;
-      value = near_pred;
-    }
-    p = put_varint(p, value);
+    const uint64_t near_class =
+        zigzag(static_cast<int64_t>(addr - history.class_previous(size)));
+    const uint64_t near_carve = zigzag(static_cast<int64_t>(addr - history.thread_carve(thread)));
+    form = near_class < near_carve ? AddrForm::NearClass : AddrForm::NearCarve;
+    p = put_varint(p, near_class < near_carve ? near_class : near_carve);
   }
   *flags_at = static_cast<uint8_t>(*flags_at | static_cast<unsigned>(form) << kAddrShift);
   return p;
-}
-
-// A block reference (wire.h): by live rank when the block is live in the
-// recent window, else by relative id.
-uint64_t Encoder::State::block_ref(uint64_t id) const noexcept {
-  const uint64_t rank = history.live_rank(id, next_id);
-  if (rank != AllocHistory::kNoRank) return rank << kRefBits;
-  return (next_id - 1 - id) << kRefBits | 1;
 }
 
 // varint common prefix | varint new frames | codewords (frame_cache.h).
@@ -220,7 +207,7 @@ AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
   e.date = static_cast<uint32_t>(next_id + 1);
   last_alloc_func = r.func;
   const uint64_t id = next_id++;
-  history.on_alloc(id, r.size, addr, r.func);
+  history.on_alloc(id, r.size, addr, r.func, thread);
   end(p);
   return AllocId{id};
 }
@@ -249,8 +236,8 @@ AllocId Encoder::realloc(AllocId old, const AllocRecord& r) noexcept {
   uint8_t* p = st.begin();
   p = st.switch_to(p, r.thread);
   p = st.timed(p, Code::ReallocOf, r.time_ns);
-  p = put_varint(p, st.block_ref(old.value));
-  st.history.on_free(old.value, st.next_id, r.func, true);
+  p = put_varint(p, st.history.block_ref(old.value, st.next_id, st.thread));
+  st.history.on_free(old.value, st.next_id, r.func, true, st.thread);
   return st.alloc(p, r);
 }
 
@@ -261,9 +248,10 @@ void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noe
   p = st.switch_to(p, thread);
   p = st.timed(p, Code::Free, time_ns);
   const bool changed = func != st.history.predicted_free_func(id.value, st.next_id);
-  p = put_varint(p, st.block_ref(id.value) << 1 | (changed ? 1 : 0));
+  const uint64_t ref = st.history.block_ref(id.value, st.next_id, st.thread);
+  p = put_varint(p, ref << 1 | (changed ? 1 : 0));
   if (changed) *p++ = static_cast<uint8_t>(func);
-  st.history.on_free(id.value, st.next_id, func, false);
+  st.history.on_free(id.value, st.next_id, func, false, st.thread);
   st.end(p);
 }
 

@@ -93,7 +93,7 @@ class Encoder {
   struct State;
   // Fixed-size state; defined in encoder.cc. Sized generously and checked there
   // with a static_assert, so that the object needs no heap.
-  alignas(64) unsigned char storage_[512 * 1024];
+  alignas(64) unsigned char storage_[576 * 1024];
   State& s() noexcept;
   const State& s() const noexcept;
 };

@@ -4,56 +4,140 @@ namespace memloupe::format {
 
 static_assert(kRecentAllocs % 64 == 0);
 
-AllocHistory::AllocHistory() noexcept : recent_{}, live_{}, stacks_{} {
+AllocHistory::AllocHistory() noexcept
+    : recent_{}, live_{}, last_freed_{}, freed_{}, class_prev_{}, prev_addr_{}, prev_size_{} {
   for (Func& f : free_for_) f = Func::Free;
 }
 
-void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func) noexcept {
+// ---- addresses ----
+
+uint64_t AllocHistory::freed_address(uint64_t size, uint32_t thread, unsigned k) const noexcept {
+  const Freed& f = freed_[size_class(size)];
+  const uint8_t t = static_cast<uint8_t>(thread % kThreadBuckets);
+  for (unsigned i = f.depth; i-- > 0;)
+    if (f.thread[i] == t && k-- == 0) return f.addr[i];
+  return 0;
+}
+
+unsigned AllocHistory::freed_index(uint64_t size, uint32_t thread, uint64_t address) const noexcept {
+  const Freed& f = freed_[size_class(size)];
+  const uint8_t t = static_cast<uint8_t>(thread % kThreadBuckets);
+  unsigned k = 0;
+  for (unsigned i = f.depth; i-- > 0;) {
+    if (f.thread[i] != t) continue;
+    if (f.addr[i] == address) return k;
+    ++k;
+  }
+  return kNone;
+}
+
+void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func,
+                            uint32_t thread) noexcept {
   const unsigned cls = size_class(size);
   recent_[id % kRecentAllocs] = {address, func, static_cast<uint16_t>(cls)};
   live_[(id % kRecentAllocs) / 64] |= uint64_t{1} << (id % 64);
   if (address == 0) return;
-  Stack& s = stacks_[cls];
-  if (s.depth && s.addr[s.depth - 1] == address) --s.depth;
-  prev_addr_ = address;
-}
-
-// Counts live bits of ids in (id, next_id), newest first, a 64-id word at a time.
-uint64_t AllocHistory::live_rank(uint64_t id, uint64_t next_id) const noexcept {
-  if (!known(id, next_id) || !live(id)) return kNoRank;
-  uint64_t rank = 0;
-  uint64_t hi = next_id;  // exclusive
-  while (hi > id + 1) {
-    const uint64_t word_lo = (hi - 1) & ~uint64_t{63};
-    const uint64_t lo = word_lo > id + 1 ? word_lo : id + 1;  // inclusive
-    uint64_t bits = live_[(lo % kRecentAllocs) / 64] >> (lo % 64);
-    const uint64_t n = hi - lo;  // 1..64
-    if (n < 64) bits &= (uint64_t{1} << n) - 1;
-    rank += static_cast<uint64_t>(__builtin_popcountll(bits));
-    hi = lo;
+  // The block is in use again: forget it as freed (whoever freed it).
+  Freed& f = freed_[cls];
+  for (unsigned i = f.depth; i-- > 0;) {
+    if (f.addr[i] != address) continue;
+    for (unsigned j = i + 1; j < f.depth; ++j) {
+      f.addr[j - 1] = f.addr[j];
+      f.thread[j - 1] = f.thread[j];
+    }
+    --f.depth;
+    break;
   }
-  return rank;
+  class_prev_[cls] = address;
+  prev_addr_[thread % kThreadBuckets] = address;
+  prev_size_[thread % kThreadBuckets] = size;
 }
 
-uint64_t AllocHistory::id_of_rank(uint64_t rank, uint64_t next_id) const noexcept {
-  const uint64_t floor = next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
-  uint64_t hi = next_id;
+// ---- block references ----
+
+uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi) const noexcept {
+  uint64_t n = 0;
+  while (hi > lo) {
+    const uint64_t word_lo = (hi - 1) & ~uint64_t{63};
+    const uint64_t from = word_lo > lo ? word_lo : lo;
+    uint64_t bits = live_[(from % kRecentAllocs) / 64] >> (from % 64);
+    if (hi - from < 64) bits &= (uint64_t{1} << (hi - from)) - 1;
+    n += static_cast<uint64_t>(__builtin_popcountll(bits));
+    hi = from;
+  }
+  return n;
+}
+
+uint64_t AllocHistory::select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept {
   while (hi > floor) {
     const uint64_t word_lo = (hi - 1) & ~uint64_t{63};
-    const uint64_t lo = word_lo > floor ? word_lo : floor;
-    uint64_t bits = live_[(lo % kRecentAllocs) / 64] >> (lo % 64);
-    const uint64_t n = hi - lo;
-    if (n < 64) bits &= (uint64_t{1} << n) - 1;
+    const uint64_t from = word_lo > floor ? word_lo : floor;
+    uint64_t bits = live_[(from % kRecentAllocs) / 64] >> (from % 64);
+    if (hi - from < 64) bits &= (uint64_t{1} << (hi - from)) - 1;
     const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (rank < count) {
-      // The (rank+1)-th set bit from the top of `bits`.
-      for (uint64_t b = n; b-- > 0;)
-        if ((bits >> b) & 1 && rank-- == 0) return lo + b;
+    if (n < count) {
+      for (uint64_t b = hi - from; b-- > 0;)
+        if ((bits >> b) & 1 && n-- == 0) return from + b;
     }
-    rank -= count;
-    hi = lo;
+    n -= count;
+    hi = from;
   }
-  return kNoRank;
+  return kNoId;
+}
+
+uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept {
+  while (lo < hi) {
+    const uint64_t word_end = (lo & ~uint64_t{63}) + 64;
+    const uint64_t to = word_end < hi ? word_end : hi;
+    uint64_t bits = live_[(lo % kRecentAllocs) / 64] >> (lo % 64);
+    if (to - lo < 64) bits &= (uint64_t{1} << (to - lo)) - 1;
+    const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
+    if (n < count) {
+      for (uint64_t b = 0; b < to - lo; ++b)
+        if ((bits >> b) & 1 && n-- == 0) return lo + b;
+    }
+    n -= count;
+    lo = to;
+  }
+  return kNoId;
+}
+
+uint64_t AllocHistory::last_freed(uint32_t thread, uint64_t next_id) const noexcept {
+  const uint64_t v = last_freed_[thread % kThreadBuckets];
+  return v != 0 && known(v - 1, next_id) ? v - 1 : kNoId;
+}
+
+// Reference kinds (2 low bits): 0 live rank below the newest, 1 relative id,
+// 2 live rank above this thread's last freed block, 3 live rank below it.
+uint64_t AllocHistory::block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
+  uint64_t best = (next_id - 1 - id) << 2 | 1;
+  if (!known(id, next_id) || !live(id)) return best;
+  auto consider = [&](uint64_t n, uint64_t kind) {
+    if ((n << 2 | kind) < best) best = n << 2 | kind;
+  };
+  consider(count_live(id + 1, next_id), 0);
+  const uint64_t lf = last_freed(thread, next_id);
+  if (lf != kNoId) {
+    if (id > lf) consider(count_live(lf + 1, id), 2);
+    else consider(count_live(id + 1, lf), 3);
+  }
+  return best;
+}
+
+uint64_t AllocHistory::resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
+  const uint64_t n = ref >> 2;
+  const uint64_t floor = next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
+  switch (ref & 3) {
+    case 0:
+      return select_down(next_id, floor, n);
+    case 1:
+      return n < next_id ? next_id - 1 - n : kNoId;
+    default: {
+      const uint64_t lf = last_freed(thread, next_id);
+      if (lf == kNoId) return kNoId;
+      return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
+    }
+  }
 }
 
 Func AllocHistory::predicted_free_func(uint64_t id, uint64_t next_id) const noexcept {
@@ -61,19 +145,25 @@ Func AllocHistory::predicted_free_func(uint64_t id, uint64_t next_id) const noex
   return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)];
 }
 
-void AllocHistory::on_free(uint64_t id, uint64_t next_id, Func func, bool realloc) noexcept {
+void AllocHistory::on_free(uint64_t id, uint64_t next_id, Func func, bool realloc,
+                           uint32_t thread) noexcept {
   if (!realloc) last_free_ = func;
   if (!known(id, next_id)) return;
   live_[(id % kRecentAllocs) / 64] &= ~(uint64_t{1} << (id % 64));
+  last_freed_[thread % kThreadBuckets] = id + 1;
   const Recent& r = recent_[id % kRecentAllocs];
   if (!realloc) free_for_[static_cast<unsigned>(r.func)] = func;
   if (r.address == 0) return;
-  Stack& s = stacks_[r.cls];
-  if (s.depth == kStackDepth) {
-    for (unsigned i = 1; i < kStackDepth; ++i) s.addr[i - 1] = s.addr[i];
-    --s.depth;
+  Freed& f = freed_[r.cls];
+  if (f.depth == kFreedDepth) {
+    for (unsigned i = 1; i < kFreedDepth; ++i) {
+      f.addr[i - 1] = f.addr[i];
+      f.thread[i - 1] = f.thread[i];
+    }
+    --f.depth;
   }
-  s.addr[s.depth++] = r.address;
+  f.addr[f.depth] = r.address;
+  f.thread[f.depth++] = static_cast<uint8_t>(thread % kThreadBuckets);
 }
 
 }  // namespace memloupe::format

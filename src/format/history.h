@@ -1,13 +1,16 @@
 // State that the encoder and the reader update identically, event by event, to
-// predict fields instead of writing them:
+// predict fields instead of writing them (docs/FORMAT.md §5.6):
 //  - the recent-allocation window: the last kRecentAllocs allocations, whether
 //    each is still live, its address, function and size class. A free names its
-//    block by live rank ("the Nth most recent allocation still live"), which is
-//    small for the common last-in-first-out lifetimes, and its function is
-//    predicted from the allocating function (new -> delete, malloc -> free);
-//  - in Mode::All, per size class, a small LIFO of freed addresses: allocators
-//    hand the most recently freed block of a size class out again (glibc and
-//    jemalloc tcaches), so that address is the prediction for the next one.
+//    block by a *block reference*: a count of live allocations between the block
+//    and a landmark (the newest allocation, or the block this thread freed last),
+//    small for last-in-first-out and first-in-first-out lifetimes alike; its
+//    function is predicted from the allocating function (new -> delete, ...);
+//  - in Mode::All, per size class, the addresses freed most recently, tagged
+//    with the freeing thread: allocators hand a thread the blocks it freed last
+//    (glibc and jemalloc tcaches), so the next address is usually one of them;
+//    and, per thread, where the previous allocation ended (fresh memory is carved
+//    off in order).
 // No heap; both sides hold one of these.
 #pragma once
 
@@ -45,30 +48,47 @@ inline unsigned size_class(uint64_t size) noexcept {
   return 65 + (e - 11) * 4 + static_cast<unsigned>(((size - 1) >> (e - 3)) & 3);
 }
 
+// Where an allocation of `size` ends if the allocator carves it off fresh memory
+// right after a block of `prev_size` (glibc's chunk rounding; other allocators
+// still land close).
+inline uint64_t carve_end(uint64_t prev_addr, uint64_t prev_size) noexcept {
+  const uint64_t chunk = (prev_size + 8 + 15) & ~uint64_t{15};
+  return prev_addr + (chunk < 32 ? 32 : chunk);
+}
+
+inline constexpr unsigned kThreadBuckets = 8;  // per-thread predictions: thread % 8
+inline constexpr unsigned kFreedDepth = 16;    // freed addresses remembered per size class
+
 class AllocHistory {
  public:
-  static constexpr unsigned kStackDepth = 4;
-
   AllocHistory() noexcept;
 
-  uint64_t predicted_address(uint64_t size) const noexcept {
-    const Stack& s = stacks_[size_class(size)];
-    return s.depth ? s.addr[s.depth - 1] : 0;
+  // --- addresses (Mode::All) ---
+  // The k-th most recently freed address of `size`'s class freed by `thread`, or
+  // 0 if there are not k+1 of them; and the inverse (kNone if `address` is not there).
+  static constexpr unsigned kNone = ~0u;
+  uint64_t freed_address(uint64_t size, uint32_t thread, unsigned k) const noexcept;
+  unsigned freed_index(uint64_t size, uint32_t thread, uint64_t address) const noexcept;
+  uint64_t class_previous(uint64_t size) const noexcept { return class_prev_[size_class(size)]; }
+  uint64_t thread_carve(uint32_t thread) const noexcept {
+    const unsigned b = thread % kThreadBuckets;
+    return carve_end(prev_addr_[b], prev_size_[b]);
   }
-  uint64_t previous_address() const noexcept { return prev_addr_; }
-  void on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func) noexcept;
 
-  // The live rank of `id` (< next_id): how many allocations after it are still
-  // live, if it is live and within the window; otherwise kNoRank.
-  static constexpr uint64_t kNoRank = ~uint64_t{0};
-  uint64_t live_rank(uint64_t id, uint64_t next_id) const noexcept;
-  // The id with live rank `rank`, or kNoRank if there is none in the window.
-  uint64_t id_of_rank(uint64_t rank, uint64_t next_id) const noexcept;
+  void on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func,
+                uint32_t thread) noexcept;
+
+  // --- block references (wire.h) ---
+  // The shortest reference to `id` (< next_id) as the thread `thread` sees it.
+  uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
+  // The id a reference names, or kNoId if it names none.
+  static constexpr uint64_t kNoId = ~uint64_t{0};
+  uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
 
   // `id` must be < next_id.
   Func predicted_free_func(uint64_t id, uint64_t next_id) const noexcept;
   // A free (or the free half of a realloc, which teaches no function prediction).
-  void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc) noexcept;
+  void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept;
 
  private:
   struct Recent {
@@ -76,8 +96,9 @@ class AllocHistory {
     Func func;
     uint16_t cls;
   };
-  struct Stack {
-    uint64_t addr[kStackDepth];
+  struct Freed {  // a stack: [depth - 1] is the most recent
+    uint64_t addr[kFreedDepth];
+    uint8_t thread[kFreedDepth];  // freeing thread's bucket
     uint8_t depth;
   };
   static bool known(uint64_t id, uint64_t next_id) noexcept {
@@ -86,13 +107,22 @@ class AllocHistory {
   bool live(uint64_t id) const noexcept {
     return (live_[(id % kRecentAllocs) / 64] >> (id % 64)) & 1;
   }
+  // Live ids in [lo, hi); the caller keeps both inside the window.
+  uint64_t count_live(uint64_t lo, uint64_t hi) const noexcept;
+  // The (n+1)-th live id scanning down from hi - 1 to floor, or up from lo below hi.
+  uint64_t select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept;
+  uint64_t select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept;
+  uint64_t last_freed(uint32_t thread, uint64_t next_id) const noexcept;
 
   Recent recent_[kRecentAllocs];
   uint64_t live_[kRecentAllocs / 64];  // bit (id % kRecentAllocs): id is live
-  Stack stacks_[kSizeClasses];
+  uint64_t last_freed_[kThreadBuckets];  // id + 1 of the block each thread freed last; 0: none
+  Freed freed_[kSizeClasses];
+  uint64_t class_prev_[kSizeClasses];  // the last address allocated in each class
+  uint64_t prev_addr_[kThreadBuckets];
+  uint64_t prev_size_[kThreadBuckets];
   Func free_for_[kFuncCount];  // the last free function seen for each allocating function
   Func last_free_ = Func::Free;
-  uint64_t prev_addr_ = 0;
 };
 
 }  // namespace memloupe::format

@@ -5,6 +5,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <vector>
 
 namespace memloupe::format {
 namespace {
@@ -26,59 +27,94 @@ TEST(History, SizeClassesAreMonotonicAndBounded) {
   for (unsigned b = 10; b < 64; ++b) EXPECT_LT(size_class(uint64_t{1} << b), kSizeClasses);
 }
 
-TEST(History, LiveRankAndIdOfRankAreInverse) {
+// Every reference the encoder picks resolves to the block, whatever the lifetimes.
+TEST(History, BlockReferencesResolve) {
   auto h = std::make_unique<AllocHistory>();
   std::mt19937_64 rng(5);
   std::set<uint64_t> live;
   uint64_t next = 0;
-  for (int step = 0; step < 20000; ++step) {
+  unsigned kinds[4] = {};
+  // A few long-lived blocks, freed at the end, when thousands of allocations are newer.
+  std::vector<uint64_t> old;
+  for (; next < 5; ++next) {
+    h->on_alloc(next, 8, 0, Func::Malloc, 0);
+    old.push_back(next);
+  }
+  auto check = [&](uint64_t id, uint32_t thread) {
+    const uint64_t ref = h->block_ref(id, next, thread);
+    ++kinds[ref & 3];
+    ASSERT_EQ(h->resolve_ref(ref, next, thread), id) << "ref " << ref;
+    if (next - id > kRecentAllocs) {
+      ASSERT_EQ(ref & 3, 1u);  // only relative ids reach that far
+    }
+    h->on_free(id, next, Func::Free, false, thread);
+  };
+  for (int step = 0; step < 40000; ++step) {
+    const uint32_t thread = static_cast<uint32_t>(rng() % 3);
     if (live.empty() || rng() % 2) {
-      h->on_alloc(next, 8, 0, Func::Malloc);
+      h->on_alloc(next, 8, 0, Func::Malloc, thread);
       live.insert(next++);
       continue;
     }
-    auto it = live.begin();
-    std::advance(it, static_cast<long>(rng() % live.size()));
-    const uint64_t id = *it;
-    const uint64_t rank = h->live_rank(id, next);
-    if (next - id <= kRecentAllocs) {
-      // The rank counts live allocations newer than id.
-      ASSERT_EQ(rank, static_cast<uint64_t>(std::distance(live.upper_bound(id), live.end())));
-      ASSERT_EQ(h->id_of_rank(rank, next), id);
-    } else {
-      ASSERT_EQ(rank, AllocHistory::kNoRank);
-    }
-    h->on_free(id, next, Func::Free, false);
+    // Mostly FIFO or LIFO, sometimes any block.
+    auto it = rng() % 3 == 0 ? live.begin() : rng() % 2 ? std::prev(live.end()) : live.begin();
+    if (rng() % 4 == 0) it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+    ASSERT_NO_FATAL_FAILURE(check(*it, thread)) << "step " << step;
     live.erase(it);
-    ASSERT_EQ(h->live_rank(id, next), AllocHistory::kNoRank);  // freed: no longer live
   }
-  EXPECT_EQ(h->id_of_rank(kRecentAllocs, next), AllocHistory::kNoRank);
+  for (uint64_t id : old) ASSERT_NO_FATAL_FAILURE(check(id, 1));
+  for (unsigned k = 0; k < 4; ++k) EXPECT_GT(kinds[k], 0u) << "kind " << k << " never chosen";
+  EXPECT_EQ(h->resolve_ref(uint64_t{kRecentAllocs} << 2, next, 0), AllocHistory::kNoId);
+  EXPECT_EQ(h->resolve_ref((next + 5) << 2 | 1, next, 0), AllocHistory::kNoId);
+}
+
+TEST(History, FifoFreesCostSmallReferences) {
+  auto h = std::make_unique<AllocHistory>();
+  uint64_t next = 0;
+  for (; next < 1000; ++next) h->on_alloc(next, 8, 0, Func::Malloc, 0);
+  // Thread 1 frees in allocation order: after the first, each is "the next live one
+  // after the block I freed last".
+  for (uint64_t id = 0; id < 1000; ++id) {
+    const uint64_t ref = h->block_ref(id, next, 1);
+    if (id > 0 && id < 999) {
+      EXPECT_EQ(ref, 2u) << id;  // n = 0, kind 2 (the last one is also the newest: kind 0)
+    }
+    h->on_free(id, next, Func::Free, false, 1);
+  }
 }
 
 TEST(History, PredictsFreeFunctionFromAllocFunction) {
   auto h = std::make_unique<AllocHistory>();
-  h->on_alloc(0, 8, 0, Func::New);
-  h->on_alloc(1, 8, 0, Func::Malloc);
-  h->on_alloc(2, 8, 0, Func::New);
+  h->on_alloc(0, 8, 0, Func::New, 0);
+  h->on_alloc(1, 8, 0, Func::Malloc, 0);
+  h->on_alloc(2, 8, 0, Func::New, 0);
   EXPECT_EQ(h->predicted_free_func(0, 3), Func::Free);  // nothing learnt yet
-  h->on_free(0, 3, Func::DeleteSized, false);
+  h->on_free(0, 3, Func::DeleteSized, false, 0);
   EXPECT_EQ(h->predicted_free_func(2, 3), Func::DeleteSized);
   EXPECT_EQ(h->predicted_free_func(1, 3), Func::Free);
 }
 
-TEST(History, PredictsTheLastFreedAddressOfASizeClass) {
+TEST(History, RemembersFreedAddressesPerClassAndThread) {
   auto h = std::make_unique<AllocHistory>();
-  h->on_alloc(0, 24, 0x1000, Func::Malloc);
-  h->on_alloc(1, 32, 0x2000, Func::Malloc);  // same class as 24 (17..32)
-  h->on_alloc(2, 100, 0x3000, Func::Malloc);
-  EXPECT_EQ(h->predicted_address(24), 0u);
-  h->on_free(0, 3, Func::Free, false);
-  h->on_free(1, 3, Func::Free, false);
-  EXPECT_EQ(h->predicted_address(30), 0x2000u);  // last in, first out
-  EXPECT_EQ(h->predicted_address(100), 0u);
-  h->on_alloc(3, 20, 0x2000, Func::Malloc);  // reused: popped
-  EXPECT_EQ(h->predicted_address(20), 0x1000u);
-  EXPECT_EQ(h->previous_address(), 0x2000u);
+  h->on_alloc(0, 24, 0x1000, Func::Malloc, 0);
+  h->on_alloc(1, 32, 0x2000, Func::Malloc, 0);  // same class as 24 (17..32)
+  h->on_alloc(2, 30, 0x3000, Func::Malloc, 0);
+  h->on_alloc(3, 100, 0x4000, Func::Malloc, 0);
+  EXPECT_EQ(h->freed_address(24, 0, 0), 0u);
+  h->on_free(0, 4, Func::Free, false, 0);
+  h->on_free(1, 4, Func::Free, false, 0);
+  h->on_free(2, 4, Func::Free, false, 1);  // another thread
+  EXPECT_EQ(h->freed_address(30, 0, 0), 0x2000u);  // last in, first out
+  EXPECT_EQ(h->freed_address(30, 0, 1), 0x1000u);
+  EXPECT_EQ(h->freed_address(30, 1, 0), 0x3000u);
+  EXPECT_EQ(h->freed_index(30, 0, 0x1000), 1u);
+  EXPECT_EQ(h->freed_index(30, 0, 0x3000), AllocHistory::kNone);
+  EXPECT_EQ(h->freed_address(100, 0, 0), 0u);
+  h->on_alloc(4, 20, 0x2000, Func::Malloc, 0);  // reused: forgotten as freed
+  EXPECT_EQ(h->freed_address(20, 0, 0), 0x1000u);
+  EXPECT_EQ(h->class_previous(17), 0x2000u);
+  EXPECT_EQ(h->thread_carve(0), 0x2000u + 32);  // glibc: 20 + 8 rounded to 16, at least 32
+  EXPECT_EQ(carve_end(0x1000, 100), 0x1000u + 112);
 }
 
 }  // namespace

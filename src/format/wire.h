@@ -32,9 +32,24 @@ inline constexpr size_t kChunkHeaderSize = 24;
 inline constexpr uint32_t kMaxChunkRaw = 16u << 20;
 
 enum class ChunkType : uint8_t {
-  Header = 1,   // TraceInfo; exactly one, first
-  Events = 2,   // u64 start time (µs), u64 alloc-id base, then events
-  Symbols = 3,  // address -> inlined frames, appended by the finaliser
+  Header = 1,         // TraceInfo; exactly one, first
+  Events = 2,         // u64 start time (µs), u64 alloc-id base, then events (row form)
+  Symbols = 3,        // address -> inlined frames, appended by the finaliser
+  EventsColumns = 4,  // the same prefix, u8 stream count, varint stream lengths, streams
+};
+
+// The streams of the column form, in payload order: each event field belongs to
+// one (docs/FORMAT.md §5.8). In the row form they are simply interleaved.
+enum class Stream : uint8_t {
+  Head = 0,   // event header bytes, ExtType bytes
+  Time = 1,   // varint(dt >> 4)
+  Word = 2,   // AllocCached words, their extra flag byte, Alloc flags bytes
+  Size = 3,   // allocation sizes
+  Addr = 4,   // address fields (Mode::All)
+  Ref = 5,    // block references (Free, ReallocOf), free function bytes
+  Stack = 6,  // backtraces: prefix and frame counts, codewords, literals, prediction counts
+  Misc = 7,   // everything else: alloc func, alignment, n_samples, thread ids, Ext fields
+  Count = 8,
 };
 inline constexpr uint8_t kChunkZstd = 1;  // flags bit 0: payload is one zstd frame
 
@@ -88,17 +103,19 @@ inline constexpr uint8_t kHasFunc = 1u << 4;
 inline constexpr uint8_t kHasAlign = 1u << 5;
 inline constexpr unsigned kSlotShift = 4;
 enum class AddrForm : uint8_t {
-  Predicted = 0,   // the address of the most recently freed block of the same size class
-  NearPrev = 1,    // zigzag varint delta from the previous alloc's address
-  NearPred = 2,    // zigzag varint delta from the predicted address
-  Absolute = 3,    // varint address
+  Freed = 0,      // the block this thread freed last in the size class (history.h)
+  FreedNth = 1,   // varint k - 1: the k-th (k >= 1) most recent such block
+  NearClass = 2,  // zigzag varint delta from the last address allocated in the size class
+  NearCarve = 3,  // zigzag varint delta from where this thread's previous allocation ended
 };
 
-// A block reference (Free: shifted left 1 more, bit 0 = func changed):
-//   (live rank << 1) | 0     the Nth most recent allocation still live, among the
-//                            last kRecentAllocs allocations (format/history.h)
-//   (relative id << 1) | 1   the Nth most recent allocation, live or not
-inline constexpr unsigned kRefBits = 1;
+// A block reference (Free: shifted left 1 more, bit 0 = func changed): n << 2 | kind.
+//   kind 0: the (n+1)-th live allocation counting down from the newest
+//   kind 1: the allocation n before the newest (relative id), live or not
+//   kind 2: the (n+1)-th live allocation after the block this thread freed last
+//   kind 3: the (n+1)-th live allocation before the block this thread freed last
+// Kinds 0, 2, 3 only reach the last kRecentAllocs allocations (format/history.h).
+inline constexpr unsigned kRefBits = 2;
 
 // Strings: varint length (<= kMaxString) then the bytes.
 inline constexpr uint32_t kMaxString = 4096;

@@ -9,60 +9,64 @@ namespace memloupe::reader {
 
 using format::Code;
 using format::Func;
+using S = format::Stream;
 
-std::optional<Error> EventDecoder::alloc(Cursor& c, Code code, uint8_t arg, format::Alloc& a) {
-  if (!timed(c, arg, a.time_ns)) return c.expected("a time delta (varint)");
+std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, format::Alloc& a) {
+  if (auto e = timed(in, arg, a.time_ns)) return e;
   uint8_t flags;
   BtEntry* entry = nullptr;
   if (code != Code::Alloc) {
     uint16_t word;
-    if (!c.u16(word)) return c.expected("a backtrace-cache slot word (u16)");
+    if (!in.u16(S::Word, word)) return in.expected(S::Word, "a backtrace-cache slot word (u16)");
     const unsigned slot = word >> format::kSlotShift;
     entry = &bt_cache_[slot];
     if (!entry->used)
-      return c.expected_at(c.pos() - 2, "a used backtrace-cache slot; slot " +
-                                            std::to_string(slot) + " is empty");
+      return in.expected_at(S::Word, in.pos(S::Word) - 2,
+                            "a used backtrace-cache slot; slot " + std::to_string(slot) +
+                                " is empty");
     flags = word & 0xf;
     if (code == Code::AllocCachedX) {
       uint8_t more;
-      const size_t at = c.pos();
-      if (!c.u8(more) || more > 3) return c.expected_at(at, "a flags byte (bits 0-1 only)");
+      const size_t at = in.pos(S::Word);
+      if (!in.u8(S::Word, more) || more > 3)
+        return in.expected_at(S::Word, at, "a flags byte (bits 0-1 only)");
       flags |= static_cast<uint8_t>(more << 4);
     }
     a.size = entry->size;
     a.func = entry->func;
     a.alignment = entry->align;
   } else {
-    const size_t at = c.pos();
-    if (!c.u8(flags) || (flags & (format::kHasSize | 0xc0)))
-      return c.expected_at(at, "an alloc flags byte (bits 0, 6, 7 clear)");
+    const size_t at = in.pos(S::Word);
+    if (!in.u8(S::Word, flags) || (flags & (format::kHasSize | 0xc0)))
+      return in.expected_at(S::Word, at, "an alloc flags byte (bits 0, 6, 7 clear)");
     flags |= format::kHasSize;
     a.func = last_alloc_func_;
     a.alignment = 0;
   }
   const unsigned form = (flags >> format::kAddrShift) & 3;
   if (mode_ != format::Mode::All && form != 0)
-    return c.expected("no address in a sampled trace (address form bits set)");
-  if ((flags & format::kHasSize) && !c.varint(a.size)) return c.expected("a size (varint)");
+    return in.expected(S::Word, "no address in a sampled trace (address form bits set)");
+  if ((flags & format::kHasSize) && !in.varint(S::Size, a.size))
+    return in.expected(S::Size, "a size (varint)");
   if (flags & format::kHasFunc) {
     uint8_t fn;
-    if (!c.u8(fn) || !format::func_valid(fn))
-      return c.expected("a function number below " + std::to_string(format::kFuncCount));
+    if (!in.u8(S::Misc, fn) || !format::func_valid(fn))
+      return in.expected(S::Misc, "a function number below " + std::to_string(format::kFuncCount));
     a.func = static_cast<Func>(fn);
   }
-  if ((flags & format::kHasAlign) && !c.varint_max(a.alignment, UINT32_MAX))
-    return c.expected("an alignment (varint, 32 bits)");
+  if ((flags & format::kHasAlign) && !in.varint_max(S::Misc, a.alignment, UINT32_MAX))
+    return in.expected(S::Misc, "an alignment (varint, 32 bits)");
   a.n_samples = 1;
-  if ((flags & format::kHasSamples) && !c.varint_max(a.n_samples, UINT32_MAX))
-    return c.expected("a sample count (varint, 32 bits)");
+  if ((flags & format::kHasSamples) && !in.varint_max(S::Misc, a.n_samples, UINT32_MAX))
+    return in.expected(S::Misc, "a sample count (varint, 32 bits)");
   a.address = 0;
   if (mode_ == format::Mode::All)
-    if (auto e = address(c, form, a.size, a.address)) return e;
+    if (auto e = address(in, form, a.size, a.address)) return e;
 
   if (entry) {
     bt_.assign(entry->frames.begin(), entry->frames.end());
   } else {
-    if (auto e = backtrace(c)) return e;
+    if (auto e = backtrace(in)) return e;
     // The encoder's placement (format/encoder.cc, BtEntry).
     const uint64_t hash = format::backtrace_hash(bt_);
     BtEntry& e1 = bt_cache_[format::backtrace_way1(hash)];
@@ -80,67 +84,72 @@ std::optional<Error> EventDecoder::alloc(Cursor& c, Code code, uint8_t arg, form
   a.id = format::AllocId{next_id_};
   a.thread = format::ThreadId{thread_};
   a.backtrace = bt_;
-  history_->on_alloc(next_id_, a.size, a.address, a.func);
+  history_->on_alloc(next_id_, a.size, a.address, a.func, thread_);
   ++next_id_;
   return std::nullopt;
 }
 
-std::optional<Error> EventDecoder::address(Cursor& c, unsigned form, uint64_t size,
+std::optional<Error> EventDecoder::address(Streams& in, unsigned form, uint64_t size,
                                            uint64_t& addr) {
-  const uint64_t pred = history_->predicted_address(size);
-  if (form == static_cast<unsigned>(format::AddrForm::Predicted)) {
-    if (pred == 0) return c.expected("an address form other than 'predicted' (none to predict)");
-    addr = pred;
-    return std::nullopt;
-  }
-  uint64_t v;
-  if (!c.varint(v)) return c.expected("an address (varint)");
+  uint64_t v = 0;
+  if (form != static_cast<unsigned>(format::AddrForm::Freed) && !in.varint(S::Addr, v))
+    return in.expected(S::Addr, "an address field (varint)");
   switch (static_cast<format::AddrForm>(form)) {
-    case format::AddrForm::NearPrev:
-      addr = history_->previous_address() + static_cast<uint64_t>(format::unzigzag(v));
+    case format::AddrForm::Freed:
+    case format::AddrForm::FreedNth: {
+      const uint64_t k = form == 0 ? 0 : v + 1;
+      addr = k < format::kFreedDepth
+                 ? history_->freed_address(size, thread_, static_cast<unsigned>(k))
+                 : 0;
+      if (addr == 0)
+        return in.expected(S::Addr, "an address form other than 'freed block " +
+                                        std::to_string(k) +
+                                        "' (this thread has no such freed block of this size class)");
       break;
-    case format::AddrForm::NearPred:
-      addr = pred + static_cast<uint64_t>(format::unzigzag(v));
+    }
+    case format::AddrForm::NearClass:
+      addr = history_->class_previous(size) + static_cast<uint64_t>(format::unzigzag(v));
       break;
-    default:
-      addr = v;
+    case format::AddrForm::NearCarve:
+      addr = history_->thread_carve(thread_) + static_cast<uint64_t>(format::unzigzag(v));
+      break;
   }
   return std::nullopt;
 }
 
-std::optional<Error> EventDecoder::backtrace(Cursor& c) {
+std::optional<Error> EventDecoder::backtrace(Streams& in) {
   unsigned common, fresh;
-  if (!c.varint_max(common, prev_n_))
-    return c.expected("a common backtrace prefix of at most " + std::to_string(prev_n_) +
-                      " frames");
-  if (!c.varint_max(fresh, format::kMaxFrames - common))
-    return c.expected("a count of new frames (at most " +
-                      std::to_string(format::kMaxFrames - common) + ")");
+  if (!in.varint_max(S::Stack, common, prev_n_))
+    return in.expected(S::Stack, "a common backtrace prefix of at most " +
+                                     std::to_string(prev_n_) + " frames");
+  if (!in.varint_max(S::Stack, fresh, format::kMaxFrames - common))
+    return in.expected(S::Stack, "a count of new frames (at most " +
+                                     std::to_string(format::kMaxFrames - common) + ")");
   const unsigned n = common + fresh;
   unsigned i = common;
   uint16_t ctx = common ? prev_slots_[common - 1] : 0;
   while (i < n) {
-    const size_t at = c.pos();
+    const size_t at = in.pos(S::Stack);
     uint16_t cw;
-    if (!c.u16(cw)) return c.expected("a frame codeword (u16)");
+    if (!in.u16(S::Stack, cw)) return in.expected(S::Stack, "a frame codeword (u16)");
     const uint16_t slot = cw >> 2;
     const unsigned tag = cw & 3;
     next_[ctx] = slot;
     if (tag == 3) {
       uint64_t delta;
-      if (!c.varint(delta)) return c.expected("a frame address (zigzag varint)");
+      if (!in.varint(S::Stack, delta)) return in.expected(S::Stack, "a frame address (zigzag varint)");
       const uint64_t ref = i ? prev_outer_[i - 1] : 0;
       loc_[slot] = ref + static_cast<uint64_t>(format::unzigzag(delta));
     }
     unsigned k = tag == 1 ? 1 : 0;
     if (tag == 2) {
       uint8_t kk;
-      if (!c.u8(kk)) return c.expected("a prediction count (u8)");
+      if (!in.u8(S::Stack, kk)) return in.expected(S::Stack, "a prediction count (u8)");
       k = kk;
     }
     if (1 + k > n - i)
-      return c.expected_at(at, "at most " + std::to_string(n - i) + " frames, codeword gives " +
-                                   std::to_string(1 + k));
+      return in.expected_at(S::Stack, at, "at most " + std::to_string(n - i) +
+                                              " frames, codeword gives " + std::to_string(1 + k));
     prev_outer_[i] = loc_[slot];
     prev_slots_[i++] = slot;
     ctx = slot;

@@ -134,43 +134,6 @@ void append_chunk_compressed(std::vector<uint8_t>& out, ChunkType type,
                        static_cast<uint32_t>(payload.size()));
 }
 
-Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactOptions& opt) {
-  ChunkList list = scan_chunks(trace);
-  if (list.chunks.empty() || list.chunks[0].type != static_cast<uint8_t>(ChunkType::Header))
-    return list.error ? *list.error : at(format::kPrologueSize, "expected a header chunk");
-  Compacted out;
-  out.damage = list.error;
-  out.bytes.assign(trace.begin(), trace.begin() + format::kPrologueSize);
-  std::vector<uint8_t> events, buffer;  // merged events payload; inflate buffer
-  auto flush_events = [&] {
-    if (!events.empty()) append_chunk_compressed(out.bytes, ChunkType::Events, events, opt.zstd_level);
-    events.clear();
-  };
-  const uint32_t cap = std::min(opt.max_events_payload, format::kMaxChunkRaw);
-  for (const ChunkView& c : list.chunks) {
-    auto payload = chunk_payload(c, buffer);
-    if (!payload) {
-      out.damage = payload.error();
-      break;
-    }
-    if (c.type != static_cast<uint8_t>(ChunkType::Events)) {
-      flush_events();
-      append_chunk_compressed(out.bytes, static_cast<ChunkType>(c.type), *payload, opt.zstd_level);
-      continue;
-    }
-    constexpr size_t kPrefix = 16;  // start time and alloc-id base: kept for the first only
-    if (payload->size() < kPrefix) {
-      out.damage = at(c.offset + format::kChunkHeaderSize, "expected an events chunk prefix");
-      break;
-    }
-    if (!events.empty() && events.size() + payload->size() - kPrefix > cap) flush_events();
-    auto from = events.empty() ? payload->begin() : payload->begin() + kPrefix;
-    events.insert(events.end(), from, payload->end());
-  }
-  flush_events();
-  return out;
-}
-
 void append_symbols(std::vector<uint8_t>& trace, format::SymbolsEncoder& symbols,
                     int zstd_level) {
   for (const std::vector<uint8_t>& payload : symbols.take_payloads())

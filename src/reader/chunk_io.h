@@ -56,10 +56,11 @@ struct Compacted {
   std::vector<uint8_t> bytes;   // a valid trace: prologue, header, merged compressed chunks
   std::optional<Error> damage;  // set if the input was cut short or damaged (the rest is kept)
 };
-// Rewrites a trace (typically the recorder's raw output) compactly: consecutive
-// events chunks are merged (the encoder's state runs across chunks, so their
-// concatenation decodes the same) and every chunk is zstd-compressed. Fails only
-// if the prologue or header chunk is unreadable.
+// Rewrites a trace (typically the recorder's raw output) compactly (compact.cc):
+// the events are regrouped into column-form chunks of up to max_events_payload
+// raw bytes (the encoder's state runs across chunks, so where they are cut does
+// not matter), and every chunk is zstd-compressed. Events are moved, never
+// re-encoded. Fails only if the prologue or header chunk is unreadable.
 Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactOptions& options);
 
 // Appends the symbols section held by `symbols`, compressed.

@@ -16,9 +16,11 @@ namespace memloupe::reader {
 class Cursor {
  public:
   Cursor() = default;
-  // `file_offset`: where data[0] is in the file, or, when `compressed`, where the chunk is.
-  Cursor(std::span<const uint8_t> data, uint64_t file_offset, bool compressed)
-      : data_(data), base_(file_offset), compressed_(compressed) {}
+  // `file_offset`: where data[0] is in the file, or, when `compressed`, where the
+  // chunk is; then `payload_pos` is where data[0] is in the decompressed payload.
+  Cursor(std::span<const uint8_t> data, uint64_t file_offset, bool compressed,
+         size_t payload_pos = 0)
+      : data_(data), base_(file_offset), compressed_(compressed), shift_(payload_pos) {}
 
   bool at_end() const { return pos_ == data_.size(); }
   size_t pos() const { return pos_; }
@@ -98,10 +100,19 @@ class Cursor {
   std::string where_at(size_t pos) const {
     if (compressed_)
       return "at offset " + std::to_string(base_) + " (compressed chunk, byte " +
-             std::to_string(pos) + " of its payload)";
+             std::to_string(shift_ + pos) + " of its payload)";
     return "at offset " + std::to_string(base_ + pos);
   }
   uint64_t file_offset() const { return compressed_ ? base_ : base_ + pos_; }
+  std::span<const uint8_t> data() const { return data_; }
+  // A cursor over the next `n` bytes (which this one skips), or false if fewer remain.
+  bool split(size_t n, Cursor& out) {
+    if (remaining() < n) return false;
+    out = compressed_ ? Cursor(data_.subspan(pos_, n), base_, true, shift_ + pos_)
+                      : Cursor(data_.subspan(pos_, n), base_ + pos_, false);
+    pos_ += n;
+    return true;
+  }
   // "at offset N: expected <what>"
   Error expected(std::string_view what) const { return expected_at(pos_, what); }
   Error expected_at(size_t pos, std::string_view what) const {
@@ -121,6 +132,7 @@ class Cursor {
   std::span<const uint8_t> data_;
   uint64_t base_ = 0;
   bool compressed_ = false;
+  size_t shift_ = 0;
   size_t pos_ = 0;
 };
 

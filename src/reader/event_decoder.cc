@@ -7,8 +7,8 @@
 namespace memloupe::reader {
 
 using format::Code;
-using format::ExtType;
 using format::Func;
+using S = format::Stream;
 
 EventDecoder::EventDecoder(format::Mode mode)
     : mode_(mode),
@@ -32,136 +32,127 @@ std::optional<Error> EventDecoder::begin_chunk(Cursor& c) {
   return std::nullopt;
 }
 
-bool EventDecoder::timed(Cursor& c, uint8_t arg, uint64_t& time_ns) {
+std::optional<Error> EventDecoder::timed(Streams& in, uint8_t arg, uint64_t& time_ns) {
   uint64_t dt = arg & 0xf;
   if (arg & format::kDtMore) {
     uint64_t high;
     // The time must stay representable in ns.
-    if (!c.varint_max(high, (~uint64_t{0} / format::kTimeUnitNs) >> format::kDtInlineBits))
-      return false;
+    if (!in.varint_max(S::Time, high, (~uint64_t{0} / format::kTimeUnitNs) >> format::kDtInlineBits))
+      return in.expected(S::Time, "a time delta (varint)");
     dt |= high << format::kDtInlineBits;
   }
-  if (dt > ~uint64_t{0} / format::kTimeUnitNs - last_us_) return false;
+  if (dt > ~uint64_t{0} / format::kTimeUnitNs - last_us_)
+    return in.expected(S::Time, "a time delta that keeps the time below 2^64 ns");
   last_us_ += dt;
   time_ns = last_us_ * format::kTimeUnitNs;
-  return true;
-}
-
-std::optional<Error> EventDecoder::block(Cursor& c, uint64_t ref, size_t at, uint64_t& id) {
-  const uint64_t n = ref >> format::kRefBits;
-  if (ref & 1) {
-    if (n >= next_id_)
-      return c.expected_at(at, "a relative allocation id below " + std::to_string(next_id_));
-    id = next_id_ - 1 - n;
-    return std::nullopt;
-  }
-  id = history_->id_of_rank(n, next_id_);
-  if (id == format::AllocHistory::kNoRank)
-    return c.expected_at(at, "a live rank naming a live recent allocation (" + std::to_string(n) +
-                                 " is too large)");
   return std::nullopt;
 }
 
-const format::Event* EventDecoder::next(Cursor& c, std::optional<Error>& err) {
+// `low_bits` flag bits sit below the reference in the varint (a Free has one).
+std::optional<Error> EventDecoder::block(Streams& in, unsigned low_bits, uint64_t& raw,
+                                         uint64_t& id) {
+  const size_t at = in.pos(S::Ref);
+  if (!in.varint(S::Ref, raw)) return in.expected(S::Ref, "a block reference (varint)");
+  const uint64_t r = raw >> low_bits;
+  id = history_->resolve_ref(r, next_id_, thread_);
+  if (id != format::AllocHistory::kNoId) return std::nullopt;
+  return in.expected_at(S::Ref, at, "a block reference naming an allocation (kind " +
+                                        std::to_string(r & 3) + ", count " +
+                                        std::to_string(r >> 2) + ", " + std::to_string(next_id_) +
+                                        " allocations so far)");
+}
+
+std::optional<Error> EventDecoder::free(Streams& in, uint8_t arg) {
+  format::Free f;
+  if (auto e = timed(in, arg, f.time_ns)) return e;
+  uint64_t v, id;
+  if (auto e = block(in, 1, v, id)) return e;
+  f.func = history_->predicted_free_func(id, next_id_);
+  if (v & 1) {
+    uint8_t fn;
+    if (!in.u8(S::Ref, fn) || !format::func_valid(fn))
+      return in.expected(S::Ref, "a function number below " + std::to_string(format::kFuncCount));
+    f.func = static_cast<Func>(fn);
+  }
+  history_->on_free(id, next_id_, f.func, false, thread_);
+  f.id = format::AllocId{id};
+  f.thread = format::ThreadId{thread_};
+  event_ = f;
+  return std::nullopt;
+}
+
+// ReallocOf and the Alloc that must follow it: delivered as the old block's Free,
+// then (on the next call) the new block's Alloc.
+std::optional<Error> EventDecoder::realloc(Streams& in, uint8_t arg) {
+  format::Free f;
+  if (auto e = timed(in, arg, f.time_ns)) return e;
+  uint64_t ref, old;
+  if (auto e = block(in, 0, ref, old)) return e;
+  // The free half is applied first, as the encoder does (it may predict the new
+  // block's address). Its function does not matter to the history.
+  history_->on_free(old, next_id_, Func::Realloc, true, thread_);
+  uint8_t h = 0xff;
+  const size_t at = in.pos(S::Head);
+  (void)in.u8(S::Head, h);
+  const Code code = static_cast<Code>(h >> format::kCodeShift);
+  if (code != Code::Alloc && code != Code::AllocCached && code != Code::AllocCachedX)
+    return in.expected_at(S::Head, at, "the allocation event of a realloc");
+  pending_alloc_ = {};
+  if (auto e = alloc(in, code, h & 0x1f, pending_alloc_)) return e;
+  pending_alloc_.realloc_of = format::AllocId{old};
+  f.id = format::AllocId{old};
+  f.thread = format::ThreadId{thread_};
+  f.func = pending_alloc_.func;
+  has_pending_ = true;
+  event_ = f;
+  return std::nullopt;
+}
+
+const format::Event* EventDecoder::next(Streams& in, std::optional<Error>& err) {
   if (has_pending_) {
     has_pending_ = false;
     event_ = pending_alloc_;
     return &event_;
   }
   for (;;) {
-    const size_t start = c.pos();
+    const size_t start = in.pos(S::Head);
     uint8_t h;
-    if (!c.u8(h)) return nullptr;  // end of chunk
+    if (!in.u8(S::Head, h)) {  // end of the chunk: every stream must be used up
+      if (const S s = in.unfinished(); s != S::Count)
+        err = in.expected(s, "the end of stream " + std::to_string(static_cast<int>(s)) +
+                                 " with the last event");
+      return nullptr;
+    }
     const Code code = static_cast<Code>(h >> format::kCodeShift);
     const uint8_t arg = h & 0x1f;
     switch (code) {
       case Code::ThreadSwitch:
-        if (arg == format::kThreadEscape) {
-          if (!c.varint_max(thread_, UINT32_MAX)) {
-            err = c.expected("a thread id (varint, 32 bits)");
-            return nullptr;
-          }
-        } else {
+        if (arg != format::kThreadEscape) {
           thread_ = arg;
+        } else if (!in.varint_max(S::Misc, thread_, UINT32_MAX)) {
+          err = in.expected(S::Misc, "a thread id (varint, 32 bits)");
+          return nullptr;
         }
         continue;
       case Code::AllocCached:
       case Code::AllocCachedX:
       case Code::Alloc: {
         format::Alloc a;
-        if ((err = alloc(c, code, arg, a))) return nullptr;
+        if ((err = alloc(in, code, arg, a))) return nullptr;
         event_ = a;
         return &event_;
       }
-      case Code::Free: {
-        format::Free f;
-        uint64_t v;
-        if (!timed(c, arg, f.time_ns)) {
-          err = c.expected("a time delta (varint)");
-          return nullptr;
-        }
-        const size_t id_at = c.pos();
-        uint64_t id;
-        if (!c.varint(v)) {
-          err = c.expected("a block reference (varint)");
-          return nullptr;
-        }
-        if ((err = block(c, v >> 1, id_at, id))) return nullptr;
-        f.func = history_->predicted_free_func(id, next_id_);
-        if (v & 1) {
-          uint8_t fn;
-          if (!c.u8(fn) || !format::func_valid(fn)) {
-            err = c.expected("a function number below " + std::to_string(format::kFuncCount));
-            return nullptr;
-          }
-          f.func = static_cast<Func>(fn);
-        }
-        history_->on_free(id, next_id_, f.func, false);
-        f.id = format::AllocId{id};
-        f.thread = format::ThreadId{thread_};
-        event_ = f;
+      case Code::Free:
+        if ((err = free(in, arg))) return nullptr;
         return &event_;
-      }
-      case Code::ReallocOf: {
-        format::Free f;
-        uint64_t rel;
-        if (!timed(c, arg, f.time_ns)) {
-          err = c.expected("a time delta (varint)");
-          return nullptr;
-        }
-        const size_t ref_at = c.pos();
-        uint64_t old;
-        if (!c.varint(rel)) {
-          err = c.expected("a block reference (varint)");
-          return nullptr;
-        }
-        if ((err = block(c, rel, ref_at, old))) return nullptr;
-        // The free half is applied first, as the encoder does (it may predict the
-        // new block's address). Its function does not matter to the history.
-        history_->on_free(old, next_id_, Func::Realloc, true);
-        uint8_t h2 = 0xff;
-        const size_t alloc_at = c.pos();
-        (void)c.u8(h2);
-        const Code code2 = static_cast<Code>(h2 >> format::kCodeShift);
-        if (code2 != Code::Alloc && code2 != Code::AllocCached && code2 != Code::AllocCachedX) {
-          err = c.expected_at(alloc_at, "the allocation event of a realloc");
-          return nullptr;
-        }
-        pending_alloc_ = {};
-        if ((err = alloc(c, code2, h2 & 0x1f, pending_alloc_))) return nullptr;
-        pending_alloc_.realloc_of = format::AllocId{old};
-        f.id = format::AllocId{old};
-        f.thread = format::ThreadId{thread_};
-        f.func = pending_alloc_.func;
-        has_pending_ = true;
-        event_ = f;
+      case Code::ReallocOf:
+        if ((err = realloc(in, arg))) return nullptr;
         return &event_;
-      }
       case Code::Ext:
-        if ((err = ext(c, arg))) return nullptr;
+        if ((err = ext(in, arg))) return nullptr;
         return &event_;
       default:
-        err = c.expected_at(start, "an event code (0-6), found " + std::to_string(h >> 5));
+        err = in.expected_at(S::Head, start, "an event code (0-6), found " + std::to_string(h >> 5));
         return nullptr;
     }
   }

@@ -16,6 +16,7 @@
 #include "format/history.h"
 #include "format/wire.h"
 #include "reader/cursor.h"
+#include "reader/streams.h"
 
 namespace memloupe::reader {
 
@@ -26,11 +27,15 @@ class EventDecoder {
   // Reads an events chunk's prefix (start time, alloc-id base) and checks it
   // against the decoder's state.
   [[nodiscard]] std::optional<Error> begin_chunk(Cursor& c);
-  // Decodes the next event of the chunk into `out`. Returns nullptr at the end
-  // of the chunk (and leaves `err` empty) or on damage (with `err` set).
-  const format::Event* next(Cursor& c, std::optional<Error>& err);
+  // Decodes the chunk's next event from `in`. Returns nullptr at the end of the
+  // chunk (leaving `err` empty; every stream must be used up) or on damage (with
+  // `err` set).
+  const format::Event* next(Streams& in, std::optional<Error>& err);
 
   uint64_t allocs() const { return next_id_; }
+  uint64_t time_us() const { return last_us_; }
+  // True between a realloc's Free and its Alloc (already read, not yet delivered).
+  bool pending() const { return has_pending_; }
 
  private:
   struct BtEntry {
@@ -43,13 +48,15 @@ class EventDecoder {
     std::vector<uint64_t> frames;  // innermost first
   };
 
-  bool timed(Cursor& c, uint8_t arg, uint64_t& time_ns);
-  // Resolves a block reference (wire.h) to an allocation id.
-  std::optional<Error> block(Cursor& c, uint64_t ref, size_t at, uint64_t& id);
-  std::optional<Error> alloc(Cursor& c, format::Code code, uint8_t arg, format::Alloc& a);
-  std::optional<Error> backtrace(Cursor& c);
-  std::optional<Error> address(Cursor& c, unsigned form, uint64_t size, uint64_t& addr);
-  std::optional<Error> ext(Cursor& c, uint8_t arg);
+  std::optional<Error> timed(Streams& in, uint8_t arg, uint64_t& time_ns);
+  // Reads a block reference (wire.h) and resolves it to an allocation id.
+  std::optional<Error> block(Streams& in, unsigned low_bits, uint64_t& raw, uint64_t& id);
+  std::optional<Error> free(Streams& in, uint8_t arg);
+  std::optional<Error> realloc(Streams& in, uint8_t arg);
+  std::optional<Error> alloc(Streams& in, format::Code code, uint8_t arg, format::Alloc& a);
+  std::optional<Error> backtrace(Streams& in);
+  std::optional<Error> address(Streams& in, unsigned form, uint64_t size, uint64_t& addr);
+  std::optional<Error> ext(Streams& in, uint8_t arg);
 
   format::Mode mode_;
   // Frame cache: the reader never hashes, it only follows slot numbers.

@@ -5,41 +5,15 @@
 #include "format/wire.h"
 #include "reader/chunk_io.h"
 #include "reader/cursor.h"
+#include "reader/header_decoder.h"
 #include "reader/event_decoder.h"
+#include "reader/streams.h"
 #include "reader/symbols_decoder.h"
 
 namespace memloupe::reader {
 namespace {
 
 using format::ChunkType;
-
-// Header chunk payload -> TraceInfo (layout in format/header.cc).
-std::optional<Error> parse_header(Cursor c, format::TraceInfo& info) {
-  uint8_t ptr, mode;
-  if (!c.u8(ptr) || (ptr != 4 && ptr != 8)) return c.expected("a pointer size of 4 or 8");
-  info.pointer_size = ptr;
-  if (!c.u8(mode) || mode > 1) return c.expected("a mode (0 sampled, 1 all)");
-  info.mode = static_cast<format::Mode>(mode);
-  if (!c.varint(info.bytes_per_sample)) return c.expected("bytes per sample (varint)");
-  if (!c.varint_max(info.pid, UINT32_MAX)) return c.expected("a pid (varint, 32 bits)");
-  if (!c.u64(info.start_wall_ns) || !c.u64(info.start_mono_ns))
-    return c.expected("the wall and monotonic start times (u64 each)");
-  std::string_view s;
-  if (!c.string(s, format::kMaxString)) return c.expected("the host name (string)");
-  info.host = s;
-  if (!c.string(s, format::kMaxString)) return c.expected("the executable path (string)");
-  info.executable = s;
-  uint64_t argc;
-  if (!c.varint(argc)) return c.expected("an argument count (varint)");
-  // Each argument takes at least one byte, so argc is bounded by the payload.
-  if (argc > c.remaining()) return c.expected("at most " + std::to_string(c.remaining()) + " arguments");
-  for (uint64_t i = 0; i < argc; ++i) {
-    if (!c.string(s, format::kMaxString)) return c.expected("an argument (string)");
-    info.argv.emplace_back(s);
-  }
-  if (!c.at_end()) return c.expected("the end of the header chunk");
-  return std::nullopt;
-}
 
 class NativeReader final : public Reader {
  public:
@@ -77,7 +51,7 @@ class NativeReader final : public Reader {
     while (!done_) {
       const format::Event* e = nullptr;
       if (in_ == ChunkType::Events) {
-        e = decoder_->next(cursor_, error_);
+        e = decoder_->next(streams_, error_);
       } else if (in_ == ChunkType::Symbols) {
         e = symbols_stream_ ? next_symbol() : nullptr;
       }
@@ -126,8 +100,9 @@ class NativeReader final : public Reader {
       return;
     }
     offset_ += format::kChunkHeaderSize + chunk->stored.size();
-    if (chunk->type != static_cast<uint8_t>(ChunkType::Events) &&
-        chunk->type != static_cast<uint8_t>(ChunkType::Symbols)) {
+    const bool rows = chunk->type == static_cast<uint8_t>(ChunkType::Events);
+    const bool columns = chunk->type == static_cast<uint8_t>(ChunkType::EventsColumns);
+    if (!rows && !columns && chunk->type != static_cast<uint8_t>(ChunkType::Symbols)) {
       if (chunk->type == static_cast<uint8_t>(ChunkType::Header)) {
         error_ = Error{"at offset " + std::to_string(chunk->offset) +
                            ": expected an events or symbols chunk, found a second header",
@@ -143,10 +118,20 @@ class NativeReader final : public Reader {
       return;
     }
     cursor_ = cursor_for(*chunk, *payload);
-    if (chunk->type == static_cast<uint8_t>(ChunkType::Events)) {
+    if (rows || columns) {
       if ((error_ = decoder_->begin_chunk(cursor_))) {
         done_ = true;
         return;
+      }
+      if (rows) {
+        streams_.set_row(cursor_);
+      } else {
+        std::array<Cursor, kStreams> c;
+        if ((error_ = read_columns(cursor_, c))) {
+          done_ = true;
+          return;
+        }
+        streams_.set_columns(c);
       }
       in_ = ChunkType::Events;
     } else {
@@ -191,7 +176,8 @@ class NativeReader final : public Reader {
   uint64_t events_ = 0;
   bool done_ = false;
   ChunkType in_ = ChunkType::Header;
-  Cursor cursor_;
+  Cursor cursor_;    // the current chunk's payload
+  Streams streams_;  // its events' field streams
   std::vector<uint8_t> buffer_;  // the current chunk's inflated payload
   std::unique_ptr<EventDecoder> decoder_;
   std::unique_ptr<SymbolsDecoder> symbols_stream_;

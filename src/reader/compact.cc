@@ -1,0 +1,126 @@
+// compact_trace: the finaliser's rewrite of the recorder's raw trace. The
+// events are run through the real decoder with taps on its field streams
+// (streams.h), which splits every event's bytes into the column form.
+#include <algorithm>
+#include <string>
+
+#include "format/varint.h"
+#include "reader/chunk_io.h"
+#include "reader/event_decoder.h"
+#include "reader/header_decoder.h"
+#include "reader/streams.h"
+
+namespace memloupe::reader {
+namespace {
+
+using format::ChunkType;
+
+Cursor payload_cursor(const ChunkView& c, std::span<const uint8_t> payload) {
+  const bool packed = c.flags & format::kChunkZstd;
+  return Cursor(payload, packed ? c.offset : c.offset + format::kChunkHeaderSize, packed);
+}
+
+// Collects the streams of one output chunk.
+class ColumnChunk {
+ public:
+  ColumnChunk(std::vector<uint8_t>& out, int level) : out_(out), level_(level) {}
+
+  bool open() const { return open_; }
+  void start(uint64_t time_us, uint64_t id_base) {
+    time_us_ = time_us;
+    id_base_ = id_base;
+    open_ = true;
+  }
+  std::array<std::vector<uint8_t>, kStreams>& taps() { return taps_; }
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& t : taps_) n += t.size();
+    return n;
+  }
+  // Keeps only the first sizes[i] bytes of each stream (drops a half-read event).
+  void truncate(const std::array<size_t, kStreams>& sizes) {
+    for (size_t i = 0; i < kStreams; ++i) taps_[i].resize(sizes[i]);
+  }
+  void flush() {
+    if (open_ && size() != 0) {
+      std::vector<uint8_t> payload(16);
+      format::put_u64(payload.data(), time_us_);
+      format::put_u64(payload.data() + 8, id_base_);
+      write_columns(payload, taps_);
+      append_chunk_compressed(out_, ChunkType::EventsColumns, payload, level_);
+    }
+    for (auto& t : taps_) t.clear();
+    open_ = false;
+  }
+
+ private:
+  std::vector<uint8_t>& out_;
+  int level_;
+  std::array<std::vector<uint8_t>, kStreams> taps_;
+  uint64_t time_us_ = 0, id_base_ = 0;
+  bool open_ = false;
+};
+
+}  // namespace
+
+Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactOptions& opt) {
+  ChunkList list = scan_chunks(trace);
+  if (list.chunks.empty() || list.chunks[0].type != static_cast<uint8_t>(ChunkType::Header))
+    return list.error ? *list.error
+                      : Error{"at offset 16: expected a header chunk", format::kPrologueSize};
+  std::vector<uint8_t> buffer;  // the current input chunk's inflated payload
+  format::TraceInfo info;
+  auto header = chunk_payload(list.chunks[0], buffer);
+  if (!header) return header.error();
+  if (auto e = parse_header(payload_cursor(list.chunks[0], *header), info)) return *e;
+
+  Compacted out;
+  out.bytes.assign(trace.begin(), trace.begin() + format::kPrologueSize);
+  append_chunk_compressed(out.bytes, ChunkType::Header, *header, opt.zstd_level);
+  auto decoder = std::make_unique<EventDecoder>(info.mode);
+  ColumnChunk columns(out.bytes, opt.zstd_level);
+  Streams in;
+  in.set_taps(&columns.taps());
+  const size_t cap = std::min<size_t>(opt.max_events_payload, format::kMaxChunkRaw / 2);
+
+  for (size_t i = 1; i < list.chunks.size() && !out.damage; ++i) {
+    const ChunkView& c = list.chunks[i];
+    auto payload = chunk_payload(c, buffer);
+    if (!payload) {
+      out.damage = payload.error();
+      break;
+    }
+    const bool rows = c.type == static_cast<uint8_t>(ChunkType::Events);
+    if (!rows && c.type != static_cast<uint8_t>(ChunkType::EventsColumns)) {
+      columns.flush();
+      append_chunk_compressed(out.bytes, static_cast<ChunkType>(c.type), *payload, opt.zstd_level);
+      continue;
+    }
+    Cursor cur = payload_cursor(c, *payload);
+    std::array<Cursor, kStreams> cols;
+    if ((out.damage = decoder->begin_chunk(cur))) break;
+    if (rows) {
+      in.set_row(cur);
+    } else if ((out.damage = read_columns(cur, cols))) {
+      break;
+    } else {
+      in.set_columns(cols);
+    }
+    for (;;) {
+      if (!columns.open()) columns.start(decoder->time_us(), decoder->allocs());
+      std::array<size_t, kStreams> before;
+      for (size_t s = 0; s < kStreams; ++s) before[s] = columns.taps()[s].size();
+      if (!decoder->next(in, out.damage)) {
+        if (out.damage) columns.truncate(before);
+        break;
+      }
+      // Cut only between events: never between a realloc's Free and its Alloc.
+      if (columns.size() >= cap && !decoder->pending()) columns.flush();
+    }
+  }
+  columns.flush();
+  if (!out.damage) out.damage = list.error;  // where the chunk scan stopped, if it did
+  return out;
+}
+
+}  // namespace memloupe::reader

@@ -1,0 +1,93 @@
+// The field streams of an events chunk. The recorder writes each event's fields
+// one after another (row form: every stream is the same byte sequence); the
+// finaliser regroups them by kind into separate streams (column form, chunk type
+// EventsColumns), which zstd compresses far better because each stream is
+// homogeneous. The decoder reads every field through Streams, naming its
+// stream, so one decoder serves both forms — and, with taps attached, it is
+// also the transposer that builds the column form from the row form.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/wire.h"
+#include "reader/cursor.h"
+
+namespace memloupe::reader {
+
+using format::Stream;
+inline constexpr size_t kStreams = static_cast<size_t>(Stream::Count);
+
+class Streams {
+ public:
+  // Row form: every stream reads from `c`.
+  void set_row(const Cursor& c) {
+    cursors_[0] = c;
+    row_ = true;
+  }
+  // Column form: one cursor per stream.
+  void set_columns(const std::array<Cursor, kStreams>& c) {
+    cursors_ = c;
+    row_ = false;
+  }
+  // Split mode: every byte a field consumes is also appended to taps[stream].
+  void set_taps(std::array<std::vector<uint8_t>, kStreams>* taps) { taps_ = taps; }
+
+  Cursor& at(Stream s) { return cursors_[row_ ? 0 : static_cast<size_t>(s)]; }
+  bool at_end(Stream s) { return at(s).at_end(); }
+  // The first stream (in order) with bytes left, or Stream::Count if none.
+  Stream unfinished() {
+    for (size_t i = 0; i < kStreams; ++i)
+      if (!at(static_cast<Stream>(i)).at_end()) return static_cast<Stream>(i);
+    return Stream::Count;
+  }
+
+  bool u8(Stream s, uint8_t& v) { return tap(s, [&](Cursor& c) { return c.u8(v); }); }
+  bool u16(Stream s, uint16_t& v) { return tap(s, [&](Cursor& c) { return c.u16(v); }); }
+  bool varint(Stream s, uint64_t& v) { return tap(s, [&](Cursor& c) { return c.varint(v); }); }
+  template <class T>
+  bool varint_max(Stream s, T& v, uint64_t max) {
+    return tap(s, [&](Cursor& c) { return c.varint_max(v, max); });
+  }
+  bool bytes(Stream s, size_t n, std::span<const uint8_t>& out) {
+    return tap(s, [&](Cursor& c) { return c.bytes(n, out); });
+  }
+  bool string(Stream s, std::string_view& out, uint32_t max) {
+    return tap(s, [&](Cursor& c) { return c.string(out, max); });
+  }
+
+  Error expected(Stream s, std::string_view what) { return at(s).expected(what); }
+  Error expected_at(Stream s, size_t pos, std::string_view what) {
+    return at(s).expected_at(pos, what);
+  }
+  size_t pos(Stream s) { return at(s).pos(); }
+
+ private:
+  template <class F>
+  bool tap(Stream s, F read) {
+    Cursor& c = at(s);
+    const size_t before = c.pos();
+    if (!read(c)) return false;
+    if (taps_) {
+      auto& out = (*taps_)[static_cast<size_t>(s)];
+      out.insert(out.end(), c.data().begin() + static_cast<long>(before),
+                 c.data().begin() + static_cast<long>(c.pos()));
+    }
+    return true;
+  }
+
+  std::array<Cursor, kStreams> cursors_{};
+  bool row_ = true;
+  std::array<std::vector<uint8_t>, kStreams>* taps_ = nullptr;
+};
+
+// The column form's layout after the 16-byte prefix: u8 stream count (kStreams),
+// kStreams varint lengths, then the streams in order, which must fill the rest.
+std::optional<Error> read_columns(Cursor& c, std::array<Cursor, kStreams>& out);
+void write_columns(std::vector<uint8_t>& payload,
+                   const std::array<std::vector<uint8_t>, kStreams>& streams);
+
+}  // namespace memloupe::reader
