@@ -12,9 +12,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+#ifdef MEMLOUPE_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // Records `launcher_testprog sites` with the preload library driven by the
 // environment alone, as a user would without `memloupe run`.
 std::string record_raw(const TempDir& dir) {
+#ifdef MEMLOUPE_SANITIZED
+  // An ASan-instrumented preload library cannot be preloaded into ordinary
+  // programs; the callers skip.
+  (void)dir;
+  return {};
+#endif
   const Finished f = run_process({testprog_exe(), "sites"}, dir.path(), "",
                                  {.set = {{"LD_PRELOAD", preload_library()},
                                           {"MEMLOUPE_OUTPUT", dir / "raw.%p.trace"},
@@ -35,6 +47,7 @@ bool has_symbols(const std::string& path) {
 TEST(SymbolizeCommand, FinalisesInPlaceOnceUnlessForced) {
   TempDir dir;
   const std::string raw = record_raw(dir);
+  if (raw.empty() && kSanitized) GTEST_SKIP() << "needs a preload library without AddressSanitizer";
   ASSERT_FALSE(raw.empty());
   ASSERT_FALSE(has_symbols(raw));
 
@@ -55,6 +68,7 @@ TEST(SymbolizeCommand, FinalisesInPlaceOnceUnlessForced) {
 TEST(SymbolizeCommand, TruncatedTraceIsFinalisedAndReported) {
   TempDir dir;
   const std::string raw = record_raw(dir);
+  if (raw.empty() && kSanitized) GTEST_SKIP() << "needs a preload library without AddressSanitizer";
   ASSERT_FALSE(raw.empty());
   fs::resize_file(raw, fs::file_size(raw) - 7);
 
