@@ -19,23 +19,24 @@ namespace memloupe::recorder {
 namespace {
 constinit NoDestructor<Session> g_session_storage;
 }  // namespace
+namespace detail {
+constinit std::atomic<State> g_state{State::Uninit};
+constinit volatile uint8_t* g_alive_page = nullptr;
+constinit bool g_alive_wipes = false;
+}  // namespace detail
+using detail::g_alive_page;
+using detail::g_alive_wipes;
+using detail::g_state;
 constinit Session& g_session = g_session_storage.value;
 constinit SampleFilter g_filter;
 constinit ThreadRegistry g_threads;
 
 namespace {
 
-std::atomic<State> g_state{State::Uninit};
 constinit Config g_config;
 constinit SpinLock g_init_lock;
 std::atomic<uint32_t> g_next_thread_id{0};
 std::atomic<uint64_t> g_threads_seeded{0};
-
-// One page that a fork child sees zeroed (MADV_WIPEONFORK, Linux 4.14): it tells
-// "the process that owns the session" from any child, with one load. Where the
-// kernel lacks it, the pid is compared instead (a syscall, slow paths only).
-volatile uint8_t* g_alive_page = nullptr;
-bool g_alive_wipes = false;
 
 void init_alive_page() noexcept {
   if (g_alive_page == nullptr) {
@@ -104,14 +105,11 @@ void start_session() noexcept {
 
 }  // namespace
 
-State state() noexcept { return g_state.load(std::memory_order_acquire); }
 const Config& config() noexcept { return g_config; }
 
 uint64_t trace_now_ns() noexcept { return monotonic_ns() - g_session.start_mono_ns; }
 
-bool in_traced_process() noexcept {
-  if (g_alive_page == nullptr) return true;  // no session was ever started
-  if (g_alive_wipes) return *g_alive_page != 0;
+bool detail::pid_is_session_owner() noexcept {
   return static_cast<uint32_t>(::getpid()) == g_session.pid;
 }
 

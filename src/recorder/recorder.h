@@ -55,7 +55,18 @@ extern Session& g_session;
 extern constinit SampleFilter g_filter;
 extern constinit ThreadRegistry g_threads;
 
-State state() noexcept;
+// Read on every slow path (several times per call in --all mode), so inline.
+namespace detail {
+extern std::atomic<State> g_state;
+// One page that a fork child sees zeroed (MADV_WIPEONFORK, Linux 4.14): it tells
+// "the process that owns the session" from any child, with one load. Where the
+// kernel lacks it, the pid is compared instead (a syscall, slow paths only).
+extern volatile uint8_t* g_alive_page;
+extern bool g_alive_wipes;
+bool pid_is_session_owner() noexcept;
+}  // namespace detail
+
+inline State state() noexcept { return detail::g_state.load(std::memory_order_acquire); }
 const Config& config() noexcept;
 
 // Trace time: nanoseconds since the session started.
@@ -64,7 +75,11 @@ uint64_t trace_now_ns() noexcept;
 // False in a child created without our fork handler running (vfork, raw clone,
 // or fork before our constructor): such a child must not touch the shared
 // session, so every slow path passes through there.
-bool in_traced_process() noexcept;
+inline bool in_traced_process() noexcept {
+  if (detail::g_alive_page == nullptr) return true;  // no session was ever started
+  if (detail::g_alive_wipes) return *detail::g_alive_page != 0;
+  return detail::pid_is_session_owner();
+}
 
 // True when new allocations are sampled / when frees of recorded blocks are.
 inline bool sampling() noexcept { return state() == State::Recording && in_traced_process(); }
