@@ -64,12 +64,14 @@ std::vector<uint8_t> trace(Mode mode, unsigned allocs) {
   return sink.bytes;
 }
 
-std::vector<uint8_t> finalised(std::vector<uint8_t> raw) {
-  std::vector<uint8_t> out = reader::compact_trace(raw, {.zstd_level = 3})->bytes;
+// Column form; level 0 leaves the chunks uncompressed, so mutations reach the
+// column decoding instead of failing in zstd.
+std::vector<uint8_t> finalised(std::vector<uint8_t> raw, int level) {
+  std::vector<uint8_t> out = reader::compact_trace(raw, {.zstd_level = level})->bytes;
   SymbolsEncoder symbols;
   const SymbolFrame frames[] = {{"inlined_helper", "util.h", 12, 3}, {"main", "main.cc", 40, 7}};
   for (uint64_t a = 0x401000; a < 0x401400; a += 0x100) symbols.add(a, frames);
-  reader::append_symbols(out, symbols, 3);
+  reader::append_symbols(out, symbols, level);
   return out;
 }
 
@@ -90,8 +92,10 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   bool ok = write(dir + "/sampled_raw.mlt", trace(Mode::Sampled, 12)) &&
             write(dir + "/all_raw.mlt", trace(Mode::All, 30)) &&
-            write(dir + "/sampled_final.mlt", finalised(trace(Mode::Sampled, 12))) &&
-            write(dir + "/all_final.mlt", finalised(trace(Mode::All, 30)));
+            write(dir + "/sampled_final.mlt", finalised(trace(Mode::Sampled, 12), 3)) &&
+            write(dir + "/all_final.mlt", finalised(trace(Mode::All, 30), 3)) &&
+            write(dir + "/sampled_columns.mlt", finalised(trace(Mode::Sampled, 12), 0)) &&
+            write(dir + "/all_columns.mlt", finalised(trace(Mode::All, 30), 0));
   if (!ok) std::perror(dir.c_str());
   return ok ? 0 : 1;
 }

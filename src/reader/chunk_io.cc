@@ -123,6 +123,10 @@ Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
 
 void append_chunk_compressed(std::vector<uint8_t>& out, ChunkType type,
                              std::span<const uint8_t> payload, int level) {
+  if (level <= 0) {
+    format::append_chunk(out, type, payload);
+    return;
+  }
   std::vector<uint8_t> packed(ZSTD_compressBound(payload.size()));
   const size_t n =
       ZSTD_compress(packed.data(), packed.size(), payload.data(), payload.size(), level);

@@ -44,12 +44,13 @@ ChunkList scan_chunks(std::span<const uint8_t> file);
 Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
                                                  std::vector<uint8_t>& buffer);
 
-// Appends a chunk holding `payload`, zstd-compressed at `level` when that is smaller.
+// Appends a chunk holding `payload`, zstd-compressed at `level` when that is
+// smaller; level <= 0 stores it uncompressed.
 void append_chunk_compressed(std::vector<uint8_t>& out, format::ChunkType type,
                              std::span<const uint8_t> payload, int level);
 
 struct CompactOptions {
-  int zstd_level = 12;
+  int zstd_level = 12;  // <= 0: no compression (column form only)
   uint32_t max_events_payload = 4u << 20;  // events chunks are merged up to this raw size
 };
 struct Compacted {

@@ -19,7 +19,8 @@ struct Trace {
   std::vector<size_t> chunk_ends;  // offsets where a chunk ends (clean cut points), header first
 };
 
-Trace small_trace(format::Mode mode, bool compress) {
+// level < 0: as recorded (row form); 0: finalised, column form uncompressed; > 0: zstd.
+Trace small_trace(format::Mode mode, int level) {
   testing::Stream s = testing::make_stream(
       3, {.mode = mode, .events = 40, .max_depth = 12, .flush_often = true});
   Trace t{std::move(s.bytes), std::move(s.expected), {}};
@@ -29,7 +30,7 @@ Trace small_trace(format::Mode mode, bool compress) {
   symbols.add(0x1010, std::span(frames).first(1));
   std::vector<uint8_t> sym_chunks;
   symbols.finish(sym_chunks);
-  if (compress) t.bytes = compact_trace(t.bytes, {.zstd_level = 3})->bytes;
+  if (level >= 0) t.bytes = compact_trace(t.bytes, {.zstd_level = level})->bytes;
   t.bytes.insert(t.bytes.end(), sym_chunks.begin(), sym_chunks.end());
   t.chunk_ends.clear();
   for (const ChunkView& v : scan_chunks(t.bytes).chunks)
@@ -49,7 +50,7 @@ void expect_prefix_or_error(const std::vector<std::string>& got, const std::stri
   }
 }
 
-class Corruption : public ::testing::TestWithParam<std::pair<format::Mode, bool>> {};
+class Corruption : public ::testing::TestWithParam<std::pair<format::Mode, int>> {};
 
 TEST_P(Corruption, EverySingleByteFlip) {
   const Trace t = small_trace(GetParam().first, GetParam().second);
@@ -92,9 +93,11 @@ TEST_P(Corruption, EveryTruncationPoint) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Corruption,
-                         ::testing::Values(std::pair{format::Mode::Sampled, false},
-                                           std::pair{format::Mode::All, false},
-                                           std::pair{format::Mode::All, true}));
+                         ::testing::Values(std::pair{format::Mode::Sampled, -1},
+                                           std::pair{format::Mode::All, -1},
+                                           std::pair{format::Mode::Sampled, 0},
+                                           std::pair{format::Mode::All, 0},
+                                           std::pair{format::Mode::All, 3}));
 
 }  // namespace
 }  // namespace memloupe::reader
