@@ -8,6 +8,8 @@
 //   launcher_testprog fork             fork a child that allocates at the sites, wait for it
 //   launcher_testprog env NAME...      print NAME=value (or NAME unset) for each, on stdout
 //   launcher_testprog exec             allocate at the sites, then exec itself with "sites"
+//   launcher_testprog count-sigint FILE  create FILE, wait for SIGINT, exit with the number
+//                                      of SIGINTs received in the next 300 ms
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,6 +24,8 @@
 
 namespace {
 
+volatile sig_atomic_t g_sigints = 0;
+
 // Sizes the end-to-end tests look for in the trace.
 constexpr std::size_t kWidgets = 1000;  // build_widgets: 16000 bytes
 constexpr std::size_t kCBytes = 777;    // c_allocate
@@ -35,7 +39,7 @@ void allocate_at_sites() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: launcher_testprog sites|exit N|raise SIG|wait FILE|cat|fork|exec|env NAME...\n");
+  std::fprintf(stderr, "usage: launcher_testprog sites|exit N|raise SIG|wait FILE|cat|fork|exec|count-sigint FILE|env NAME...\n");
   return 2;
 }
 
@@ -85,6 +89,17 @@ int main(int argc, char** argv) {
     waitpid(pid, &status, 0);
     allocate_at_sites();
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  if (mode == "count-sigint" && argc == 3) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { g_sigints = g_sigints + 1; };
+    sigaction(SIGINT, &sa, nullptr);
+    const int fd = open(argv[2], O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) return 100;
+    close(fd);
+    while (g_sigints == 0) pause();
+    usleep(300'000);
+    return g_sigints;
   }
   if (mode == "exec") {
     allocate_at_sites();
