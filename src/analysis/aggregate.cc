@@ -1,8 +1,16 @@
-// Pass 2: the Query applied to every allocation (see model.h).
+// The Query applied to every allocation (see model.h), in either of two ways.
 //
-// A block's fate is only known when it ends (its lifetime, whether it was live
-// in the window), so each block waits in a LiveTable until its Free, or the end
-// of the trace, and is then "settled": tested against the filter and counted.
+// Pass 2 (after an Overview): a block's fate is only known when it ends (its
+// lifetime, whether it was live in the window), so each block waits in a
+// LiveTable until its Free, or the end of the trace, and is then "settled":
+// tested against the filter and counted. The Overview names the allocation at
+// which the heap peaked, which decides "live at the peak" per block.
+//
+// One pass (driving an OverviewBuilder): the filter is decided at allocation,
+// so blocks are counted as allocated at once and the rest at their free; the
+// peak comes from PeakTrackers (below). The table of live blocks holds every
+// block, those the filter drops too (marked kDropped), because the overview's
+// heap needs their sizes when they are freed.
 #include <algorithm>
 
 #include "analysis/event_time.h"
@@ -15,6 +23,7 @@ namespace memloupe::analysis {
 namespace {
 
 constexpr uint32_t kMaxThreads = 1u << 20;
+constexpr uint32_t kDropped = ~uint32_t{0};  // Block::stack of a block the filter dropped
 
 struct Block {
   uint64_t time = 0;
@@ -54,6 +63,24 @@ void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesB
   (*it).*field += c;
 }
 
+// One site's (or thread's) live blocks, and what they were when the heap last
+// reached a new maximum. `epoch` is the number of new maxima seen when the
+// copy was taken: the copy is taken on the first change after a new maximum,
+// and a tracker not changed since the latest one still holds its value then.
+struct PeakTracker {
+  Count live;
+  Count at_peak;
+  uint64_t epoch = 0;
+
+  void sync(uint64_t maxima) {
+    if (epoch != maxima) {
+      at_peak = live;
+      epoch = maxima;
+    }
+  }
+  const Count& peak(uint64_t maxima) const { return epoch == maxima ? at_peak : live; }
+};
+
 }  // namespace
 
 size_t LifetimeHistogram::bucket_of(uint64_t lifetime_ns) {
@@ -61,31 +88,35 @@ size_t LifetimeHistogram::bucket_of(uint64_t lifetime_ns) {
 }
 
 struct AggregateBuilder::Impl {
-  const Overview& overview;
+  // Pass 2: the finished Overview; one pass: the OverviewBuilder this one drives.
+  const Overview* overview = nullptr;
+  OverviewBuilder* alongside = nullptr;
   const reader::SymbolTable& symbols;
   Aggregate a;
   MonotoneClock clock;
   StackTable stack_table;
-  std::vector<StackStats> stacks;  // by StackTable id
-  std::vector<uint8_t> stack_kept;  // by StackTable id: passes --focus
+  std::vector<StackStats> stacks;    // by StackTable id
+  std::vector<uint8_t> stack_kept;   // by StackTable id: passes --focus
   std::vector<Metrics> threads;
+  // One pass only, by StackTable id / thread id.
+  std::vector<PeakTracker> stack_peaks, thread_peaks;
   LiveTable<Block> live;
   bool peak_passed = false;
 
-  Impl(const Overview& o, const reader::SymbolTable& s, const Query& q) : overview(o), symbols(s) {
+  Impl(const reader::SymbolTable& s, const Query& q, const format::TraceInfo& info) : symbols(s) {
     a.query = q;
-    a.estimator = o.estimator;
-    if (q.series_buckets > 0) {
-      a.series_buckets = q.series_buckets;
-      a.series_bucket_ns = std::max<uint64_t>(1, o.duration_ns / q.series_buckets + 1);
-    }
+    a.estimator = Estimator(info);
+  }
+
+  const std::vector<ModuleInfo>& modules() const {
+    return overview ? overview->modules : alongside->modules_so_far();
   }
 
   bool stack_passes_focus(std::span<const uint64_t> frames) const {
     const Filter& f = a.query.filter;
     if (f.focus.empty()) return true;
     return std::any_of(frames.begin(), frames.end(), [&](uint64_t address) {
-      return address_matches(address, symbols, overview.modules, f.focus);
+      return address_matches(address, symbols, modules(), f.focus);
     });
   }
 
@@ -93,37 +124,95 @@ struct AggregateBuilder::Impl {
     return static_cast<uint32_t>(std::min<uint64_t>(a.series_buckets - 1, t / a.series_bucket_ns));
   }
 
-  void on_alloc(uint64_t t, const format::Alloc& e) {
-    if (overview.peak.alloc && *overview.peak.alloc == e.id) peak_passed = true;
+  Metrics* thread_metrics(uint32_t thread) {
+    if (thread >= kMaxThreads) return nullptr;
+    if (threads.size() <= thread) {
+      threads.resize(thread + 1);
+      if (alongside) thread_peaks.resize(thread + 1);
+    }
+    return &threads[thread];
+  }
+
+  // Adds `c` to the masked metrics of the block's stack and thread (the totals
+  // are the sum over stacks, made at the end).
+  void count(const Block& b, unsigned mask, const Count& c) {
+    add_masked(stacks[b.stack].metrics, mask, c);
+    if (Metrics* t = thread_metrics(b.thread)) add_masked(*t, mask, c);
+  }
+
+  // One pass: the block's stack and thread gain (or lose) a live block.
+  void track(const Block& b, const Count& c, bool gained) {
+    const uint64_t maxima = alongside->new_maxima();
+    PeakTracker* trackers[] = {&stack_peaks[b.stack],
+                               b.thread < thread_peaks.size() ? &thread_peaks[b.thread] : nullptr};
+    for (PeakTracker* p : trackers) {
+      if (p == nullptr) continue;
+      p->sync(maxima);
+      if (gained) {
+        p->live += c;
+      } else {
+        p->live -= c;
+      }
+    }
+  }
+
+  // Whether the filter keeps a block at allocation, and its stack's id if so.
+  std::optional<uint32_t> select(uint64_t t, const format::Alloc& e) {
     const Filter& f = a.query.filter;
     const bool too_late = f.window && f.test != WindowTest::Freed && t > f.window->end_ns;
     if ((f.thread && *f.thread != e.thread) || e.size < f.min_size || e.size > f.max_size || too_late) {
-      ++a.rejected_blocks;
-      return;
+      return std::nullopt;
     }
     auto [stack, is_new] = stack_table.intern(e.backtrace);
     if (is_new) {
       stacks.emplace_back();
       stack_kept.push_back(stack_passes_focus(e.backtrace) ? 1 : 0);
+      if (alongside) stack_peaks.emplace_back();
     }
-    if (!stack_kept[stack]) {
-      ++a.rejected_blocks;
+    if (!stack_kept[stack]) return std::nullopt;
+    return stack;
+  }
+
+  void on_alloc(uint64_t t, const format::Alloc& e) {
+    if (overview && overview->peak.alloc && *overview->peak.alloc == e.id) peak_passed = true;
+    const std::optional<uint32_t> stack = select(t, e);
+    if (!stack) ++a.rejected_blocks;
+    if (!alongside) {
+      if (stack) live.insert(e.id.value, Block{t, e.size, *stack, e.thread.value, e.n_samples});
       return;
     }
-    live.insert(e.id.value, Block{t, e.size, stack, e.thread.value, e.n_samples});
+    const Block b{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples};
+    live.insert(e.id.value, b);
+    const Count c = a.estimator.block(b.size, b.n_samples);
+    if (stack) {
+      count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
+      track(b, c, true);
+      if (a.series_buckets > 0) add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+    }
+    alongside->add_alloc(e, c);  // after track(): a new maximum must follow this block's count
   }
 
   void on_free(uint64_t t, const format::Free& e) {
     Block b;
-    if (live.take(e.id.value, b)) {
-      const bool at_peak = overview.peak.alloc && e.id.value <= overview.peak.alloc->value && peak_passed;
-      settle(b, t, true, e.thread.value, at_peak);
+    const bool known = live.take(e.id.value, b);
+    if (alongside) {
+      if (!known) return alongside->add_free(e, nullptr);
+      const Count c = a.estimator.block(b.size, b.n_samples);
+      if (b.stack != kDropped) {
+        track(b, c, false);
+        end_of(b, c, t, true, e.thread.value, 0);
+      }
+      return alongside->add_free(e, &c);
     }
+    if (!known) return;
+    const bool at_peak = overview->peak.alloc && e.id.value <= overview->peak.alloc->value && peak_passed;
+    settle(b, t, true, e.thread.value, at_peak);
   }
 
+  // Pass 2: the block's whole story is known; count it if the filter keeps it.
   void settle(const Block& b, uint64_t free_t, bool freed, uint32_t free_thread, bool at_peak) {
     const Filter& f = a.query.filter;
-    const uint64_t end = freed ? free_t : std::max(overview.duration_ns, b.time);
+    const uint64_t end = freed ? free_t : std::max(overview->duration_ns, b.time);
     const uint64_t lifetime = end - b.time;
     const uint64_t free_or_never = freed ? free_t : kForever;
     if (lifetime < f.min_lifetime_ns || lifetime > f.max_lifetime_ns ||
@@ -133,35 +222,72 @@ struct AggregateBuilder::Impl {
     }
     const Count c = a.estimator.block(b.size, b.n_samples);
     unsigned mask = bit(Metric::Allocated);
-    if (freed) mask |= bit(Metric::Freed);
-    if (!freed) mask |= bit(Metric::Leaked);
-    if (live_in(a.query.live_window, b.time, free_or_never)) mask |= bit(Metric::Live);
+    if (a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never)) mask |= bit(Metric::Live);
     if (at_peak) mask |= bit(Metric::Peak);
-    if (freed && free_thread == b.thread && lifetime <= a.query.temporary_ns) mask |= bit(Metric::Temporary);
+    count(b, mask, c);
+    if (a.series_buckets > 0) add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+    end_of(b, c, free_t, freed, free_thread, end);
+  }
 
-    StackStats& s = stacks[b.stack];
-    add_masked(s.metrics, mask, c);
-    add_masked(a.totals, mask, c);
-    if (b.thread < kMaxThreads) {
-      if (threads.size() <= b.thread) threads.resize(b.thread + 1);
-      add_masked(threads[b.thread], mask, c);
-    }
+  // What a block's end adds (both modes): freed or leaked, temporary, its lifetime.
+  void end_of(const Block& b, const Count& c, uint64_t free_t, bool freed, uint32_t free_thread, uint64_t end) {
+    const uint64_t lifetime = (freed ? free_t : end) - b.time;
+    unsigned mask = freed ? bit(Metric::Freed) : bit(Metric::Leaked);
+    if (freed && free_thread == b.thread && lifetime <= a.query.temporary_ns) mask |= bit(Metric::Temporary);
+    count(b, mask, c);
     if (freed) {
       a.lifetimes.freed[LifetimeHistogram::bucket_of(lifetime)] += c;
     } else {
       a.lifetimes.never_freed += c;
     }
     if (a.series_buckets > 0) {
-      add_series(s.series, series_index(b.time), &SeriesBucket::allocated, c);
-      if (freed) add_series(s.series, series_index(free_t), &SeriesBucket::freed, c);
-      if (!freed) add_series(s.series, series_index(b.time), &SeriesBucket::leaked, c);
+      std::vector<SeriesBucket>& series = stacks[b.stack].series;
+      if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c);
+      if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c);
     }
+  }
+
+  void finish_blocks() {
+    if (alongside) {
+      const uint64_t end = alongside->last_time();
+      live.for_each([&](uint64_t, const Block& b) {
+        if (b.stack != kDropped) {
+          end_of(b, a.estimator.block(b.size, b.n_samples), 0, false, b.thread, std::max(end, b.time));
+        }
+      });
+      const uint64_t maxima = alongside->new_maxima();
+      for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_peaks[i].peak(maxima);
+      for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_peaks[i].peak(maxima);
+    } else {
+      const std::optional<format::AllocId> peak = overview->peak.alloc;
+      live.for_each([&](uint64_t id, const Block& b) { settle(b, 0, false, b.thread, peak && id <= peak->value); });
+    }
+    // Without a time selection, "live" is live at the peak.
+    if (!a.query.live_window) {
+      for (StackStats& s : stacks) s.metrics[Metric::Live] = s.metrics[Metric::Peak];
+      for (Metrics& t : threads) t[Metric::Live] = t[Metric::Peak];
+    }
+    for (const StackStats& s : stacks) a.totals += s.metrics;
   }
 };
 
 AggregateBuilder::AggregateBuilder(const Overview& overview, const reader::SymbolTable& symbols,
                                    const Query& query)
-    : impl_(std::make_unique<Impl>(overview, symbols, query)) {}
+    : impl_(std::make_unique<Impl>(symbols, query, overview.info)) {
+  impl_->overview = &overview;
+  Aggregate& a = impl_->a;
+  if (query.series_buckets > 0) {
+    a.series_buckets = query.series_buckets;
+    a.series_bucket_ns = std::max<uint64_t>(1, overview.duration_ns / query.series_buckets + 1);
+  }
+}
+
+AggregateBuilder::AggregateBuilder(OverviewBuilder& alongside, const format::TraceInfo& info,
+                                   const reader::SymbolTable& symbols, const Query& query)
+    : impl_(std::make_unique<Impl>(symbols, query, info)) {
+  impl_->alongside = &alongside;
+}
+
 AggregateBuilder::~AggregateBuilder() = default;
 AggregateBuilder::AggregateBuilder(AggregateBuilder&&) noexcept = default;
 
@@ -171,17 +297,15 @@ void AggregateBuilder::add(const format::Event& event) {
     s.on_alloc(s.clock(alloc->time_ns), *alloc);
   } else if (const auto* free = std::get_if<format::Free>(&event)) {
     s.on_free(s.clock(free->time_ns), *free);
-  } else if (auto t = event_time(event)) {
-    s.clock(*t);
+  } else {
+    if (auto t = event_time(event)) s.clock(*t);
+    if (s.alongside) s.alongside->add(event);
   }
 }
 
 Aggregate AggregateBuilder::finish() && {
   Impl& s = *impl_;
-  const std::optional<format::AllocId> peak = s.overview.peak.alloc;
-  s.live.for_each([&](uint64_t id, const Block& b) {
-    s.settle(b, 0, false, b.thread, peak && id <= peak->value);
-  });
+  s.finish_blocks();
   // Keep the stacks that selected something, with their frames, densely numbered.
   Aggregate& a = s.a;
   for (uint32_t id = 0; id < s.stacks.size(); ++id) {

@@ -1,12 +1,22 @@
 // LiveTable: the blocks currently live, keyed by AllocId.
 //
-// An open-addressing hash table with linear probing and backward-shift deletion
-// (no tombstones, so a long trace of alloc/free pairs never degrades it). Its size
-// follows the number of live blocks, not the number of events: it grows at 3/4
-// load and halves when under 1/16 full. AllocIds are dense integers, so a
-// Fibonacci multiplicative hash spreads them well.
+// AllocIds are handed out in order (the Nth allocation of the trace has id N)
+// and most blocks die young, so the table has two parts:
 //
-//   slots_:  [ key | value ] [ empty ] [ key | value ] ...   key == kEmpty marks a hole
+//   window_  a ring of kWindow slots for the ids [base_, base_ + kWindow): slot
+//            id % kWindow. New blocks land here; a short-lived block is freed
+//            from a slot that is still in cache.
+//   old_     an open-addressing hash table (IdHashTable) for the survivors: when
+//            a new id pushes the window forward, the live blocks it leaves
+//            behind move here.
+//
+// Measured on the 4-million-call alloc_mt trace (18k blocks live at most): a
+// hash table alone took 23 ns per insert or take, nearly all of it cache misses;
+// with the window, 6 ns (windows of 1Ki/4Ki/16Ki/64Ki ids: 14/10/6/6 ns). Memory
+// follows the live blocks: kWindow slots plus the survivors.
+//
+// Ids that arrive out of order (a hand-made trace) are still correct: an id
+// behind the window goes straight to old_.
 #pragma once
 
 #include <cstddef>
@@ -16,10 +26,16 @@
 
 namespace memloupe::analysis {
 
+// Open addressing with linear probing and backward-shift deletion (no
+// tombstones, so a long trace of alloc/free pairs never degrades it). It grows
+// at 3/4 load and halves when under 1/16 full. A Fibonacci multiplicative hash
+// spreads the dense ids.
+//
+//   slots_:  [ key | value ] [ empty ] [ key | value ] ...   key == kEmpty marks a hole
 template <class Value>
-class LiveTable {
+class IdHashTable {
  public:
-  LiveTable() { rehash(kMinCapacity); }
+  IdHashTable() { rehash(kMinCapacity); }
 
   size_t size() const { return size_; }
 
@@ -90,6 +106,72 @@ class LiveTable {
   size_t mask_ = 0;
   unsigned shift_ = 64;
   size_t size_ = 0;
+};
+
+template <class Value>
+class LiveTable {
+ public:
+  static constexpr size_t kWindow = 16384;  // 640 KiB of slots for a 32-byte value
+
+  LiveTable() : window_(kWindow, {kEmpty, Value{}}) {}
+
+  size_t size() const { return in_window_ + old_.size(); }
+
+  // Inserts or overwrites.
+  void insert(uint64_t key, const Value& value) {
+    if (key >= base_ + kWindow) advance(key - kWindow + 1);
+    if (key < base_) return old_.insert(key, value);
+    auto& slot = window_[key % kWindow];
+    if (slot.first == kEmpty) ++in_window_;
+    slot = {key, value};
+  }
+
+  Value* find(uint64_t key) {
+    if (key < base_) return old_.find(key);
+    auto& slot = window_[key % kWindow];
+    return slot.first == key ? &slot.second : nullptr;
+  }
+
+  // Removes `key` and returns its value through `out`; false if absent.
+  bool take(uint64_t key, Value& out) {
+    if (key < base_) return old_.take(key, out);
+    auto& slot = window_[key % kWindow];
+    if (slot.first != key) return false;
+    out = slot.second;
+    slot.first = kEmpty;
+    --in_window_;
+    return true;
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [key, value] : window_) {
+      if (key != kEmpty) f(key, value);
+    }
+    old_.for_each(f);
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+
+  // Moves the window to start at `base`, sending the live blocks it leaves to old_.
+  void advance(uint64_t base) {
+    const uint64_t stop = std::min(base, base_ + kWindow);  // each slot is visited at most once
+    for (uint64_t id = base_; id < stop; ++id) {
+      auto& slot = window_[id % kWindow];
+      if (slot.first == id) {
+        old_.insert(id, slot.second);
+        slot.first = kEmpty;
+        --in_window_;
+      }
+    }
+    base_ = base;
+  }
+
+  std::vector<std::pair<uint64_t, Value>> window_;
+  uint64_t base_ = 0;
+  size_t in_window_ = 0;
+  IdHashTable<Value> old_;
 };
 
 }  // namespace memloupe::analysis

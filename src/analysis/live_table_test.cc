@@ -48,6 +48,34 @@ TEST(LiveTable, BehavesLikeAMap) {
   }
 }
 
+// Keys that share home slots (multiples of every power-of-two capacity apart):
+// long Robin Hood runs, swaps on insertion, shifts on deletion.
+TEST(LiveTable, CollidingKeysBehaveLikeAMap) {
+  LiveTable<uint64_t> table;
+  std::unordered_map<uint64_t, uint64_t> reference;
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 100'000; ++round) {
+    const uint64_t key = (rng() % 64) << 20 | (rng() % 8);
+    if (rng() % 2) {
+      table.insert(key, round);
+      reference[key] = round;
+    } else {
+      uint64_t out = 0;
+      const bool took = table.take(key, out);
+      ASSERT_EQ(took, reference.count(key) == 1);
+      if (took) {
+        EXPECT_EQ(out, reference[key]);
+        reference.erase(key);
+      }
+    }
+    ASSERT_EQ(table.size(), reference.size());
+  }
+  for (const auto& [key, value] : reference) {
+    ASSERT_NE(table.find(key), nullptr);
+    EXPECT_EQ(*table.find(key), value);
+  }
+}
+
 TEST(LiveTable, InsertOverwrites) {
   LiveTable<int> table;
   table.insert(5, 1);

@@ -1,5 +1,5 @@
-// The analysis model: everything the views need, built from a trace in two
-// streaming passes (see docs/ANALYSIS.md, "Two passes").
+// The analysis model: everything the views need, built from a trace in one or
+// two streaming passes (see docs/ANALYSIS.md, "How the model is built").
 //
 //   pass 1  OverviewBuilder   filter-independent facts: info, threads, modules,
 //                             exact call totals, the estimated heap over time
@@ -45,7 +45,7 @@ using FrameId = format::StrongId<struct FrameTag, uint32_t>;
 enum class Metric : uint8_t {
   Allocated,  // all selected blocks
   Freed,      // ... freed before the end of the trace
-  Live,       // ... live in Query::live_window (live at T; default the peak instant)
+  Live,       // ... live in Query::live_window (live at T); without one, the same as Peak
   Peak,       // ... live when the whole heap peaked (Overview::peak)
   Leaked,     // ... never freed (live at the end)
   Temporary,  // ... freed by their own thread within Query::temporary_ns
@@ -153,6 +153,16 @@ class OverviewBuilder {
   // `error` is the reader's error (damage), if any.
   Overview finish(std::optional<Error> error = {}) &&;
 
+  // For an AggregateBuilder driving this builder in one pass: it keeps the live
+  // blocks itself and hands over each Alloc / Free with the block's Count
+  // (nullptr: a free of an unknown block), instead of add().
+  void add_alloc(const format::Alloc& alloc, const Count& count);
+  void add_free(const format::Free& free, const Count* count);
+  // While streaming:
+  uint64_t new_maxima() const;  // times the live heap has reached a new maximum so far
+  uint64_t last_time() const;   // the latest event time so far (clamped)
+  const std::vector<ModuleInfo>& modules_so_far() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -209,12 +219,25 @@ struct Aggregate {
   }
 };
 
+// Two ways to run it:
+//  - pass 2, after an Overview: knows the peak's allocation, so "live at the
+//    peak" is decided per block; any Query.
+//  - in one pass, driving an OverviewBuilder: add() passes each event on to it
+//    (after its own work), so one table of live blocks serves both. Each site
+//    keeps its live count and, lazily, a copy of it as it was at the latest new
+//    maximum of the heap (a site's count is copied the first time it changes
+//    after a new maximum; untouched since, it still holds that value), so the
+//    peak costs O(1) per event. Only for queries whose filter is decided when a
+//    block is allocated: !needs_first_pass(args).
 class AggregateBuilder {
  public:
   // `overview` (pass 1) and `symbols` (read while streaming, for --focus) must
   // outlive the builder.
   AggregateBuilder(const Overview& overview, const reader::SymbolTable& symbols,
                    const Query& query);
+  // One pass: add() feeds `overview` too; finish this builder before it.
+  AggregateBuilder(OverviewBuilder& overview, const format::TraceInfo& info,
+                   const reader::SymbolTable& symbols, const Query& query);
   ~AggregateBuilder();
   AggregateBuilder(AggregateBuilder&&) noexcept;
   void add(const format::Event& event);
@@ -287,14 +310,19 @@ struct Model {
 // Called with the fraction done (0..1, over both passes) every few thousand events.
 using Progress = std::function<void(double fraction)>;
 
-// Opens the trace twice (pass 1, then pass 2 with the query resolved against pass
+// Reads the trace once when !needs_first_pass(args) (overview and aggregate side
+// by side), else twice (pass 1, then pass 2 with the query resolved against pass
 // 1). Errors: the file cannot be opened/is not a trace, or bad arguments. Damage in
 // the middle of the trace is not an error: Overview::error says where reading stopped.
 Expected<Model> analyze_file(const std::string& path, const QueryArgs& args,
                              const Progress& progress = {});
 
-// The same two passes over events held in memory (tests, hand-built traces).
+// The same over events held in memory (tests, hand-built traces). Passes::Two
+// forces the two-pass method even where one pass would do, so tests can check
+// that both give the same model.
+enum class Passes : uint8_t { Fewest, Two };
 Expected<Model> analyze_events(const format::TraceInfo& info, const reader::SymbolTable& symbols,
-                               std::span<const format::Event> events, const QueryArgs& args);
+                               std::span<const format::Event> events, const QueryArgs& args,
+                               Passes passes = Passes::Fewest);
 
 }  // namespace memloupe::analysis

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include <random>
+
 #include "analysis/test_script.h"
 
 namespace memloupe::analysis {
@@ -90,8 +92,8 @@ TEST_F(ModelTest, MetricsPerSite) {
   EXPECT_EQ(bytes(m, load, Metric::Leaked), 300);
   EXPECT_EQ(bytes(m, unknown, Metric::Temporary), 0);  // freed by another thread
   EXPECT_EQ(bytes(m, unknown, Metric::Peak), 5000);
-  // The Live metric defaults to the peak instant, by time: a1 (freed at 50) is not live at 50.
-  EXPECT_EQ(total(m, Metric::Live), 5200);
+  // Without a time selection, Live is the Peak metric.
+  EXPECT_EQ(total(m, Metric::Live), 6200);
   EXPECT_EQ(total(m, Metric::Peak), 6200);
   EXPECT_EQ(total(m, Metric::Temporary), 1300);
   // Totals up the tree.
@@ -203,6 +205,81 @@ TEST_F(ModelTest, GroupingByLineAndAddress) {
   const Node* leaf = find(a, {"main", "run", "std::vector<int>::push_back"});
   ASSERT_NE(leaf, nullptr);
   EXPECT_EQ(a.tree.frame(leaf->frame).key, "0xa1");
+}
+
+void expect_same_counts(const Count& a, const Count& b, const std::string& what) {
+  EXPECT_EQ(a.blocks, b.blocks) << what;
+  EXPECT_EQ(a.samples, b.samples) << what;
+  EXPECT_EQ(a.bytes, b.bytes) << what;
+  EXPECT_NEAR(a.objects, b.objects, 1e-6 * (1 + a.objects)) << what;
+}
+
+void expect_same_metrics(const Metrics& a, const Metrics& b, const std::string& what) {
+  for (size_t i = 0; i < kMetricCount; ++i) {
+    expect_same_counts(a.counts[i], b.counts[i], what + " " + std::string(metric_name(static_cast<Metric>(i))));
+  }
+}
+
+// One pass (lazy per-site copies at each new maximum) and two passes (the peak's
+// allocation decides per block) must agree on every count.
+void expect_one_pass_equals_two(const Script& s, const QueryArgs& args) {
+  const Model one = s.run(args, Passes::Fewest), two = s.run(args, Passes::Two);
+  ASSERT_EQ(one.aggregate.stacks.size(), two.aggregate.stacks.size());
+  for (size_t i = 0; i < one.aggregate.stacks.size(); ++i) {
+    const auto fa = one.aggregate.frames(StackId{static_cast<uint32_t>(i)});
+    const auto fb = two.aggregate.frames(StackId{static_cast<uint32_t>(i)});
+    ASSERT_TRUE(std::equal(fa.begin(), fa.end(), fb.begin(), fb.end()));
+    expect_same_metrics(one.aggregate.stacks[i].metrics, two.aggregate.stacks[i].metrics, "stack " + std::to_string(i));
+  }
+  ASSERT_EQ(one.aggregate.threads.size(), two.aggregate.threads.size());
+  for (size_t i = 0; i < one.aggregate.threads.size(); ++i) {
+    expect_same_metrics(one.aggregate.threads[i].metrics, two.aggregate.threads[i].metrics, "thread");
+  }
+  expect_same_metrics(one.aggregate.totals, two.aggregate.totals, "totals");
+  EXPECT_EQ(one.aggregate.rejected_blocks, two.aggregate.rejected_blocks);
+  for (size_t i = 0; i < LifetimeHistogram::kBuckets; ++i) {
+    expect_same_counts(one.aggregate.lifetimes.freed[i], two.aggregate.lifetimes.freed[i], "lifetime");
+  }
+  EXPECT_EQ(one.overview.peak.time_ns, two.overview.peak.time_ns);
+  EXPECT_EQ(one.tree.node_count(), two.tree.node_count());
+}
+
+TEST_F(ModelTest, OnePassEqualsTwoPasses) {
+  expect_one_pass_equals_two(s, {});
+  QueryArgs thread;
+  thread.thread = 1;
+  expect_one_pass_equals_two(s, thread);
+}
+
+TEST(Model, OnePassEqualsTwoPassesOnARandomTrace) {
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    Script s(mode, 4096);
+    std::mt19937_64 rng(11);
+    std::vector<std::pair<format::AllocId, uint32_t>> live;
+    uint64_t t = 0;
+    for (int i = 0; i < 20000; ++i) {
+      t += rng() % 3;  // many events share a timestamp
+      const uint32_t thread = static_cast<uint32_t>(rng() % 4);
+      // Grow for a while, then shrink, then grow again: several new maxima.
+      const bool grow = (i / 3000) % 2 == 0 ? rng() % 3 != 0 : rng() % 3 == 0;
+      if (grow || live.empty()) {
+        const uint64_t size = 8 + rng() % 5000;
+        const std::vector<uint64_t> stack = {0x100 + rng() % 7, 0x200 + rng() % 3, 0x300};
+        live.emplace_back(s.alloc(t, size, stack, thread, 1 + static_cast<uint32_t>(size / 4096)), thread);
+      } else {
+        const size_t k = rng() % live.size();
+        s.free(live[k].first, t, rng() % 2 ? live[k].second : thread);
+        live[k] = live.back();
+        live.pop_back();
+      }
+    }
+    s.end(t + 10);
+    expect_one_pass_equals_two(s, {});
+    QueryArgs filtered;
+    filtered.min_size = "1000";
+    filtered.thread = 2;
+    expect_one_pass_equals_two(s, filtered);
+  }
 }
 
 TEST(Model, SampledCountsScale) {

@@ -38,6 +38,7 @@ struct OverviewBuilder::Impl {
   LiveTable<LiveBlock> live_blocks;
   Count live;
   double peak_bytes = -1;
+  uint64_t new_maxima = 0;
   TimelineBuilder heap;
   RssBuilder rss;
 
@@ -50,29 +51,38 @@ struct OverviewBuilder::Impl {
   }
 
   void on(uint64_t t, const format::Alloc& a) {
+    const Count c = o.estimator.block(a.size, a.n_samples);
+    live_blocks.insert(a.id.value, LiveBlock{a.size, a.n_samples});
+    counted_alloc(t, a, c);
+  }
+  void on(uint64_t t, const format::Free& f) {
+    LiveBlock b;
+    if (!live_blocks.take(f.id.value, b)) return counted_free(t, nullptr);
+    const Count c = o.estimator.block(b.size, b.n_samples);
+    counted_free(t, &c);
+  }
+  // The heap accounting of an Alloc / Free whose block's Count is known.
+  void counted_alloc(uint64_t t, const format::Alloc& a, const Count& c) {
     ++o.alloc_events;
     thread(a.thread);
-    const Count c = o.estimator.block(a.size, a.n_samples);
     o.allocated += c;
     live += c;
-    live_blocks.insert(a.id.value, LiveBlock{a.size, a.n_samples});
     const double live_bytes = o.estimator.bytes_value(live);
     heap.change(t, live_bytes, o.estimator.bytes_value(c), 0);
     if (live_bytes > peak_bytes) {
       peak_bytes = live_bytes;
       o.peak = Peak{t, a.id, live};
+      ++new_maxima;
     }
   }
-  void on(uint64_t t, const format::Free& f) {
+  void counted_free(uint64_t t, const Count* c) {
     ++o.free_events;
-    LiveBlock b;
-    if (!live_blocks.take(f.id.value, b)) {
+    if (c == nullptr) {
       ++o.unmatched_frees;
       return;
     }
-    const Count c = o.estimator.block(b.size, b.n_samples);
-    live -= c;
-    heap.change(t, o.estimator.bytes_value(live), 0, o.estimator.bytes_value(c));
+    live -= *c;
+    heap.change(t, o.estimator.bytes_value(live), 0, o.estimator.bytes_value(*c));
   }
   void on(uint64_t t, const format::ThreadStart& e) {
     if (ThreadInfo* th = thread(e.thread)) {
@@ -120,9 +130,32 @@ OverviewBuilder::OverviewBuilder(OverviewBuilder&&) noexcept = default;
 void OverviewBuilder::add(const format::Event& event) {
   Impl& s = *impl_;
   ++s.o.events;
-  const uint64_t t = s.clock(event_time(event).value_or(s.clock.last()));
-  std::visit([&](const auto& e) { s.on(t, e); }, event);
+  std::visit(
+      [&s](const auto& e) {
+        if constexpr (requires { e.time_ns; }) {
+          s.on(s.clock(e.time_ns), e);
+        } else {
+          s.on(s.clock.last(), e);
+        }
+      },
+      event);
 }
+
+void OverviewBuilder::add_alloc(const format::Alloc& a, const Count& c) {
+  Impl& s = *impl_;
+  ++s.o.events;
+  s.counted_alloc(s.clock(a.time_ns), a, c);
+}
+
+void OverviewBuilder::add_free(const format::Free& f, const Count* c) {
+  Impl& s = *impl_;
+  ++s.o.events;
+  s.counted_free(s.clock(f.time_ns), c);
+}
+
+uint64_t OverviewBuilder::new_maxima() const { return impl_->new_maxima; }
+uint64_t OverviewBuilder::last_time() const { return impl_->clock.last(); }
+const std::vector<ModuleInfo>& OverviewBuilder::modules_so_far() const { return impl_->o.modules; }
 
 Overview OverviewBuilder::finish(std::optional<Error> error) && {
   Impl& s = *impl_;

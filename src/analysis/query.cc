@@ -105,6 +105,13 @@ uint64_t resolve_time(const TimeSpec& spec, const Overview& overview) {
   return 0;
 }
 
+bool needs_first_pass(const QueryArgs& args) {
+  // The temporary threshold is a duration; only a percentage of the trace needs it.
+  const bool temporary_percent = !args.temporary.empty() && args.temporary.find('%') != std::string::npos;
+  return !args.at.empty() || args.at_peak || args.at_end || !args.min_lifetime.empty() ||
+         !args.max_lifetime.empty() || args.series_buckets > 0 || temporary_percent;
+}
+
 std::optional<Error> validate(const QueryArgs& args) {
   const int selections = (args.at.empty() ? 0 : 1) + (args.at_peak ? 1 : 0) + (args.at_end ? 1 : 0);
   if (selections > 1) return Error{"choose one of --at, --between, --at-peak, --at-end"};
@@ -149,8 +156,6 @@ Expected<Query> resolve(const QueryArgs& args, const Overview& overview) {
     // An instant selects what was live then; a range, what was allocated in it.
     f.test = args.test.value_or(f.window->instant() ? WindowTest::Live : WindowTest::Allocated);
     q.live_window = *f.window;
-  } else {
-    q.live_window = TimeWindow{overview.peak.time_ns, overview.peak.time_ns};
   }
   if (!args.min_size.empty()) f.min_size = parse_size(args.min_size).value();
   if (!args.max_size.empty()) f.max_size = parse_size(args.max_size).value();

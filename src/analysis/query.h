@@ -59,8 +59,9 @@ enum class Grouping : uint8_t {
 
 struct Query {
   Filter filter;
-  // The window Metric::Live measures ("live bytes at T"); defaults to the peak instant.
-  TimeWindow live_window;
+  // The window Metric::Live measures ("live bytes at T"); absent (no time
+  // selection): Live is the Peak metric, the blocks live when the heap peaked.
+  std::optional<TimeWindow> live_window;
   // A block freed by its own thread within this time of its allocation is "temporary".
   uint64_t temporary_ns = 10'000;
   Grouping grouping = Grouping::Function;
@@ -97,9 +98,14 @@ Expected<uint64_t> parse_size(std::string_view text);
 // A duration: like parse_time but not peak/end; percent of the trace duration.
 uint64_t resolve_time(const TimeSpec& spec, const Overview& overview);
 
+// True when resolving or applying the arguments needs the first pass's results
+// (times, lifetimes, per-stack series); otherwise one pass over the trace does.
+bool needs_first_pass(const QueryArgs& args);
+
 // Checks the arguments without a trace (bad numbers, --at with --between, ...).
 std::optional<Error> validate(const QueryArgs& args);
-// Resolves against the first pass: times become ns, the default live window the peak.
+// Resolves against the first pass: times become ns. Without needs_first_pass(),
+// `overview` is not looked at.
 Expected<Query> resolve(const QueryArgs& args, const Overview& overview);
 
 }  // namespace memloupe::analysis

@@ -53,7 +53,7 @@ TEST(Resolve, InstantSelectsLiveAndRangeSelectsAllocated) {
   EXPECT_EQ(q.filter.window->begin_ns, 500'000'000u);
   EXPECT_TRUE(q.filter.window->instant());
   EXPECT_EQ(q.filter.test, WindowTest::Live);
-  EXPECT_EQ(q.live_window.begin_ns, 500'000'000u);
+  EXPECT_EQ(q.live_window->begin_ns, 500'000'000u);
 
   QueryArgs between;
   between.at = {"100ms", "200ms"};
@@ -71,7 +71,7 @@ TEST(Resolve, PeakEndAndDefaults) {
   QueryArgs none;
   Query q = resolve(none, o).value();
   EXPECT_FALSE(q.filter.window);
-  EXPECT_EQ(q.live_window.begin_ns, 250u);  // "live" means live at the peak by default
+  EXPECT_FALSE(q.live_window);  // "live" means live at the peak by default
   EXPECT_EQ(q.temporary_ns, 10'000u);
 
   QueryArgs peak;
@@ -80,6 +80,23 @@ TEST(Resolve, PeakEndAndDefaults) {
   QueryArgs end;
   end.at_end = true;
   EXPECT_EQ(resolve(end, o).value().filter.window->begin_ns, 1000u);
+}
+
+TEST(Resolve, WhatNeedsTheFirstPass) {
+  QueryArgs plain;
+  plain.min_size = "1k";
+  plain.thread = 2;
+  plain.focus = {"f"};
+  EXPECT_FALSE(needs_first_pass(plain));
+  for (auto set : std::vector<void (*)(QueryArgs&)>{
+           [](QueryArgs& a) { a.at = {"1s"}; }, [](QueryArgs& a) { a.at_peak = true; },
+           [](QueryArgs& a) { a.at_end = true; }, [](QueryArgs& a) { a.min_lifetime = "1ms"; },
+           [](QueryArgs& a) { a.max_lifetime = "1ms"; }, [](QueryArgs& a) { a.series_buckets = 10; },
+           [](QueryArgs& a) { a.temporary = "1%"; }}) {
+    QueryArgs a = plain;
+    set(a);
+    EXPECT_TRUE(needs_first_pass(a));
+  }
 }
 
 TEST(Resolve, FiltersAndErrors) {

@@ -5,14 +5,21 @@
 namespace memloupe::analysis {
 namespace {
 
+// Two independent multiply-mix lanes over alternate frames, so the multiplies
+// of a deep stack overlap instead of waiting on each other.
 uint64_t hash_frames(std::span<const uint64_t> frames) {
-  uint64_t h = 0x243F6A8885A308D3ull ^ frames.size();
-  for (uint64_t f : frames) {
-    h ^= f;
-    h *= 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  uint64_t a = 0x243F6A8885A308D3ull ^ frames.size(), b = 0x13198A2E03707344ull;
+  size_t i = 0;
+  for (; i + 1 < frames.size(); i += 2) {
+    a = (a ^ frames[i]) * kMul;
+    b = (b ^ frames[i + 1]) * kMul;
+    a ^= a >> 29;
+    b ^= b >> 29;
   }
-  return h;
+  if (i < frames.size()) a = (a ^ frames[i]) * kMul;
+  uint64_t h = (a ^ (b * 0xC2B2AE3D27D4EB4Full)) * kMul;
+  return h ^ (h >> 32);
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ class Script {
     for (std::string& f : functions) frames.push_back(reader::OwnedFrame{std::move(f), file, line, 0});
   }
 
-  Model run(const QueryArgs& args = {}) const {
-    Expected<Model> m = analyze_events(info, symbols, events, args);
+  Model run(const QueryArgs& args = {}, Passes passes = Passes::Fewest) const {
+    Expected<Model> m = analyze_events(info, symbols, events, args, passes);
     if (!m) throw std::runtime_error(m.error().message);
     return std::move(m.value());
   }

@@ -35,8 +35,17 @@ void TimelineBuilder::halve() {
 
 void TimelineBuilder::change(uint64_t t, double live, double allocated, double freed) {
   bool fresh = false;
-  HeapPoint& b = bucket_at(t, fresh);
-  if (fresh && t % timeline_.bucket_ns == 0) b.live_max = b.live_min = live;
+  // Times never go back, so a change before the current bucket's end is in it.
+  HeapPoint* bucket;
+  if (t < current_end_ && !timeline_.points.empty()) {
+    bucket = &timeline_.points[current_];
+  } else {
+    bucket = &bucket_at(t, fresh);
+    current_ = static_cast<size_t>(t / timeline_.bucket_ns);
+    current_end_ = (current_ + 1) * timeline_.bucket_ns;
+    if (fresh && t % timeline_.bucket_ns == 0) bucket->live_max = bucket->live_min = live;
+  }
+  HeapPoint& b = *bucket;
   live_ = live;
   b.live_end = live;
   b.live_max = std::max(b.live_max, live);

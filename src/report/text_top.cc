@@ -18,9 +18,8 @@ std::string render_top(const analysis::Model& m, const TopOptions& o) {
   if (o.csv) return table.csv();
   std::string title = "Sites by " + key_title(o.key);
   if (o.key.metric == analysis::Metric::Live) {
-    const analysis::TimeWindow& w = m.aggregate.query.live_window;
-    title += w.instant() ? " at " + human_duration(w.begin_ns) : " in the selected window";
-    if (!m.aggregate.query.filter.window) title += " (the peak)";
+    const std::optional<analysis::TimeWindow>& w = m.aggregate.query.live_window;
+    title += !w ? " at the peak" : w->instant() ? " at " + human_duration(w->begin_ns) : " in the selected window";
   }
   if (o.depth) title += ", grouped by the innermost " + std::to_string(o.depth) + " frame(s)";
   return heading(m, title) + (table.rows() ? table.render(o.width) : "(no allocations match)\n");
