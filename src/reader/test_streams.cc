@@ -17,6 +17,8 @@ template <class... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
 };
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 std::string hex(std::span<const uint8_t> b) {
   static const char* d = "0123456789abcdef";
