@@ -31,6 +31,28 @@ std::string call_totals(const analysis::Overview& o) {
          " requested\n";
 }
 
+// Per thread, when there is more than one: who allocates, who leaks.
+std::string thread_table(const analysis::Model& m, size_t width) {
+  if (m.aggregate.threads.size() < 2) return {};
+  const analysis::Estimator& e = m.aggregate.estimator;
+  TextTable t;
+  t.add_column("thread", TextTable::Align::Right);
+  t.add_column("allocated", TextTable::Align::Right);
+  t.add_column("blocks", TextTable::Align::Right);
+  t.add_column("at peak", TextTable::Align::Right);
+  t.add_column("leaked", TextTable::Align::Right);
+  t.add_column("name", TextTable::Align::Left);
+  for (const analysis::ThreadStats& ts : m.aggregate.threads) {
+    const uint32_t id = ts.thread.value;
+    const std::string name = id < m.overview.threads.size() ? m.overview.threads[id].name : "";
+    t.add_row({Cell{std::to_string(id)}, Cell{bytes_estimate(e.bytes(ts.metrics[analysis::Metric::Allocated]), e.exact())},
+               Cell{count_estimate(e.objects(ts.metrics[analysis::Metric::Allocated]), e.exact())},
+               Cell{bytes_estimate(e.bytes(ts.metrics[analysis::Metric::Peak]), e.exact())},
+               Cell{bytes_estimate(e.bytes(ts.metrics[analysis::Metric::Leaked]), e.exact())}, Cell{name}});
+  }
+  return "\nBy thread\n" + t.render(width);
+}
+
 }  // namespace
 
 std::string render_summary(const analysis::Model& m, const SummaryOptions& options) {
@@ -55,6 +77,8 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
     out += "Note         " + human_count(static_cast<double>(o.unmatched_frees)) +
            " frees named blocks the trace never allocated\n";
   }
+
+  out += thread_table(m, options.width);
 
   const std::vector<analysis::Site> sites = analysis::collect_sites(m.tree, 0);
   SiteTableOptions t;

@@ -41,6 +41,13 @@ TEST_F(TextViews, Summary) {
   EXPECT_NE(out.find("Peak RSS     1.00 MiB\n"), std::string::npos);
   EXPECT_NE(out.find("1 frees named blocks the trace never allocated"), std::string::npos);
   EXPECT_NE(out.find("none recorded"), std::string::npos);  // no CallTotals in the example
+  // Per thread: main allocated a0, a1, a3, a5 (6150 B; a1 and a3 live at the
+  // peak; a5 leaked), worker a2 and a4 (500 B; a2 at the peak; a4 leaked).
+  const auto by_thread = lines(out.substr(out.find("By thread")));
+  ASSERT_GE(by_thread.size(), 5u);
+  EXPECT_EQ(by_thread[1], "thread  allocated  blocks   at peak  leaked  name") << out;
+  EXPECT_EQ(by_thread[3], "     0   6.01 KiB       4  5.86 KiB    50 B  main") << out;
+  EXPECT_EQ(by_thread[4], "     1      500 B       2     200 B   300 B  worker") << out;
   // The biggest site by allocated bytes is the unsymbolised one (5000 B), then
   // load/make_buffer (1300 B) with its callers listed under it.
   const auto l = lines(out.substr(out.find("Top 10 sites by allocated bytes")));
