@@ -9,7 +9,10 @@
 // The peak is reached by the last site_big allocation: all pages, the worker's
 // blocks and the big blocks are live then (24,773,760 B), plus whatever the C
 // library holds (a few hundred bytes for the thread).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -43,7 +46,7 @@ std::string quote(const std::string& s) { return "'" + s + "'"; }
 
 // Runs `memloupe ARGS` through the shell, capturing stdout and stderr.
 Result memloupe(const std::string& args, const std::string& env = "") {
-  const fs::path err = dir() / "stderr.txt";
+  const fs::path err = dir() / ("stderr." + std::to_string(getpid()) + ".txt");
   const std::string command = env + " " + quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/memloupe") + " " + args +
                               " 2>" + quote(err.string());
   Result r;
@@ -53,8 +56,11 @@ Result memloupe(const std::string& args, const std::string& env = "") {
   for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
   const int status = pclose(p);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  {
+    std::ifstream e(err);
+    r.err.assign(std::istreambuf_iterator<char>(e), {});
+  }
+  fs::remove(err);
   return r;
 }
 
@@ -130,18 +136,39 @@ std::map<std::string, Row> csv(const std::string& args) {
 
 class AnalysisCli : public ::testing::Test {
  protected:
+  // ctest runs each test in its own process (possibly two at once): the traces
+  // are recorded once, under a lock, and reused while newer than the binaries.
   static void SetUpTestSuite() {
 #ifdef MEMLOUPE_SANITIZED
     GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
 #endif
-    fs::remove_all(dir());
     fs::create_directories(dir());
-    const std::string prog = quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/analysis_pattern");
+    const int lock = ::open((dir() / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    ASSERT_GE(lock, 0);
+    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+    record_traces();
+    ::close(lock);  // releases the lock
+  }
+
+  static void record_traces() {
+    const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
+    std::vector<std::string> traces = {"all.trace", "more.trace"};
+    for (int seed = 1; seed <= kSeeds; ++seed) traces.push_back("s" + std::to_string(seed) + ".trace");
+    fs::file_time_type newest_binary = fs::file_time_type::min();
+    for (const char* b : {"memloupe", "libmemloupe_preload.so", "analysis_pattern"}) {
+      newest_binary = std::max(newest_binary, fs::last_write_time(bin + b));
+    }
+    bool fresh = true;
+    for (const std::string& t : traces) {
+      fresh = fresh && fs::exists(dir() / t) && fs::last_write_time(dir() / t) > newest_binary;
+    }
+    if (fresh) return;
+    const std::string prog = quote(bin + "analysis_pattern");
     ASSERT_EQ(memloupe("run --all -o " + trace("all.trace") + " -- " + prog).status, 0);
     ASSERT_EQ(memloupe("run --all -o " + trace("more.trace") + " -- " + prog + " 4000").status, 0);
     for (int seed = 1; seed <= kSeeds; ++seed) {
       const Result r = memloupe("run --every 64KiB -o " + trace("s" + std::to_string(seed) + ".trace") + " -- " + prog,
-                             "MEMLOUPE_SEED=" + std::to_string(seed));
+                                "MEMLOUPE_SEED=" + std::to_string(seed));
       ASSERT_EQ(r.status, 0) << r.err;
     }
   }
@@ -386,7 +413,7 @@ TEST_F(AnalysisCli, SampledIntervalsCoverTheExactValues) {
 TEST_F(AnalysisCli, ExitCodesAndDamage) {
   EXPECT_EQ(memloupe("summary " + trace("missing.trace")).status, 2);
   {
-    std::ofstream junk(dir() / "junk.trace");
+    std::ofstream junk(dir() / "junk.trace");  // (only this test writes it)
     junk << "this is not a trace";
   }
   EXPECT_EQ(memloupe("top " + trace("junk.trace")).status, 3);
