@@ -137,9 +137,12 @@ def main():
     md = report.render(data)
     with open(os.path.join(args.out, stem + ".md"), "w") as f:
         f.write(md)
+    raw = json.dumps(data, indent=1, default=lambda o: dataclasses.asdict(o)
+                     if dataclasses.is_dataclass(o) else str(o))
+    # Paths inside the checkout are written relative to it, so the committed
+    # results name no directory of the machine that produced them.
     with open(os.path.join(args.out, stem + ".json"), "w") as f:
-        json.dump(data, f, indent=1, default=lambda o: dataclasses.asdict(o)
-                  if dataclasses.is_dataclass(o) else str(o))
+        f.write(raw.replace(json.dumps(REPO + os.sep)[1:-1], ""))
     if not args.keep_traces:
         for name in os.listdir(trace_dir):
             os.remove(os.path.join(trace_dir, name))
