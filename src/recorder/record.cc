@@ -80,9 +80,10 @@ format::AllocRecord make_record(const ThreadState& t, const AllocRequest& r, uin
   return rec;
 }
 
-// The free filter screens frees on the fast path only. In --all mode no hook
+// The free filter screens frees: its summary bits on the fast path, the block's
+// count slot on the slow paths before they take the lock. In --all mode no hook
 // takes a fast path (every countdown is parked) and every free is looked up, so
-// the filter is not kept there: it would cost a random access into its 1 MiB
+// the filter is not kept there: it would cost random accesses into its 1 MiB
 // per call for nothing.
 bool uses_filter() noexcept { return config().mode != format::Mode::All; }
 
@@ -225,7 +226,7 @@ void release_slow(Func f, void* p, bool counted) noexcept {
   ThreadState& t = t_state;
   ErrnoKeeper program_errno;
   Gap next = t.gap();
-  if (counted) {  // from the fast path: Active, the filter said "maybe"
+  if (counted) {  // from the fast path: Active, the filter's summary bit said "maybe"
     t.phase = Phase::InHook;
     t.countdown = kParked;
   } else {  // parked countdown: Fresh, inside the recorder, exited, or --all mode
@@ -240,7 +241,7 @@ void release_slow(Func f, void* p, bool counted) noexcept {
   const auto key = reinterpret_cast<uintptr_t>(p);
   std::optional<uint64_t> value;
   if (p != nullptr && tracking() && t.slot->announced &&
-      (!uses_filter() || g_filter.may_contain(key))) {
+      (!uses_filter() || g_filter.slot_may_contain(key))) {
     const uint64_t now = trace_now_ns();
     LockGuard g(g_session.lock);
     if (tracking()) value = g_session.table.take(key);
@@ -264,7 +265,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   const Decision d = decide(t, *after, r.size);
   const auto old_key = reinterpret_cast<uintptr_t>(old);
   const bool old_maybe = tracking() && t.slot->announced &&
-                         (!uses_filter() || g_filter.may_contain(old_key));
+                         (!uses_filter() || g_filter.slot_may_contain(old_key));
   const uint64_t now = trace_now_ns();
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
   std::span<const uint64_t> bt;
