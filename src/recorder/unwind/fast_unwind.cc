@@ -72,7 +72,7 @@ Step step_signal(Walk& w) {
 }
 
 // The rule for a pc that missed the cache: computed from .eh_frame. Return addresses
-// are cached under their own value (their rule is the one at pc - 1, see below);
+// are cached under their own value (their rule is the one at pc - 1, see rule_of);
 // interrupted pcs, rare, are not cached, so the two kinds never share a key.
 __attribute__((noinline)) uint64_t rule_on_miss(uintptr_t pc, bool exact_pc) {
   const Rule r = compute_rule(exact_pc ? pc : pc - 1);
@@ -82,6 +82,36 @@ __attribute__((noinline)) uint64_t rule_on_miss(uintptr_t pc, bool exact_pc) {
 
 inline RuleKind kind_of(uint64_t packed) { return static_cast<RuleKind>(packed & kKindMask); }
 
+// The packed rule for the walk's pc, from the cache or (on a miss) from .eh_frame.
+// A return address points after its call, which may be the last instruction of its
+// function, so its rule is the one at pc - 1; an interrupted pc (after a signal
+// frame) has not executed yet and its rule is the one at pc. The first pc (inside F)
+// was taken mid-instruction-stream, so pc - 1 is inside F too.
+inline uint64_t rule_of(const Walk& w, const RuleCache::Slot*& slots) {
+  uint64_t packed = w.exact_pc ? 0 : RuleCache::find_entry(slots, w.pc);
+  if (packed == 0) [[unlikely]] {
+    packed = rule_on_miss(w.pc, w.exact_pc);
+    slots = g_rule_cache.slots();  // the first miss maps the table
+  }
+  return packed;
+}
+
+// Steps the walk's frame by its rule: kStop after an outermost frame (or one that no
+// CFI covers), kFallback for a frame only libunwind can step (or one in no module).
+inline Step step_by(Walk& w, uint64_t packed) {
+  switch (kind_of(packed)) {
+    case RuleKind::kFrame: return step_frame(w, packed);
+    case RuleKind::kSignal: return step_signal(w);
+    case RuleKind::kOutermost:
+    case RuleKind::kNoInfo: return Step::kStop;
+    default: return Step::kFallback;
+  }
+}
+
+inline Outcome outcome_of(Step s) {
+  return s == Step::kStop ? Outcome::kComplete : Outcome::kFallback;
+}
+
 // Writes addresses to out[], first dropping `skip` of them.
 struct Emitter {
   uint64_t* out;
@@ -89,7 +119,7 @@ struct Emitter {
 
   // False once out[] is full.
   bool put(uintptr_t pc) {
-    if (skip > 0) {
+    if (skip > 0) [[unlikely]] {
       --skip;
       return true;
     }
@@ -100,35 +130,28 @@ struct Emitter {
   size_t remaining() const { return skip + (max_frames - n); }
 };
 
-}  // namespace
-
-FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip) noexcept {
-  if (max_frames == 0) return {0, Outcome::kTruncated};
-  Walk w{regs.pc, regs.sp, regs.bp, {}, false};
-  if (!w.enter_stack()) return {0, Outcome::kFallback};
-  const RuleCache::Slot* slots = g_rule_cache.slots();
-  Emitter em{out, max_frames, skip};
+// The walk from frame kMemoFromDepth above F on: the plain walk plus, per frame, a
+// search of this thread's memo for the frame (same sp and pc); before a match the
+// frame is recorded, at a match the remembered frames above it are reused.
+__attribute__((noinline)) FastResult walk_with_memo(Walk& w, Emitter& em,
+                                                    const RuleCache::Slot* slots) {
   MemoSession memo(w.stack);
-  // A return address points after its call, which may be the last instruction of its
-  // function, so its rule is the one at pc - 1; an interrupted pc (after a signal
-  // frame) has not executed yet and its rule is the one at pc. The first pc (inside
-  // F) was taken mid-instruction-stream, so pc - 1 is inside F too.
-  bool emit = false;  // F's own frame is stepped through, never written
+  bool write = true;  // false for the frame a splice resumes from (already written)
   for (;;) {
-    if (emit && !w.exact_pc) {
+    if (write && !w.exact_pc) {
       // A frame the previous walk of this thread also met: reuse what lies above it,
       // checking only as many frames as will be written.
       if (const int found = memo.find(w.sp, w.pc); found >= 0) {
         const auto r = static_cast<size_t>(found);
-        const MemoFrames& m = memo.frames();
+        const MemoFrame* m = memo.frames().f;
         // Frames r, r - 1, ..., 0 are available; write at most em.remaining().
         const size_t last = em.remaining() < r + 1 ? r + 1 - em.remaining() : 0;
         const Verified v = memo.verify(r, w.bp, last);
         const size_t good = v.last_good;
-        const FrameState resume{m.sp[good], m.pc[good], v.bp};
-        const bool ends_here = good == 0 && m.stops;
+        const FrameState resume{m[good].sp, m[good].pc, v.bp};
+        const bool ends_here = good == 0 && memo.frames().stops;
         bool full = false;
-        for (size_t i = r + 1; i-- > good && !full;) full = !em.put(m.pc[i]);
+        for (size_t i = r + 1; i-- > good && !full;) full = !em.put(m[i].pc);
         memo.commit_splice(r, good, last);
         if (full) return {em.n, Outcome::kTruncated};
         if (ends_here) return {em.n, Outcome::kComplete};
@@ -137,50 +160,55 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
         w.pc = resume.pc;
         w.bp = resume.bp;
         memo.stop();
-        emit = false;
+        write = false;
       }
     }
-    uint64_t packed = w.exact_pc ? 0 : RuleCache::find_entry(slots, w.pc);
-    if (packed == 0) {
-      packed = rule_on_miss(w.pc, w.exact_pc);
-      slots = g_rule_cache.slots();  // the first miss maps the table
-    }
-    if (emit) {
+    const uint64_t packed = rule_of(w, slots);
+    const RuleKind kind = kind_of(packed);
+    if (write) {
       // Never write an address that lies in no module (garbage, or JIT code).
-      if (kind_of(packed) == RuleKind::kUnknown) {
+      if (kind == RuleKind::kUnknown) {
         memo.commit_fresh(false);
         return {em.n, Outcome::kComplete};
       }
-      if (!w.exact_pc) memo.record({w.sp, w.pc, w.bp});
+      if (!w.exact_pc) memo.record(w.sp, w.pc, w.bp, static_cast<uint32_t>(packed));
       if (!em.put(w.pc)) {
         memo.commit_fresh(false);
         return {em.n, Outcome::kTruncated};
       }
     }
-    emit = true;
-    Step step = Step::kFallback;  // kFallback, and kUnknown for F itself
-    switch (kind_of(packed)) {
-      case RuleKind::kFrame:
-        memo.set_last_step((packed & kRbpBaseBit) != 0, static_cast<uint8_t>(packed >> kRbpSlotShift));
-        step = step_frame(w, packed);
-        break;
-      case RuleKind::kSignal:
-        memo.stop();  // the memo holds frames of one stack, before any signal frame
-        step = step_signal(w);
-        break;
-      case RuleKind::kOutermost:
-      case RuleKind::kNoInfo: memo.commit_fresh(true); return {em.n, Outcome::kComplete};
-      default: break;
-    }
-    if (step == Step::kStop) {
-      memo.commit_fresh(false);
-      return {em.n, Outcome::kComplete};
-    }
-    if (step == Step::kFallback) {
-      memo.commit_fresh(false);
-      return {em.n, Outcome::kFallback};
+    write = true;
+    if (kind == RuleKind::kSignal) memo.stop();  // the memo holds frames of one stack
+    const Step step = step_by(w, packed);
+    if (step != Step::kStepped) {
+      // Only a frame whose own rule ends the stack says the stack ends there.
+      memo.commit_fresh(kind == RuleKind::kOutermost || kind == RuleKind::kNoInfo);
+      return {em.n, outcome_of(step)};
     }
   }
+}
+
+}  // namespace
+
+FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip) noexcept {
+  if (max_frames == 0) return {0, Outcome::kTruncated};
+  Walk w{regs.pc, regs.sp, regs.bp, {}, false};
+  if (!w.enter_stack()) return {0, Outcome::kFallback};
+  const RuleCache::Slot* slots = g_rule_cache.slots();
+  // F's own frame is stepped through, never written.
+  if (const Step s = step_by(w, rule_of(w, slots)); s != Step::kStepped) {
+    return {0, outcome_of(s)};
+  }
+  Emitter em{out, max_frames, skip};
+  // The inner frames, without the memo: per frame a rule lookup, a write and a step.
+  for (size_t depth = 0; depth < kMemoFromDepth; ++depth) {
+    const uint64_t packed = rule_of(w, slots);
+    // Never write an address that lies in no module (garbage, or JIT code).
+    if (kind_of(packed) == RuleKind::kUnknown) return {em.n, Outcome::kComplete};
+    if (!em.put(w.pc)) return {em.n, Outcome::kTruncated};
+    if (const Step s = step_by(w, packed); s != Step::kStepped) return {em.n, outcome_of(s)};
+  }
+  return walk_with_memo(w, em, slots);
 }
 
 __attribute__((noinline)) FastResult fast_unwind_here(uint64_t* out, size_t max_frames,

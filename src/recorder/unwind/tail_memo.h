@@ -39,20 +39,30 @@ struct FrameState {
 };
 
 // Frames remembered per thread: as deep as the recorder's default backtrace (128).
-// The memo is about 26 bytes per frame of static TLS.
+// The memo is 32 bytes per frame of static TLS.
 inline constexpr size_t kMemoCapacity = 128;
 
-// The memo, outermost first: frame i was stepped to frame i - 1, its CFA was sp[i - 1]
-// (RBP-based if rbp_based[i], from bp[i]), the return address was read at
-// sp[i - 1] - 8 and, if rbp_slot[i] != 0, the caller's RBP at sp[i - 1] - 8 * slot.
-// Consecutive entries are always consecutive frames of one walk (the checks rely on
-// it). Entries [count, kMemoCapacity) hold the frames a walk is recording.
+// A walk neither searches nor records the memo for the first kMemoFromDepth frames
+// above the one it starts in (skipped or written). Those inner frames are the ones
+// that differ between consecutive walks, and a stack no deeper than this is walked
+// in fewer instructions than the memo's bookkeeping (taking it, recording,
+// committing) would cost.
+inline constexpr size_t kMemoFromDepth = 8;
+
+// The memo, outermost first: frame i was stepped to frame i - 1 by its packed rule
+// (rule.h): its CFA was sp of frame i - 1 (RBP-based if the rule says so, from bp of
+// frame i), the return address was read at that CFA - 8 and, if the rule has an RBP
+// slot n, the caller's RBP at CFA - 8n. Consecutive entries are always consecutive
+// frames of one walk (the checks rely on it). Entries [count, kMemoCapacity) hold
+// the frames a walk is recording. One array of 32-byte entries: recording a frame
+// is one cache line, and moving frames one copy.
+struct MemoFrame {
+  uintptr_t sp = 0, pc = 0, bp = 0;
+  uint32_t rule = 0;  // packed, kind kFrame or kSignal (the memo stops at a signal frame)
+};
+
 struct MemoFrames {
-  uintptr_t sp[kMemoCapacity] = {};
-  uintptr_t pc[kMemoCapacity] = {};
-  uintptr_t bp[kMemoCapacity] = {};
-  uint8_t rbp_slot[kMemoCapacity] = {};
-  bool rbp_based[kMemoCapacity] = {};
+  MemoFrame f[kMemoCapacity] = {};
   size_t count = 0;
   bool stops = false;  // frame 0 was the end of its stack
 };
@@ -85,30 +95,19 @@ class MemoSession {
   MemoSession(const MemoSession&) = delete;
   MemoSession& operator=(const MemoSession&) = delete;
 
-  // Before a splice: records an emitted frame of the new walk (innermost first, at
-  // the top of the buffer, going down). Stops recording rather than overwrite a
-  // remembered frame that the walk may still meet (those at or below the cursor).
-  void record(const FrameState& f) noexcept {
+  // Before a splice: records an emitted frame of the new walk with the rule that
+  // steps it (innermost first, at the top of the buffer, going down). Stops
+  // recording rather than overwrite a remembered frame that the walk may still meet
+  // (those at or below the cursor).
+  void record(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint32_t rule) noexcept {
     if (!recording_) return;
     const long pos = static_cast<long>(kMemoCapacity - 1 - recorded_);
     if (pos < 0 || (searching_ && pos <= cursor_)) {
       recording_ = false;  // keep what was recorded; the rest is walked next time
       return;
     }
-    MemoFrames& m = t_->m;
-    m.sp[pos] = f.sp;
-    m.pc[pos] = f.pc;
-    m.bp[pos] = f.bp;
-    m.rbp_slot[pos] = 0;
-    m.rbp_based[pos] = false;
+    t_->m.f[pos] = {sp, pc, bp, rule};
     ++recorded_;
-  }
-  // How the last recorded frame was stepped.
-  void set_last_step(bool rbp_based, uint8_t rbp_slot) noexcept {
-    if (!recording_ || recorded_ == 0) return;
-    const size_t pos = kMemoCapacity - recorded_;
-    t_->m.rbp_slot[pos] = rbp_slot;
-    t_->m.rbp_based[pos] = rbp_based;
   }
   // Stops searching and recording (after a signal frame, or after a splice).
   void stop() noexcept { searching_ = recording_ = false; }
@@ -116,13 +115,13 @@ class MemoSession {
   // The memo index with this sp and pc, or -1. Calls come with increasing sp.
   int find(uintptr_t sp, uintptr_t pc) noexcept {
     if (!searching_) return -1;
-    const MemoFrames& m = t_->m;
-    while (cursor_ >= 0 && m.sp[cursor_] < sp) --cursor_;
+    const MemoFrame* f = t_->m.f;
+    while (cursor_ >= 0 && f[cursor_].sp < sp) --cursor_;
     if (cursor_ < 0) {
       searching_ = false;
       return -1;
     }
-    return m.sp[cursor_] == sp && m.pc[cursor_] == pc ? static_cast<int>(cursor_) : -1;
+    return f[cursor_].sp == sp && f[cursor_].pc == pc ? static_cast<int>(cursor_) : -1;
   }
 
   // Checks the remembered steps outward from index r (where the walk's actual RBP is

@@ -61,11 +61,12 @@ TEST(TailMemo, RecursionAtVaryingDepthsSplicesAndStaysExact) {
 
 // Two callers with identical frames call the same function, so the frame of `middle`
 // has the same sp, pc and bp under both; only the return address above it differs.
+// The recursion puts `middle` past the frames that walks do not memoise.
 template <int kWhich>
 __attribute__((noinline)) void outer(Both& b, std::vector<uint64_t>& ra);
 
 __attribute__((noinline)) void middle(Both& b) {
-  capture_both(b);
+  recurse_to(b, static_cast<int>(kMemoFromDepth));
   MEMLOUPE_KEEP_FRAME();
 }
 
