@@ -217,6 +217,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   // As heaptrack and bytehound configure it: per-thread cache, no global lock.
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  memloupe::recorder::unwind_load_fallback();  // unwind_here's fallback, as in the recorder
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RatioReporter reporter;

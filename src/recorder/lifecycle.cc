@@ -14,6 +14,7 @@
 
 #include "recorder/recorder.h"
 #include "recorder/sys.h"
+#include "recorder/unwind/unwind.h"
 
 namespace memloupe::recorder {
 namespace {
@@ -105,6 +106,11 @@ __attribute__((constructor)) void on_library_load() {
   ensure_process_init();
   const State s = state();
   if (s == State::Uninit || s == State::Off) return;
+  // The unwinder's fallback is dlopen'ed here, where that is safe (not inside
+  // malloc or a signal handler; our hooks are parked for its allocations). Stacks
+  // sampled before this point that need it are recorded as far as the fast
+  // unwinder gets.
+  unwind_load_fallback();
   // Exec'd descendants run untraced unless asked (they still load this library,
   // through LD_PRELOAD, and pass through).
   if (!config().follow_fork) ::unsetenv("MEMLOUPE_OUTPUT");

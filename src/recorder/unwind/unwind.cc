@@ -15,11 +15,14 @@ __attribute__((noinline)) size_t unwind_here(uint64_t* out, size_t max_frames,
   const unwind_detail::FastResult r = unwind_detail::fast_unwind(regs, out, max_frames, skip);
   if (r.outcome != unwind_detail::Outcome::kFallback) return r.frames;
   unwind_detail::count_fallback();
+  if (!unwind_detail::libunwind_loaded()) return r.frames;  // as far as the fast unwinder got
   // libunwind starts in libunwind_backtrace; +1 skips our own return address.
   const size_t n = unwind_detail::libunwind_backtrace(out, max_frames, skip + 1);
   asm volatile("" ::: "memory");  // not a tail call: our frame must stay on the stack
   return n;
 }
+
+bool unwind_load_fallback() noexcept { return unwind_detail::libunwind_load(); }
 
 void unwind_modules_changed() noexcept {
   unwind_detail::bump_memo_generation();

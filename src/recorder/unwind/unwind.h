@@ -21,6 +21,13 @@ namespace memloupe::recorder {
 // that interrupted unwind_here on the same thread. See docs/UNWINDING.md.
 size_t unwind_here(uint64_t* out, size_t max_frames, size_t skip) noexcept;
 
+// Loads libunwind, the fallback for stacks the fast unwinder cannot finish, privately
+// (see libunwind_backtrace.h for why it is not linked). Call it once at a safe point
+// (a constructor, the caller's hooks parked: dlopen allocates and takes the loader's
+// lock). Until it has succeeded, unwind_here returns such a stack as far as the fast
+// unwinder got. Returns whether libunwind is usable.
+bool unwind_load_fallback() noexcept;
+
 // Called after dlopen/dlclose so cached per-module unwind tables are refreshed.
 // Call it as soon as dlclose returns: until then, rules cached for the unloaded
 // code may be applied to whatever is mapped at the same addresses next.

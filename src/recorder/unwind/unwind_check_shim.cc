@@ -37,6 +37,9 @@ enum class Mode : uint8_t { kCompare, kFastOnly, kLibunwindOnly };
 Mode g_mode = Mode::kCompare;
 
 __attribute__((constructor)) void read_mode() {
+  tls_busy = true;  // dlopen allocates: those calls pass straight through
+  libunwind_load();
+  tls_busy = false;
   const char* cost = std::getenv("MEMLOUPE_UNWIND_CHECK_COST");
   if (cost == nullptr) return;
   if (std::strcmp(cost, "fast") == 0) g_mode = Mode::kFastOnly;

@@ -7,6 +7,9 @@
 
 namespace memloupe::recorder::unwind_detail {
 
+// The reference unwinder is dlopen'ed, once, before any test runs.
+[[maybe_unused]] const bool g_libunwind_loaded = libunwind_load();
+
 __attribute__((noinline)) Stacks capture_stacks(size_t max_frames, size_t skip) {
   Stacks s;
   s.fast.resize(max_frames);
