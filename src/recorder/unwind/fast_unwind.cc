@@ -40,7 +40,7 @@ struct Walk {
 enum class Step : uint8_t { kStepped, kStop, kFallback };
 
 // One frame with a kFrame rule, from its packed bits (rule.h); the hot path.
-inline Step step_frame(Walk& w, uint64_t packed) {
+[[gnu::always_inline]] inline Step step_frame(Walk& w, uint64_t packed) {
   const uintptr_t base = (packed & kRbpBaseBit) != 0 ? w.bp : w.sp;
   const uintptr_t cfa = base + (packed & kCfaOffsetMask);
   // Moving up (by at least the return address) also guarantees the walk ends.
@@ -57,7 +57,7 @@ inline Step step_frame(Walk& w, uint64_t packed) {
 }
 
 // The kernel's signal frame: the interrupted registers are in the ucontext.
-Step step_signal(Walk& w) {
+__attribute__((noinline)) Step step_signal(Walk& w) {
   if (!w.stack.contains(w.sp, sizeof(ucontext_t))) return Step::kFallback;
   const uintptr_t uc = w.sp;
   w.pc = load(uc + greg_offset(REG_RIP));
@@ -98,10 +98,17 @@ inline uint64_t rule_of(const Walk& w, const RuleCache::Slot*& slots) {
 
 // Steps the walk's frame by its rule: kStop after an outermost frame (or one that no
 // CFI covers), kFallback for a frame only libunwind can step (or one in no module).
-inline Step step_by(Walk& w, uint64_t packed) {
+[[gnu::always_inline]] inline Step step_by(Walk& w, uint64_t packed) {
   switch (kind_of(packed)) {
     case RuleKind::kFrame: return step_frame(w, packed);
-    case RuleKind::kSignal: return step_signal(w);
+    case RuleKind::kSignal: {
+      // Through a copy, so that no reference to the walk's state escapes the hot loop
+      // (which keeps it in registers).
+      Walk copy = w;
+      const Step s = step_signal(copy);
+      w = copy;
+      return s;
+    }
     case RuleKind::kOutermost:
     case RuleKind::kNoInfo: return Step::kStop;
     default: return Step::kFallback;
@@ -130,14 +137,20 @@ struct Emitter {
   size_t remaining() const { return skip + (max_frames - n); }
 };
 
-// The walk from frame kMemoFromDepth above F on: the plain walk plus, per frame, a
-// search of this thread's memo for the frame (same sp and pc); before a match the
-// frame is recorded, at a match the remembered frames above it are reused.
-__attribute__((noinline)) FastResult walk_with_memo(Walk& w, Emitter& em,
-                                                    const RuleCache::Slot* slots) {
-  MemoSession memo(w.stack);
-  bool write = true;  // false for the frame a splice resumes from (already written)
+// The general walk: every kind of frame, and this thread's memo from frame
+// kMemoFromDepth above F on. `written` frames above F have been written (or
+// skipped) before; `write` is false if the current frame is F itself. Per frame it
+// searches the memo for the frame (same sp and pc); before a match the frame is
+// recorded, at a match the remembered frames above it are reused.
+__attribute__((noinline)) FastResult walk_on(Walk w, Emitter em, const RuleCache::Slot* slots,
+                                             bool write, size_t written) {
+  MemoSession memo;
+  bool memo_begun = false;
   for (;;) {
+    if (!memo_begun && written >= kMemoFromDepth) {
+      memo.begin(w.stack);
+      memo_begun = true;
+    }
     if (write && !w.exact_pc) {
       // A frame the previous walk of this thread also met: reuse what lies above it,
       // checking only as many frames as will be written.
@@ -172,6 +185,7 @@ __attribute__((noinline)) FastResult walk_with_memo(Walk& w, Emitter& em,
         return {em.n, Outcome::kComplete};
       }
       if (!w.exact_pc) memo.record(w.sp, w.pc, w.bp, static_cast<uint32_t>(packed));
+      ++written;
       if (!em.put(w.pc)) {
         memo.commit_fresh(false);
         return {em.n, Outcome::kTruncated};
@@ -195,20 +209,22 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
   Walk w{regs.pc, regs.sp, regs.bp, {}, false};
   if (!w.enter_stack()) return {0, Outcome::kFallback};
   const RuleCache::Slot* slots = g_rule_cache.slots();
-  // F's own frame is stepped through, never written.
-  if (const Step s = step_by(w, rule_of(w, slots)); s != Step::kStepped) {
-    return {0, outcome_of(s)};
-  }
   Emitter em{out, max_frames, skip};
-  // The inner frames, without the memo: per frame a rule lookup, a write and a step.
-  for (size_t depth = 0; depth < kMemoFromDepth; ++depth) {
-    const uint64_t packed = rule_of(w, slots);
-    // Never write an address that lies in no module (garbage, or JIT code).
-    if (kind_of(packed) == RuleKind::kUnknown) return {em.n, Outcome::kComplete};
+  // The hot loop: plain frames (kFrame rules found in the cache) up to the memo's
+  // depth, per frame one lookup, one write, one step. Everything else (a miss, a
+  // signal frame, the end of the stack, the memo) continues in walk_on. F's own
+  // frame is stepped through, never written.
+  uint64_t packed = RuleCache::find_entry(slots, w.pc);
+  if (kind_of(packed) != RuleKind::kFrame) return walk_on(w, em, slots, false, 0);
+  if (step_frame(w, packed) != Step::kStepped) return {0, Outcome::kComplete};
+  for (size_t written = 0;; ++written) {
+    packed = RuleCache::find_entry(slots, w.pc);
+    if (kind_of(packed) != RuleKind::kFrame || written == kMemoFromDepth) [[unlikely]] {
+      return walk_on(w, em, slots, true, written);
+    }
     if (!em.put(w.pc)) return {em.n, Outcome::kTruncated};
-    if (const Step s = step_by(w, packed); s != Step::kStepped) return {em.n, outcome_of(s)};
+    if (step_frame(w, packed) != Step::kStepped) return {em.n, Outcome::kComplete};
   }
-  return walk_with_memo(w, em, slots);
 }
 
 __attribute__((noinline)) FastResult fast_unwind_here(uint64_t* out, size_t max_frames,

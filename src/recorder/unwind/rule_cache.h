@@ -39,7 +39,9 @@ class RuleCache {
   // The slot word for `pc` in `slots` (from slots()), or 0 if absent; its low
   // kRuleBits are the packed rule. A few instructions and one cache line; no calls.
   static uint64_t find_entry(const Slot* slots, uintptr_t pc) noexcept {
-    if (slots == nullptr || pc >> kKeyBits != 0) return 0;
+    if (slots == nullptr) return 0;
+    // No check that pc < 2^47: the tag of a larger address is wider than any
+    // stored tag (kKeyBits - kBucketBits bits), so it matches no slot.
     const uint64_t tag = pc >> kBucketBits;
     const Slot* bucket = slots + (pc & kBucketMask) * kWays;
     for (size_t w = 0; w < kWays; ++w) {

@@ -28,7 +28,8 @@ void set_tail_memo_enabled(bool enabled) noexcept {
 
 MemoStats memo_stats() noexcept { return tls_memo.stats; }
 
-MemoSession::MemoSession(Span stack) noexcept : stack_(stack) {
+void MemoSession::begin(Span stack) noexcept {
+  stack_ = stack;
   ThreadMemo& t = tls_memo;
   // A signal handler can only run to completion between these two statements, so it
   // either finds busy set or releases the memo before we take it.

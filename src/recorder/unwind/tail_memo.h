@@ -87,10 +87,12 @@ struct Verified {
 
 class MemoSession {
  public:
+  // Inactive until begin(): every call below is a no-op.
+  MemoSession() noexcept = default;
   // Takes this thread's memo if no other walk holds it; it is searched only if it
   // was recorded for the same modules and inside `stack`. An inactive session
-  // (nested walk, or memo disabled) makes every call below a no-op.
-  explicit MemoSession(Span stack) noexcept;
+  // (nested walk, or memo disabled) makes every call below a no-op. At most once.
+  void begin(Span stack) noexcept;
   ~MemoSession();
   MemoSession(const MemoSession&) = delete;
   MemoSession& operator=(const MemoSession&) = delete;
