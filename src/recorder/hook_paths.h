@@ -20,6 +20,7 @@
 #include "recorder/real_funcs.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_state.h"
+#include "recorder/unwind/unwind.h"
 
 namespace memloupe::recorder {
 
@@ -42,6 +43,10 @@ struct AllocRequest {
   Func func;
   uint64_t size;
   uint32_t alignment;  // 0: the function's natural alignment
+  // Registers taken in the hook's cold entry, where a backtrace starts: its first
+  // address is the cold entry's return address (in the hook or the program), and
+  // the recorder's frames below it are never stepped.
+  const UnwindRegs* start;
 };
 
 [[gnu::noinline]] void* allocate_slow(const AllocRequest& r, RealCall call) noexcept;
@@ -65,13 +70,23 @@ struct AllocRequest {
 
 // Out-of-line entries taking the real call by value, so that a hook's fast path
 // needs no stack frame: it ends in a tail jump to the real function or to these.
+// They take the registers a backtrace starts from; the barrier keeps their frame
+// (no tail call) while the slow path unwinds from it.
 template <Func F, class Call>
 [[gnu::noinline]] void* allocate_cold(uint64_t size, uint32_t alignment, Call call) noexcept {
-  return allocate_slow({F, size, alignment}, RealCall(call));
+  UnwindRegs start;
+  MEMLOUPE_CAPTURE_REGS(start);
+  void* p = allocate_slow({F, size, alignment, &start}, RealCall(call));
+  asm volatile("" ::: "memory");
+  return p;
 }
 template <Func F, class Call>
 [[gnu::noinline]] void* reallocate_cold(void* old, uint64_t size, Call call) noexcept {
-  return reallocate_slow({F, size, 0}, old, RealCall(call));
+  UnwindRegs start;
+  MEMLOUPE_CAPTURE_REGS(start);
+  void* p = reallocate_slow({F, size, 0, &start}, old, RealCall(call));
+  asm volatile("" ::: "memory");
+  return p;
 }
 
 template <Func F, class Call>

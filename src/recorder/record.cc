@@ -51,14 +51,15 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
   return {live ? n : 0, next_gap(t.rng, mean)};
 }
 
-// Raw return addresses from the hook's caller outwards, unwound into `buf`: the
-// innermost frames that lie in this library (slow path, hook) are left out,
+// Raw return addresses from the hook's caller outwards, unwound into `buf` from
+// the hook's cold entry (r.start): the innermost frames that lie in this library
+// (a hook that called the cold entry rather than jumping to it) are left out,
 // however the compiler inlined or tail-called them. The result is a view into
 // `buf` (no copy).
-std::span<const uint64_t> capture_backtrace(uint64_t* buf) noexcept {
+std::span<const uint64_t> capture_backtrace(const AllocRequest& r, uint64_t* buf) noexcept {
   const size_t depth = config().depth;
   if (depth == 0) return {};
-  const size_t n = unwind_here(buf, depth + kOwnFramesMax, 0);
+  const size_t n = unwind_from(*r.start, buf, depth + kOwnFramesMax);
   const CodeRange own = own_code_range();
   size_t first = 0;
   while (first < n && first < kOwnFramesMax && own.contains(buf[first])) ++first;
@@ -213,7 +214,7 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
     const uint64_t now = trace_now_ns();
     sync_modules_if_due(now);
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
-    const std::span<const uint64_t> bt = capture_backtrace(frames);
+    const std::span<const uint64_t> bt = capture_backtrace(r, frames);
     p = program_errno.real(call);
     if (p != nullptr) commit_alloc(t, r, d.n_samples, p, now, bt);
   }
@@ -271,7 +272,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   std::span<const uint64_t> bt;
   if (d.n_samples != 0) {
     sync_modules_if_due(now);
-    bt = capture_backtrace(frames);
+    bt = capture_backtrace(r, frames);
   }
 
   // A recorded old block: its end and the new block are written together, with

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "fixture.h"
+#include "symbolize/finalize.h"
 
 namespace memloupe::recorder_test {
 namespace {
@@ -66,6 +67,48 @@ TEST_F(ExactTest, EveryCFunctionWhileSampling) {
 
 TEST_F(ExactTest, EveryOperatorNewAndDeleteForm) {
   expect_exact(binary("recorder_cxx_forms"), "forms", {"MEMLOUPE_MODE=all"});
+}
+
+// In --all mode every allocation's backtrace starts at the function that called
+// the allocation function: none of the recorder's frames (hook, cold entry, slow
+// path) before it, and the caller itself not dropped. Counted per allocation
+// function against the calls the program reports.
+TEST_F(ExactTest, EveryBacktraceStartsAtTheCaller) {
+  struct Case {
+    const char* program;
+    const char* mode;
+    const char* caller;  // the program's function that makes the calls
+  };
+  for (const Case& c : {Case{"recorder_known_sites", "exact", "exact"},
+                        Case{"recorder_cxx_forms", "forms", "forms"}}) {
+    SCOPED_TRACE(c.program);
+    const fs::path raw = trace_path(c.mode), final_trace = dir_ / (std::string(c.mode) + ".final");
+    const RunResult r = run_both({binary(c.program), c.mode},
+                                 {"MEMLOUPE_MODE=all", "MEMLOUPE_OUTPUT=" + raw.string()});
+    ASSERT_TRUE(r.exited(0)) << r.describe();
+    auto finalized = symbolize::finalize_trace(raw.string(), final_trace.string(), {});
+    ASSERT_TRUE(finalized) << finalized.error().message;
+    const TraceData t = complete_trace(final_trace, format::EndReason::Exit);
+    std::map<Func, uint64_t> from_caller;
+    std::set<std::string> other_first;  // for the failure message
+    for (const auto& a : t.allocs) {
+      if (a.backtrace.empty()) continue;
+      const std::vector<std::string> first = t.functions_at(a.backtrace.front());
+      if (!first.empty() && first.front() == c.caller) {
+        ++from_caller[a.event.func];
+      } else if (!first.empty()) {
+        other_first.insert(first.front());
+      }
+    }
+    const auto expected = reported(r.out);
+    ASSERT_FALSE(expected.empty()) << r.out;
+    for (const auto& [name, want] : expected) {
+      const Func f = func_named(name);
+      if (!format::func_allocates(f)) continue;
+      EXPECT_EQ(from_caller[f], want.calls) << name << "; other first frames: "
+                                           << testing::PrintToString(other_first);
+    }
+  }
 }
 
 TEST_F(ExactTest, EveryFreeEndsOneEarlierAllocation) {

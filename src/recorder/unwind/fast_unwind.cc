@@ -220,6 +220,10 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
   for (size_t written = 0;; ++written) {
     packed = RuleCache::find_entry(slots, w.pc);
     if (kind_of(packed) != RuleKind::kFrame || written == kMemoFromDepth) [[unlikely]] {
+      // The end of most stacks (_start, clone3) ends the walk here; no memo yet.
+      if (kind_of(packed) == RuleKind::kOutermost && written < kMemoFromDepth) {
+        return {em.n, em.put(w.pc) ? Outcome::kComplete : Outcome::kTruncated};
+      }
       return walk_on(w, em, slots, true, written);
     }
     if (!em.put(w.pc)) return {em.n, Outcome::kTruncated};

@@ -5,20 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "recorder/unwind/unwind.h"
+
 namespace memloupe::recorder::unwind_detail {
 
-// The registers that the rules read, at one instruction of a function.
-struct Regs {
-  uintptr_t pc = 0, sp = 0, bp = 0;
-};
-
-// The registers at this point of the calling function. `pc` is the address just
-// after the lea, so it (and pc - 1) lies in the caller at an instruction where `sp`
-// and `bp` hold exactly the values read: the CFI row at pc describes them.
-// early-clobber outputs: no output may share a register with RBP before it is read.
-#define MEMLOUPE_CAPTURE_REGS(regs)                                                  \
-  asm volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"              \
-               : "=&r"((regs).pc), "=&r"((regs).sp), "=&r"((regs).bp))
+// The registers that the rules read, at one instruction of a function (taken by
+// MEMLOUPE_CAPTURE_REGS, unwind.h).
+using Regs = UnwindRegs;
 
 enum class Outcome : uint8_t {
   kComplete,   // reached the outermost frame (or an address in no module)

@@ -22,6 +22,25 @@ __attribute__((noinline)) size_t unwind_here(uint64_t* out, size_t max_frames,
   return n;
 }
 
+__attribute__((noinline)) size_t unwind_from(const UnwindRegs& start, uint64_t* out,
+                                             size_t max_frames) noexcept {
+  const unwind_detail::FastResult r = unwind_detail::fast_unwind(start, out, max_frames, 0);
+  if (r.outcome != unwind_detail::Outcome::kFallback) return r.frames;
+  unwind_detail::count_fallback();
+  if (!unwind_detail::libunwind_loaded()) return r.frames;  // as far as the fast unwinder got
+  // libunwind starts in libunwind_backtrace; skip 1 starts at our return address.
+  size_t to_start = 0;  // frames from our return address to F's
+  if (r.frames > 0) {
+    uint64_t near[kMaxFramesToStart];
+    const size_t n = unwind_detail::libunwind_backtrace(near, kMaxFramesToStart, 1);
+    while (to_start < n && near[to_start] != out[0]) ++to_start;
+    if (to_start == n) to_start = 0;
+  }
+  const size_t n = unwind_detail::libunwind_backtrace(out, max_frames, 1 + to_start);
+  asm volatile("" ::: "memory");  // not a tail call: our frame must stay on the stack
+  return n;
+}
+
 bool unwind_load_fallback() noexcept { return unwind_detail::libunwind_load(); }
 
 void unwind_modules_changed() noexcept {

@@ -21,6 +21,34 @@ namespace memloupe::recorder {
 // that interrupted unwind_here on the same thread. See docs/UNWINDING.md.
 size_t unwind_here(uint64_t* out, size_t max_frames, size_t skip) noexcept;
 
+// The registers a walk starts from, taken inside a function F by
+// MEMLOUPE_CAPTURE_REGS. `pc` is the address just after the lea, so it (and pc - 1)
+// lies in F at an instruction where `sp` and `bp` hold exactly the values read:
+// the CFI row at pc describes them.
+struct UnwindRegs {
+  uintptr_t pc = 0, sp = 0, bp = 0;
+};
+
+// Early-clobber outputs: no output may share a register with RBP before it is read.
+#define MEMLOUPE_CAPTURE_REGS(regs)                                                  \
+  asm volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"              \
+               : "=&r"((regs).pc), "=&r"((regs).sp), "=&r"((regs).bp))
+
+// As unwind_here, from registers taken further out: out[0] is the return address
+// of the function F that took `start` (an address in F's caller), out[1] its
+// caller's, and so on. The frames between F and this call are never stepped, which
+// is what makes it cheaper than unwind_here plus dropping them. F must still be
+// running, in a frame that stays put: no tail call out of it (the recorder's hook
+// entry takes the registers and ends with a compiler barrier).
+//
+// On the rare stacks that go to libunwind (see unwind_here), the frames up to F are
+// dropped by finding F's return address among the first kMaxFramesToStart
+// addresses; if the walk could not even leave F, the result is unwind_here's from
+// this call (it starts with the frames between F and here: callers that may be
+// handed those must drop them, as the recorder drops its own).
+size_t unwind_from(const UnwindRegs& start, uint64_t* out, size_t max_frames) noexcept;
+inline constexpr size_t kMaxFramesToStart = 32;
+
 // Loads libunwind, the fallback for stacks the fast unwinder cannot finish, privately
 // (see libunwind_backtrace.h for why it is not linked). Call it once at a safe point
 // (a constructor, the caller's hooks parked: dlopen allocates and takes the loader's

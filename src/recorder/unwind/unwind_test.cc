@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -80,6 +81,61 @@ TEST(Unwind, SkipDropsInnermostFrames) {
   ASSERT_EQ(skipped.fast.size() + 5, full.fast.size());
   for (size_t i = 0; i < skipped.fast.size(); ++i) {
     EXPECT_EQ(skipped.fast[i], full.fast[i + 5]) << i;
+  }
+}
+
+// unwind_from: registers taken in `start_here`, unwound from two frames further
+// in (as the recorder unwinds from its hook entry inside its slow path).
+struct FromProbe {
+  std::vector<uint64_t> from, here;  // unwind_from(start); unwind_here in start_here
+  std::vector<uint64_t> chain;       // start_here's and its callers' return addresses
+  size_t max_frames = 512;
+};
+
+__attribute__((noinline)) void unwind_further_in(const UnwindRegs& start, FromProbe& p, int depth) {
+  if (depth > 0) {
+    unwind_further_in(start, p, depth - 1);
+  } else {
+    p.from.resize(p.max_frames);
+    p.from.resize(unwind_from(start, p.from.data(), p.max_frames));
+  }
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void start_here(FromProbe& p) {
+  UnwindRegs start;
+  MEMLOUPE_CAPTURE_REGS(start);
+  unwind_further_in(start, p, 2);
+  p.here.resize(p.max_frames + 1);
+  p.here.resize(unwind_here(p.here.data(), p.max_frames + 1, 0));
+  MEMLOUPE_RECORD_RA(p.chain);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void call_start_here(FromProbe& p, int depth) {
+  if (depth > 0) {
+    call_start_here(p, depth - 1);
+  } else {
+    start_here(p);
+  }
+  MEMLOUPE_RECORD_RA(p.chain);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(Unwind, FromRegistersStartsAtTheirFunctionsReturnAddress) {
+  for (const int depth : {0, 3, 20}) {
+    for (const size_t max_frames : {size_t{512}, size_t{4}}) {
+      FromProbe p;
+      p.max_frames = max_frames;
+      call_start_here(p, depth);
+      // unwind_here's out[0] lies in start_here; from there on both are the same.
+      ASSERT_FALSE(p.here.empty());
+      const std::vector<uint64_t> expected(p.here.begin() + 1, p.here.end());
+      EXPECT_EQ(p.from, expected) << depth << " " << max_frames;
+      ASSERT_FALSE(p.from.empty());
+      const size_t n = std::min(p.chain.size(), p.from.size());
+      EXPECT_TRUE(std::equal(p.chain.begin(), p.chain.begin() + static_cast<long>(n), p.from.begin()));
+    }
   }
 }
 
