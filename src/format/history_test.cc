@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <set>
@@ -66,6 +67,51 @@ TEST(History, BlockReferencesResolve) {
   for (unsigned k = 0; k < 4; ++k) EXPECT_GT(kinds[k], 0u) << "kind " << k << " never chosen";
   EXPECT_EQ(h->resolve_ref(uint64_t{kRecentAllocs} << 2, next, 0), AllocHistory::kNoId);
   EXPECT_EQ(h->resolve_ref((next + 5) << 2 | 1, next, 0), AllocHistory::kNoId);
+}
+
+// The references are part of the format: whatever the history does to be fast,
+// block_ref must pick exactly the value docs/FORMAT.md §5.6 defines, computed
+// here by counting a plain set of live ids.
+TEST(History, BlockReferencesFollowTheFormatsDefinition) {
+  auto h = std::make_unique<AllocHistory>();
+  std::mt19937_64 rng(11);
+  std::set<uint64_t> live;
+  uint64_t next = 0;
+  uint64_t last_freed[kThreadBuckets] = {};  // id + 1; 0: none
+  auto live_between = [&](uint64_t lo, uint64_t hi) {  // live ids in [lo, hi)
+    uint64_t n = 0;
+    for (auto it = live.lower_bound(lo); it != live.end() && *it < hi; ++it) ++n;
+    return n;
+  };
+  uint64_t wrapped = 0;
+  for (int step = 0; step < 30000; ++step) {
+    const uint32_t thread = static_cast<uint32_t>(rng() % 4);
+    // Keep about 3000 blocks live, so ranks span most of the 4096-id window and wrap its ring.
+    if (live.size() < 3000 || rng() % 2) {
+      h->on_alloc(next, 8, 0, Func::Malloc, thread);
+      live.insert(next++);
+      continue;
+    }
+    auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+    const uint64_t id = *it;
+    uint64_t want = (next - 1 - id) << 2 | 1;
+    if (next - id <= kRecentAllocs) {
+      const uint64_t floor = next > kRecentAllocs ? next - kRecentAllocs : 0;
+      want = std::min(want, live_between(id + 1, next) << 2);
+      const uint64_t lf = last_freed[thread % kThreadBuckets];
+      if (lf != 0 && lf - 1 >= floor) {
+        if (id > lf - 1) want = std::min(want, live_between(lf, id) << 2 | 2);
+        else want = std::min(want, live_between(id + 1, lf - 1) << 2 | 3);
+      }
+      wrapped += (id % kRecentAllocs) > (next % kRecentAllocs);
+      last_freed[thread % kThreadBuckets] = id + 1;
+    }
+    ASSERT_EQ(h->block_ref(id, next, thread), want) << "step " << step << " id " << id;
+    ASSERT_EQ(h->resolve_ref(want, next, thread), id) << "step " << step;
+    h->on_free(id, next, Func::Free, false, thread);
+    live.erase(it);
+  }
+  EXPECT_GT(wrapped, 1000u);  // the ring's wrap-around was exercised
 }
 
 TEST(History, FifoFreesCostSmallReferences) {
