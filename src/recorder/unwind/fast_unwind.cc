@@ -52,7 +52,6 @@ enum class Step : uint8_t { kStepped, kStop, kFallback };
   }
   w.pc = load(cfa - 8);
   w.sp = cfa;
-  w.exact_pc = false;
   return w.pc != 0 ? Step::kStepped : Step::kStop;
 }
 
@@ -100,7 +99,9 @@ inline uint64_t rule_of(const Walk& w, const RuleCache::Slot*& slots) {
 // CFI covers), kFallback for a frame only libunwind can step (or one in no module).
 [[gnu::always_inline]] inline Step step_by(Walk& w, uint64_t packed) {
   switch (kind_of(packed)) {
-    case RuleKind::kFrame: return step_frame(w, packed);
+    case RuleKind::kFrame:
+      w.exact_pc = false;  // a return address (the hot loop never has an exact pc)
+      return step_frame(w, packed);
     case RuleKind::kSignal: {
       // Through a copy, so that no reference to the walk's state escapes the hot loop
       // (which keeps it in registers).
@@ -214,19 +215,22 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
   // depth, per frame one lookup, one write, one step. Everything else (a miss, a
   // signal frame, the end of the stack, the memo) continues in walk_on. F's own
   // frame is stepped through, never written.
+  // With nothing to skip (the recorder's case), frames written = em.n.
   uint64_t packed = RuleCache::find_entry(slots, w.pc);
-  if (kind_of(packed) != RuleKind::kFrame) return walk_on(w, em, slots, false, 0);
+  if (kind_of(packed) != RuleKind::kFrame || skip != 0) return walk_on(w, em, slots, false, 0);
   if (step_frame(w, packed) != Step::kStepped) return {0, Outcome::kComplete};
-  for (size_t written = 0;; ++written) {
+  for (;;) {
     packed = RuleCache::find_entry(slots, w.pc);
-    if (kind_of(packed) != RuleKind::kFrame || written == kMemoFromDepth) [[unlikely]] {
+    if (kind_of(packed) != RuleKind::kFrame || em.n == kMemoFromDepth) [[unlikely]] {
       // The end of most stacks (_start, clone3) ends the walk here; no memo yet.
-      if (kind_of(packed) == RuleKind::kOutermost && written < kMemoFromDepth) {
-        return {em.n, em.put(w.pc) ? Outcome::kComplete : Outcome::kTruncated};
+      if (kind_of(packed) == RuleKind::kOutermost && em.n < kMemoFromDepth) {
+        out[em.n++] = w.pc;
+        return {em.n, em.n < max_frames ? Outcome::kComplete : Outcome::kTruncated};
       }
-      return walk_on(w, em, slots, true, written);
+      return walk_on(w, em, slots, true, em.n);
     }
-    if (!em.put(w.pc)) return {em.n, Outcome::kTruncated};
+    out[em.n++] = w.pc;
+    if (em.n == max_frames) return {em.n, Outcome::kTruncated};
     if (step_frame(w, packed) != Step::kStepped) return {em.n, Outcome::kComplete};
   }
 }

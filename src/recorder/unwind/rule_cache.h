@@ -44,11 +44,16 @@ class RuleCache {
     // stored tag (kKeyBits - kBucketBits bits), so it matches no slot.
     const uint64_t tag = pc >> kBucketBits;
     const Slot* bucket = slots + (pc & kBucketMask) * kWays;
-    for (size_t w = 0; w < kWays; ++w) {
-      const uint64_t e = bucket[w].load(std::memory_order_relaxed);
-      if (e >> kRuleBits == tag) return e;  // an empty slot has no rule bits: still 0
-    }
-    return 0;
+    // Unrolled: a hit in the first way (the usual case) costs no loop bookkeeping.
+    static_assert(kWays == 4);
+    uint64_t e = bucket[0].load(std::memory_order_relaxed);
+    if (e >> kRuleBits == tag) return e;  // an empty slot has no rule bits: still 0
+    e = bucket[1].load(std::memory_order_relaxed);
+    if (e >> kRuleBits == tag) return e;
+    e = bucket[2].load(std::memory_order_relaxed);
+    if (e >> kRuleBits == tag) return e;
+    e = bucket[3].load(std::memory_order_relaxed);
+    return e >> kRuleBits == tag ? e : 0;
   }
 
   std::optional<Rule> find(uintptr_t pc) const noexcept {

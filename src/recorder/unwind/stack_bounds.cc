@@ -22,36 +22,6 @@ constexpr uintptr_t kMaxStack = uintptr_t{256} << 20;
 uintptr_t page_down(uintptr_t a) { return a & ~(kPage - 1); }
 uintptr_t page_up(uintptr_t a) { return (a + kPage - 1) & ~(kPage - 1); }
 
-// The readable stack memory of this thread, as last established.
-//
-// A signal handler on this thread may unwind (and refresh) while the interrupted code
-// is in the middle of a refresh, so a reader must never see a span larger than what
-// was verified. Updates therefore go through an empty state: end := 0, begin := new,
-// end := new. Any mix of old and new words a reader can observe is either the old
-// span, an empty one (end == 0 contains nothing), or the new span.
-struct ThreadStack {
-  std::atomic<uintptr_t> begin{0};
-  std::atomic<uintptr_t> end{0};
-  unsigned refreshes = 0;  // racy increments under signals only lose counts
-
-  Span load() const {
-    const uintptr_t e = end.load(std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    return Span{begin.load(std::memory_order_relaxed), e};
-  }
-  void store(Span s) {
-    end.store(0, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    begin.store(s.begin, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    end.store(s.end, std::memory_order_relaxed);
-  }
-};
-
-// initial-exec: the preload library is loaded at startup, so its TLS is static and
-// reaching it is one %fs-relative load, with no __tls_get_addr (which may allocate).
-constinit thread_local ThreadStack tls_stack __attribute__((tls_model("initial-exec")));
-
 Span altstack_span(uintptr_t sp) {
   stack_t ss;
   if (sigaltstack(nullptr, &ss) != 0 || (ss.ss_flags & SS_ONSTACK) == 0) return {};
@@ -61,6 +31,10 @@ Span altstack_span(uintptr_t sp) {
 }
 
 }  // namespace
+
+// initial-exec: the preload library is loaded at startup, so its TLS is static and
+// reaching it is one %fs-relative load, with no __tls_get_addr (which may allocate).
+constinit thread_local ThreadStack tls_stack __attribute__((tls_model("initial-exec")));
 
 bool pages_readable(uintptr_t begin, uintptr_t end) noexcept {
   constexpr size_t kBatch = 64;
@@ -104,7 +78,7 @@ Span from_proc_maps(uintptr_t sp) {
 
 }  // namespace
 
-Span stack_span(uintptr_t sp) noexcept {
+Span stack_span_refresh(uintptr_t sp) noexcept {
   ThreadStack& t = tls_stack;
   const Span home = t.load();
   if (home.contains(sp)) return home;

@@ -3,11 +3,42 @@
 // pointer or CFA cannot make the unwinder fault.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "recorder/unwind/module_lookup.h"
 
 namespace memloupe::recorder::unwind_detail {
+
+// The readable stack memory of this thread, as last established.
+//
+// A signal handler on this thread may unwind (and refresh) while the interrupted code
+// is in the middle of a refresh, so a reader must never see a span larger than what
+// was verified. Updates therefore go through an empty state: end := 0, begin := new,
+// end := new. Any mix of old and new words a reader can observe is either the old
+// span, an empty one (end == 0 contains nothing), or the new span.
+struct ThreadStack {
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+  unsigned refreshes = 0;  // racy increments under signals only lose counts
+
+  Span load() const {
+    const uintptr_t e = end.load(std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return Span{begin.load(std::memory_order_relaxed), e};
+  }
+  void store(Span s) {
+    end.store(0, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    begin.store(s.begin, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    end.store(s.end, std::memory_order_relaxed);
+  }
+};
+
+// constinit: no dynamic initialisation, so an access is one %fs-relative load (no
+// TLS wrapper call).
+extern constinit thread_local ThreadStack tls_stack __attribute__((tls_model("initial-exec")));
 
 // The span of the calling thread's stack (or its signal alternate stack) containing
 // `sp`, or an empty span if that cannot be established; the caller then hands the
@@ -20,7 +51,12 @@ namespace memloupe::recorder::unwind_detail {
 // top; /proc/self/maps (tens of microseconds) only for stacks glibc did not lay out;
 // one sigaltstack(2) for code running on the signal alternate stack. At most
 // kMaxStackRefreshes refreshes per thread.
-Span stack_span(uintptr_t sp) noexcept;
+// The usual case (sp inside the cached span) inline; the rest out of line.
+Span stack_span_refresh(uintptr_t sp) noexcept;
+inline Span stack_span(uintptr_t sp) noexcept {
+  const Span home = tls_stack.load();
+  return home.contains(sp) ? home : stack_span_refresh(sp);
+}
 
 inline constexpr unsigned kMaxStackRefreshes = 256;
 
