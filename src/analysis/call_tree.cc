@@ -40,6 +40,7 @@ class CallTreeBuilder {
     auto [it, is_new] = by_address_.try_emplace(address);
     if (!is_new) return it->second;
     std::vector<Frame> expanded = expand_address(address, symbols_, modules_);
+    if (query_.grouping == Grouping::Function) collapse_self_inlining(expanded);
     if (query_.grouping == Grouping::Address) {
       // One frame per address, named by its innermost function.
       Frame f = std::move(expanded.back());
@@ -51,6 +52,27 @@ class CallTreeBuilder {
       it->second.push_back(intern(std::move(f)));
     }
     return it->second;
+  }
+
+  // GCC's DWARF can nest a function's inlined copy directly in another copy of
+  // itself for one source call (addr2line -i shows std::_Vector_base::_M_allocate
+  // at stl_vector.h:378, then again at :375, its opening line). By function the
+  // two are one frame, or the views would print the function twice under one
+  // location. The innermost copy is kept: its line is where the call below it
+  // is made; it is inlined only if the outer copy was.
+  static void collapse_self_inlining(std::vector<Frame>& chain) {  // outermost first
+    size_t kept = 0;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (kept > 0 && chain[kept - 1].function == chain[i].function) {
+        const bool inlined = chain[kept - 1].inlined;
+        chain[kept - 1] = std::move(chain[i]);
+        chain[kept - 1].inlined = inlined;
+        continue;
+      }
+      if (kept != i) chain[kept] = std::move(chain[i]);
+      ++kept;
+    }
+    chain.resize(kept);
   }
 
   FrameId intern(Frame f) {

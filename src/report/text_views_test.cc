@@ -155,6 +155,49 @@ TEST_F(TextViews, TimelineCsvAndChart) {
   EXPECT_NE(chart.find("At the end   350 B live"), std::string::npos);
 }
 
+// A vector<string>::push_back that reallocates, as GCC 12 -O2 compiled it in
+// bench/workloads/stl_deep.cc: the frames of the return address are the ones the
+// finaliser stored for it (libdw's inline chain, innermost first, which
+// `addr2line -i` prints too). _M_allocate is in the chain twice, at
+// stl_vector.h:378 (its call to allocate) and :375 (its opening line).
+TEST(TextViewsRealFrames, AFunctionInlinedIntoItselfIsOneFrame) {
+  const std::string str = "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >";
+  const std::string alloc = "std::allocator<" + str + " >";
+  const std::string vec = "std::vector<" + str + ", " + alloc + " >";
+  const std::string bits = "/usr/include/c++/12/bits/";
+  analysis::testing::Script s;
+  s.symbols[0x5578] = {
+      {"std::__new_allocator<" + str + " >::allocate(unsigned long, void const*)", bits + "new_allocator.h", 137, 48},
+      {alloc + "::allocate(unsigned long)", bits + "allocator.h", 188, 40},
+      {"std::allocator_traits<" + alloc + " >::allocate(" + alloc + "&, unsigned long)", bits + "alloc_traits.h",
+       464, 28},
+      {"std::_Vector_base<" + str + ", " + alloc + " >::_M_allocate(unsigned long)", bits + "stl_vector.h", 378, 33},
+      {"std::_Vector_base<" + str + ", " + alloc + " >::_M_allocate(unsigned long)", bits + "stl_vector.h", 375, 7},
+      {"void " + vec + "::_M_realloc_insert<" + str + " const&>(__gnu_cxx::__normal_iterator<" + str + "*, " + vec +
+           " >, " + str + " const&)",
+       bits + "vector.tcc", 453, 44}};
+  s.symbols[0x6001] = {{vec + "::push_back(" + str + " const&)", bits + "stl_vector.h", 1287, 21},
+                       {"evaluate", "stl_deep.cc", 64, 9}};
+  s.alloc(1, 64, {0x5578, 0x6001});
+  s.end(2);
+  TopOptions o;
+  o.frames = 0;
+  const std::string out = render_top(s.run(), o);
+  size_t copies = 0;
+  for (size_t at = out.find("::_M_allocate("); at != std::string::npos; at = out.find("::_M_allocate(", at + 1)) {
+    ++copies;
+  }
+  EXPECT_EQ(copies, 1u) << out;
+  EXPECT_NE(out.find("stl_vector.h:378 [inlined]"), std::string::npos) << out;  // where it calls allocate
+  EXPECT_NE(out.find("vector.tcc:453\n"), std::string::npos) << out;            // the real function
+  // Grouped by line the two copies are distinct frames, each at its own line.
+  analysis::QueryArgs by_line;
+  by_line.grouping = analysis::Grouping::Line;
+  const std::string lines_out = render_top(s.run(by_line), o);
+  EXPECT_NE(lines_out.find("stl_vector.h:378 [inlined]"), std::string::npos) << lines_out;
+  EXPECT_NE(lines_out.find("stl_vector.h:375 [inlined]"), std::string::npos) << lines_out;
+}
+
 TEST(TextChart, BarsReachThePeak) {
   analysis::testing::Script s;
   const auto a = s.alloc(0, 800, {0x1});
