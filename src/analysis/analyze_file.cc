@@ -2,7 +2,9 @@
 // it, else two. The reader maps the file, so opening it twice costs nothing.
 #include <memory>
 
+#include "analysis/index.h"
 #include "analysis/model.h"
+#include "reader/bytes.h"
 
 namespace memloupe::analysis {
 namespace {
@@ -42,10 +44,22 @@ Expected<Model> one_pass(const std::string& path, const QueryArgs& args, const P
   return model;
 }
 
-}  // namespace
+// The model from the trace's analysis index when it has a fresh one that
+// answers `args`; else nothing, with `note` set if an index was there but unusable.
+std::optional<Model> from_index(const std::string& path, const QueryArgs& args, std::optional<std::string>& note) {
+  Expected<std::unique_ptr<reader::Reader>> r = reader::Reader::open(path);
+  if (!r || !(*r)->info().source_format.empty()) return std::nullopt;
+  Expected<std::unique_ptr<reader::Bytes>> bytes = reader::Bytes::map_file(path);
+  if (!bytes) return std::nullopt;
+  IndexLookup found = find_index((*bytes)->data(), (*r)->info());
+  if (found.state == IndexLookup::State::Stale || found.state == IndexLookup::State::Damaged) {
+    note = "ignored the analysis index (" + found.problem + "); read the events instead";
+  }
+  if (!found.index) return std::nullopt;
+  return model_from_index(std::move(*found.index), args, (*r)->symbols());
+}
 
-Expected<Model> analyze_file(const std::string& path, const QueryArgs& args, const Progress& progress) {
-  if (std::optional<Error> e = validate(args)) return *e;
+Expected<Model> streamed(const std::string& path, const QueryArgs& args, const Progress& progress) {
   if (!needs_first_pass(args)) return one_pass(path, args, progress);
 
   Expected<std::unique_ptr<reader::Reader>> first = reader::Reader::open(path);
@@ -69,6 +83,20 @@ Expected<Model> analyze_file(const std::string& path, const QueryArgs& args, con
   model.symbols = (*second)->symbols();
   model.tree = build_call_tree(model.aggregate, model.symbols, model.overview.modules);
   if (progress) progress(1.0);
+  return model;
+}
+
+}  // namespace
+
+Expected<Model> analyze_file(const std::string& path, const QueryArgs& args, const Progress& progress,
+                             UseIndex use_index) {
+  if (std::optional<Error> e = validate(args)) return *e;
+  std::optional<std::string> note;
+  if (use_index == UseIndex::IfFresh) {
+    if (std::optional<Model> model = from_index(path, args, note)) return std::move(*model);
+  }
+  Expected<Model> model = streamed(path, args, progress);
+  if (model) model->index_note = std::move(note);
   return model;
 }
 

@@ -305,6 +305,11 @@ struct Model {
   Aggregate aggregate;
   reader::SymbolTable symbols;
   CallTree tree;
+  bool from_index = false;  // answered by the trace's analysis index (index.h), not by streaming
+  // Set when the trace has an index that could not be used (damaged, or built
+  // for other events): what was wrong, naming the offset. The model was then
+  // streamed as usual; the CLI prints this as a warning.
+  std::optional<std::string> index_note;
 };
 
 // Called with the fraction done (0..1, over both passes) every few thousand events.
@@ -314,8 +319,12 @@ using Progress = std::function<void(double fraction)>;
 // by side), else twice (pass 1, then pass 2 with the query resolved against pass
 // 1). Errors: the file cannot be opened/is not a trace, or bad arguments. Damage in
 // the middle of the trace is not an error: Overview::error says where reading stopped.
+//
+// A finalised trace carries an analysis index (index.h); with UseIndex::IfFresh
+// a query it answers is taken from it without reading the events.
+enum class UseIndex : uint8_t { IfFresh, Never };
 Expected<Model> analyze_file(const std::string& path, const QueryArgs& args,
-                             const Progress& progress = {});
+                             const Progress& progress = {}, UseIndex use_index = UseIndex::IfFresh);
 
 // The same over events held in memory (tests, hand-built traces). Passes::Two
 // forces the two-pass method even where one pass would do, so tests can check

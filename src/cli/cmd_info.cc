@@ -7,8 +7,10 @@
 #include <iostream>
 #include <string>
 
+#include "analysis/index.h"
 #include "cli/commands.h"
 #include "cli/trace_input.h"
+#include "reader/bytes.h"
 #include "reader/ctf_reader.h"
 #include "reader/dump.h"
 
@@ -47,6 +49,27 @@ void print_header(const reader::Reader& r, const std::string& path) {
   fmt::print("symbols:      {}\n", r.has_symbols_section() ? "symbols section present"
                                    : reader::ctf_details(r) ? "in the stream (memtrace locations)"
                                                             : "none (not finalised)");
+}
+
+// Whether `summary` and `report` can skip the events (src/analysis/index.h).
+void print_index(const reader::Reader& r, const std::string& path) {
+  if (!r.info().source_format.empty()) return;
+  auto bytes = reader::Bytes::map_file(path);
+  if (!bytes) return;
+  const analysis::IndexLookup found = analysis::find_index((*bytes)->data(), r.info());
+  switch (found.state) {
+    case analysis::IndexLookup::State::None:
+      fmt::print("analysis index: none\n");
+      break;
+    case analysis::IndexLookup::State::Fresh:
+      fmt::print("analysis index: yes, at offset {} ({} stacks; answers summary and report without reading the events)\n",
+                 found.offset, found.index->aggregate.stacks.size());
+      break;
+    case analysis::IndexLookup::State::Stale:
+    case analysis::IndexLookup::State::Damaged:
+      fmt::print("analysis index: ignored ({})\n", found.problem);
+      break;
+  }
 }
 
 void print_counts(const reader::EventCounts& counts) {
@@ -90,6 +113,7 @@ Command add_info_command(CLI::App& app) {
             reader::EventCounts counts;
             while (const format::Event* e = reader->next()) counts.add(*e);
             print_header(*reader, *path);
+            print_index(*reader, *path);
             print_counts(counts);
             if (const reader::CtfDetails* d = reader::ctf_details(*reader)) {
               print_ctf(*d, counts, reader->symbols().size());

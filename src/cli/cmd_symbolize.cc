@@ -17,6 +17,7 @@ struct SymbolizeOptions {
   std::string trace;
   std::string output;
   bool force = false;
+  bool no_index = false;
 };
 
 int symbolize(const SymbolizeOptions& o) {
@@ -33,7 +34,7 @@ int symbolize(const SymbolizeOptions& o) {
   }
   symbolize::FinalizeOptions options;
   options.resymbolize = o.force;
-  return finalize_and_report(o.trace, o.output.empty() ? o.trace : o.output, options);
+  return finalize_and_report(o.trace, o.output.empty() ? o.trace : o.output, options, !o.no_index);
 }
 
 }  // namespace
@@ -45,6 +46,8 @@ Command add_symbolize_command(CLI::App& app) {
   sub->add_option("trace", o->trace, "A trace written by the preload library")->required();
   sub->add_option("-o,--output", o->output, "Write the result here instead of replacing TRACE");
   sub->add_flag("--force", o->force, "Symbolise again a trace that already has symbols");
+  sub->add_flag("--no-index", o->no_index,
+                "Write no analysis index (summary and report then read all the events each time)");
   return {sub, [o] { return symbolize(*o); }};
 }
 

@@ -2,6 +2,7 @@
 // symbolize`), with what happened said on stderr:
 //   memloupe: warning: cannot symbolise LIB: REASON      (once per module file)
 //   memloupe: warning: INPUT: DAMAGE; kept the N events before it
+//   memloupe: analysis index: N bytes, built in S s      (src/analysis/index.h)
 //   memloupe: wrote OUTPUT (N events, M bytes)
 #pragma once
 
@@ -12,9 +13,10 @@
 namespace memloupe::cli {
 
 // Returns kOk, kDamaged (written, but the input was cut short or damaged) or
-// kFailed (nothing written; the input is unchanged).
+// kFailed (nothing written; the input is unchanged). `with_index`: also build
+// the analysis index on the finaliser's reads and append it.
 int finalize_and_report(const std::string& input, const std::string& output,
-                        symbolize::FinalizeOptions options);
+                        symbolize::FinalizeOptions options, bool with_index = true);
 
 // For a trace left as the recorder wrote it: counts its events and prints the
 // "wrote" line (and its damage, if any). Returns kOk or kDamaged.

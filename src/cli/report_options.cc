@@ -32,6 +32,7 @@ void add_view_options(CLI::App* sub, ViewOptions& o) {
       ->allow_extra_args(false);
   sub->add_option("--hide", o.args.hide, "Drop frames whose function contains this text (repeatable)")
       ->allow_extra_args(false);
+  sub->add_flag("--no-index", o.no_index, "Read the events even when the trace's analysis index has the answer");
 }
 
 std::optional<analysis::Model> analyze(ViewOptions& o, uint32_t series_buckets, int& exit_code) {
@@ -58,13 +59,15 @@ std::optional<analysis::Model> analyze(ViewOptions& o, uint32_t series_buckets, 
       std::fprintf(stderr, "\r  analysing [%.*s%*s] %3d%%", bar, "##############################", 30 - bar, "", percent);
     };
   }
-  auto model = analysis::analyze_file(o.trace, o.args, progress);
+  auto model = analysis::analyze_file(o.trace, o.args, progress,
+                                      o.no_index ? analysis::UseIndex::Never : analysis::UseIndex::IfFresh);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   if (!model) {
     std::cerr << "memloupe: " << o.trace << ": " << model.error().message << '\n';
     exit_code = model.error().offset == Error::kNoOffset ? kUsage : kNotATrace;
     return std::nullopt;
   }
+  if (model->index_note) std::cerr << "memloupe: warning: " << o.trace << ": " << *model->index_note << '\n';
   if (model->overview.error) {
     std::cerr << "memloupe: " << o.trace << ": " << model->overview.error->message
               << " (the report covers everything before it)\n";

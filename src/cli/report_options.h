@@ -22,6 +22,7 @@ struct ViewOptions {
   std::vector<std::string> between;
   bool live = false, allocated = false, freed = false;
   std::optional<uint32_t> thread;
+  bool no_index = false;  // --no-index: read the events even if the trace's analysis index answers
 };
 
 // Adds the trace argument and the options above to `sub`.

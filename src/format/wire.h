@@ -36,6 +36,7 @@ enum class ChunkType : uint8_t {
   Events = 2,         // u64 start time (µs), u64 alloc-id base, then events (row form)
   Symbols = 3,        // address -> inlined frames, appended by the finaliser
   EventsColumns = 4,  // the same prefix, u8 stream count, varint stream lengths, streams
+  AnalysisIndex = 5,  // precomputed analysis (src/analysis/index.h), last; appended by the CLI's finalise
 };
 
 // The streams of the column form, in payload order: each event field belongs to

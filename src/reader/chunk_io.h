@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "format/chunk.h"
+#include "format/events.h"
 #include "format/expected.h"
 #include "format/symbols_encoder.h"
 
@@ -52,6 +54,10 @@ void append_chunk_compressed(std::vector<uint8_t>& out, format::ChunkType type,
 struct CompactOptions {
   int zstd_level = 12;  // <= 0: no compression (column form only)
   uint32_t max_events_payload = 4u << 20;  // events chunks are merged up to this raw size
+  // Called with every event as the compaction decodes it (the same events, in the
+  // same order, that a Reader of the output delivers, SymbolDefs aside), so work
+  // over the events can ride on this read instead of another one.
+  std::function<void(const format::Event&)> on_event;
 };
 struct Compacted {
   std::vector<uint8_t> bytes;   // a valid trace: prologue, header, merged compressed chunks

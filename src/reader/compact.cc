@@ -110,10 +110,12 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
       if (!columns.open()) columns.start(decoder->time_us(), decoder->allocs());
       std::array<size_t, kStreams> before;
       for (size_t s = 0; s < kStreams; ++s) before[s] = columns.taps()[s].size();
-      if (!decoder->next(in, out.damage)) {
+      const format::Event* event = decoder->next(in, out.damage);
+      if (event == nullptr) {
         if (out.damage) columns.truncate(before);
         break;
       }
+      if (opt.on_event) opt.on_event(*event);
       // Cut only between events: never between a realloc's Free and its Alloc.
       if (columns.size() >= cap && !decoder->pending()) columns.flush();
     }

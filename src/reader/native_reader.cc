@@ -89,6 +89,7 @@ class NativeReader final : public Reader {
       done_ = true;
       return;
     }
+    if (skip_index_chunk(file)) return;
     auto chunk = read_chunk(file, offset_);
     if (!chunk) {
       error_ = chunk_cut_short(file, offset_) ? Error{"trace ends early at offset " + std::to_string(offset_) +
@@ -138,6 +139,21 @@ class NativeReader final : public Reader {
       symbols_stream_ = std::make_unique<SymbolsDecoder>();
       in_ = ChunkType::Symbols;
     }
+  }
+
+  // The analysis index delivers no events and has its own reader
+  // (src/analysis/index.h), which checks it and falls back to the events when it
+  // is damaged; so an intact header announcing an index is enough to step over
+  // it, and a damaged index payload is not damage of the trace.
+  bool skip_index_chunk(std::span<const uint8_t> file) {
+    format::ChunkHeader h;
+    if (file.size() - offset_ < format::kChunkHeaderSize ||
+        format::parse_chunk_header(file.data() + offset_, h) != format::ChunkHeaderStatus::Ok ||
+        h.type != static_cast<uint8_t>(ChunkType::AnalysisIndex) ||
+        file.size() - offset_ - format::kChunkHeaderSize < h.stored_len)
+      return false;
+    offset_ += format::kChunkHeaderSize + h.stored_len;
+    return true;
   }
 
   // Finds the symbols chunks by hopping from chunk header to chunk header. A

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <string>
 
+#include "analysis/index.h"
 #include "report/profile.h"
 
 namespace memloupe::report {
@@ -28,8 +29,9 @@ struct HtmlLimits {
   size_t max_name_bytes = 200;
 };
 // The page recomputes ranges from the Profile's buckets; the caller (the model
-// adapter) asks for this many.
-inline constexpr uint32_t kHtmlBuckets = 100;
+// adapter) asks for this many: the analysis index's count, so that `memloupe
+// report` is answered from the index.
+inline constexpr uint32_t kHtmlBuckets = analysis::kIndexSeriesBuckets;
 
 // The report's data as one JSON object (see assets/data.js for its reader).
 std::string html_data_json(const Profile& profile, const HtmlLimits& limits = {});

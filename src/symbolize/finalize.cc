@@ -24,7 +24,7 @@ struct Collected {
   std::optional<Error> damage;
 };
 
-Expected<Collected> collect(const std::string& input) {
+Expected<Collected> collect(const std::string& input, FinalizeTap* tap) {
   auto opened = reader::Reader::open(input);
   if (!opened) return opened.error();
   reader::Reader& r = **opened;
@@ -33,11 +33,13 @@ Expected<Collected> collect(const std::string& input) {
   }
   Collected c;
   c.has_symbols = r.has_symbols_section();
+  if (tap) tap->begin(r.info());
   std::unordered_set<uint64_t> seen;
   std::vector<uint64_t> unmapped;  // seen while no module covered them
   while (const format::Event* e = r.next()) {
     if (std::holds_alternative<format::SymbolDef>(*e)) continue;  // replaced or kept as a whole
     ++c.events;
+    if (tap) tap->first(*e);
     if (const auto* alloc = std::get_if<format::Alloc>(e)) {
       for (uint64_t address : alloc->backtrace) {
         if (!seen.insert(address).second) continue;
@@ -60,12 +62,18 @@ Expected<Collected> collect(const std::string& input) {
   return c;
 }
 
-// The trace without its symbols chunks (chunks are copied as stored).
-std::vector<uint8_t> without_symbols(std::span<const uint8_t> trace) {
+bool is(const reader::ChunkView& chunk, format::ChunkType type) {
+  return chunk.type == static_cast<uint8_t>(type);
+}
+
+// The trace without its index chunks and, if `symbols`, its symbols chunks
+// (the others are copied as stored).
+std::vector<uint8_t> without(std::span<const uint8_t> trace, bool symbols) {
   const reader::ChunkList list = reader::scan_chunks(trace);
   std::vector<uint8_t> out(trace.begin(), trace.begin() + format::kPrologueSize);
   for (const reader::ChunkView& chunk : list.chunks) {
-    if (chunk.type == static_cast<uint8_t>(format::ChunkType::Symbols)) continue;
+    if (is(chunk, format::ChunkType::AnalysisIndex)) continue;
+    if (symbols && is(chunk, format::ChunkType::Symbols)) continue;
     const auto begin = trace.begin() + static_cast<ptrdiff_t>(chunk.offset);
     out.insert(out.end(), begin, begin + format::kChunkHeaderSize + chunk.stored.size());
   }
@@ -91,7 +99,7 @@ void encode_symbols(const reader::SymbolTable& table, format::SymbolsEncoder& en
 
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
                                        const FinalizeOptions& options) {
-  auto collected = collect(input);
+  auto collected = collect(input, options.tap);
   if (!collected) return collected.error();
   Collected& c = *collected;
   FinalizeStats stats;
@@ -107,11 +115,12 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
 
   auto bytes = reader::Bytes::map_file(input);
   if (!bytes) return bytes.error();
-  auto compacted = reader::compact_trace((*bytes)->data(), {.zstd_level = options.zstd_level});
+  reader::CompactOptions compact{.zstd_level = options.zstd_level};
+  if (options.tap) compact.on_event = [tap = options.tap](const format::Event& e) { tap->second(e); };
+  auto compacted = reader::compact_trace((*bytes)->data(), compact);
   if (!compacted) return compacted.error();
   if (!stats.damage) stats.damage = compacted->damage;
-  std::vector<uint8_t> out =
-      replace_symbols ? without_symbols(compacted->bytes) : std::move(compacted->bytes);
+  std::vector<uint8_t> out = without(compacted->bytes, replace_symbols);
 
   if (options.symbolize) {
     const auto start = std::chrono::steady_clock::now();
@@ -128,6 +137,16 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     // A finalised trace always has a symbols section, if only an empty chunk:
     // that is how readers (and `memloupe symbolize`) know it is finalised.
     if (out.size() == before) format::append_chunk(out, format::ChunkType::Symbols, {});
+  }
+
+  // An index summarises exactly the events of the file; after damage the two
+  // reads may have stopped in different places, so none is written then.
+  if (options.tap && !stats.damage) {
+    if (std::optional<std::vector<uint8_t>> index = options.tap->index(out)) {
+      const size_t before = out.size();
+      reader::append_chunk_compressed(out, format::ChunkType::AnalysisIndex, *index, options.zstd_level);
+      stats.index_bytes = out.size() - before;
+    }
   }
 
   auto file = AtomicFile::create(output);

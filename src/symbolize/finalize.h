@@ -2,7 +2,7 @@
 // file every other command reads.
 //
 //   raw:    prologue | header | events* (uncompressed, maybe cut short)
-//   final:  prologue | header | events* (merged, zstd) | symbols*
+//   final:  prologue | header | events* (merged, zstd) | symbols* | [index]
 //
 // The symbols section maps every distinct return address of every backtrace
 // to its inlined frames. One address has one entry: it is resolved against
@@ -13,12 +13,30 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "format/events.h"
 #include "format/expected.h"
 #include "symbolize/symbolizer.h"
 
 namespace memloupe::symbolize {
+
+// Work that rides on the finaliser's two reads of the events, for the layers
+// above it (the CLI builds the analysis index with one; this library knows
+// nothing of the analysis). The finaliser reads every event twice anyway: once
+// to collect addresses and modules, once to compact them.
+class FinalizeTap {
+ public:
+  virtual ~FinalizeTap() = default;
+  virtual void begin(const format::TraceInfo& info) = 0;
+  virtual void first(const format::Event& event) = 0;   // while collecting (no SymbolDefs)
+  virtual void second(const format::Event& event) = 0;  // the same events, while compacting
+  // The finished trace (prologue through symbols); returns the payload of the
+  // analysis index chunk to append, or nothing. Not called for a damaged input.
+  virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
+};
 
 struct FinalizeOptions {
   // A trace that already has a symbols section is left alone unless this is
@@ -28,6 +46,9 @@ struct FinalizeOptions {
   bool symbolize = true;
   int zstd_level = 6;
   SymbolizerOptions symbolizer;
+  // Optional; must outlive the call. Any index chunk the input had is dropped
+  // either way (it described the events before this rewrite).
+  FinalizeTap* tap = nullptr;
 };
 
 struct FinalizeStats {
@@ -38,6 +59,7 @@ struct FinalizeStats {
   uint64_t symbolized = 0;          // of which at least one frame is known
   uint64_t modules = 0;             // module loads in the trace
   double symbolize_seconds = 0;
+  uint64_t index_bytes = 0;         // the analysis index chunk (0: none written)
   // The input was cut short or damaged here; everything before it was kept.
   std::optional<Error> damage;
 };

@@ -1,0 +1,554 @@
+// The analysis index (index.h): its encoding, its checked decoding, and the
+// model built from it. Layout (all varints unless said; f64 = u64 bits, LE):
+//
+//   version | event_chunks, u32 crc | temporary_ns, series_buckets
+//   overview:  duration, end reason (0 none, 1 + reason), events, alloc, free,
+//              unmatched, inversions | threads | modules | markers |
+//              call totals (u8 present, time, per function calls, bytes) |
+//              allocated, leaked | peak time, alloc (0 none, 1 + id), live |
+//              heap bucket_ns, points (5 f64) | rss (time, bytes) | peak_rss
+//   aggregate: series_buckets, series_bucket_ns | frame pool | stacks (begin,
+//              size, 6 counts, series (index, 3 counts)) | threads (id, 6 counts)
+//              | totals | 65 + 1 lifetime counts | rejected_blocks
+//   count:     blocks, samples, bytes, f64 objects, f64 objects_var
+// Lists are a count then the elements.
+#include "analysis/index.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "format/chunk.h"
+#include "format/crc32c.h"
+#include "format/varint.h"
+#include "format/wire.h"
+#include "reader/chunk_io.h"
+#include "reader/symbols_decoder.h"
+
+namespace memloupe::analysis {
+namespace {
+
+using format::ChunkType;
+
+// Longest name (thread, module path, marker) the decoder accepts.
+constexpr uint32_t kMaxName = 1u << 16;
+
+// ---------------------------------------------------------------- chunk hops
+
+// Calls fn(offset, header) for every chunk from the prologue up to `end`.
+// Returns false when a header does not parse or a payload runs past the file.
+template <class Fn>
+bool hop_chunks(std::span<const uint8_t> file, uint64_t end, Fn&& fn) {
+  if (file.size() < format::kPrologueSize) return false;
+  end = std::min<uint64_t>(end, file.size());
+  for (uint64_t off = format::kPrologueSize; off < end;) {
+    format::ChunkHeader h;
+    if (file.size() - off < format::kChunkHeaderSize ||
+        format::parse_chunk_header(file.data() + off, h) != format::ChunkHeaderStatus::Ok ||
+        file.size() - off - format::kChunkHeaderSize < h.stored_len)
+      return false;
+    fn(off, h);
+    off += format::kChunkHeaderSize + h.stored_len;
+  }
+  return true;
+}
+
+bool is(const format::ChunkHeader& h, ChunkType type) { return h.type == static_cast<uint8_t>(type); }
+
+// The SymbolDef events a Reader delivers from the symbols chunks before `end`
+// (the streaming Overview counts them among the events).
+uint64_t symbol_entries(std::span<const uint8_t> file, uint64_t end) {
+  uint64_t n = 0;
+  std::vector<uint8_t> buffer;
+  hop_chunks(file, end, [&](uint64_t off, const format::ChunkHeader& h) {
+    if (!is(h, ChunkType::Symbols)) return;
+    auto chunk = reader::read_chunk(file, off);
+    if (!chunk) return;
+    auto payload = reader::chunk_payload(*chunk, buffer);
+    if (!payload) return;
+    const bool packed = chunk->flags & format::kChunkZstd;
+    reader::Cursor c(*payload, packed ? off : off + format::kChunkHeaderSize, packed);
+    reader::SymbolsDecoder decoder;
+    std::optional<Error> err;
+    while (decoder.next(c, err) != nullptr) ++n;
+  });
+  return n;
+}
+
+// ---------------------------------------------------------------- encoding
+
+class Writer {
+ public:
+  void u8(uint8_t v) { out_.push_back(v); }
+  void varint(uint64_t v) {
+    uint8_t buf[format::kMaxVarint];
+    out_.insert(out_.end(), buf, format::put_varint(buf, v));
+  }
+  void u32(uint32_t v) {
+    uint8_t buf[4];
+    format::put_u32(buf, v);
+    out_.insert(out_.end(), buf, buf + 4);
+  }
+  void f64(double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    uint8_t buf[8];
+    format::put_u64(buf, bits);
+    out_.insert(out_.end(), buf, buf + 8);
+  }
+  void string(const std::string& s) {
+    const size_t n = std::min<size_t>(s.size(), kMaxName);
+    varint(n);
+    out_.insert(out_.end(), s.begin(), s.begin() + static_cast<ptrdiff_t>(n));
+  }
+  void count(const Count& c) {
+    varint(c.blocks);
+    varint(c.samples);
+    varint(c.bytes);
+    f64(c.objects);
+    f64(c.objects_var);
+  }
+  void metrics(const Metrics& m) {
+    for (const Count& c : m.counts) count(c);
+  }
+  std::vector<uint8_t>& bytes() { return out_; }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+void encode_overview(Writer& w, const Overview& o) {
+  w.varint(o.duration_ns);
+  w.u8(o.end_reason ? static_cast<uint8_t>(1 + static_cast<uint8_t>(*o.end_reason)) : 0);
+  w.varint(o.events);
+  w.varint(o.alloc_events);
+  w.varint(o.free_events);
+  w.varint(o.unmatched_frees);
+  w.varint(o.time_inversions);
+  w.varint(o.threads.size());
+  for (const ThreadInfo& t : o.threads) {
+    w.varint(t.os_tid);
+    w.string(t.name);
+    w.varint(t.start_ns);
+    w.u8(t.end_ns.has_value());
+    if (t.end_ns) w.varint(*t.end_ns);
+  }
+  w.varint(o.modules.size());
+  for (const ModuleInfo& m : o.modules) {
+    w.varint(m.start);
+    w.varint(m.end);
+    w.varint(m.load_bias);
+    w.string(m.path);
+    w.string(m.build_id);
+    w.varint(m.load_ns);
+    w.varint(m.unload_ns);
+  }
+  w.varint(o.markers.size());
+  for (const MarkerInfo& m : o.markers) {
+    w.varint(m.thread.value);
+    w.varint(m.time_ns);
+    w.string(m.name);
+  }
+  w.u8(o.call_totals.has_value());
+  if (o.call_totals) {
+    w.varint(o.call_totals->time_ns);
+    for (const format::FuncTotal& f : o.call_totals->totals) {
+      w.varint(f.calls);
+      w.varint(f.bytes);
+    }
+  }
+  w.count(o.allocated);
+  w.count(o.leaked);
+  w.varint(o.peak.time_ns);
+  w.varint(o.peak.alloc ? o.peak.alloc->value + 1 : 0);
+  w.count(o.peak.live);
+  w.varint(o.heap.bucket_ns);
+  w.varint(o.heap.points.size());
+  for (const HeapPoint& p : o.heap.points) {
+    w.f64(p.live_end);
+    w.f64(p.live_max);
+    w.f64(p.live_min);
+    w.f64(p.allocated);
+    w.f64(p.freed);
+  }
+  w.varint(o.rss.size());
+  for (const format::RssSample& r : o.rss) {
+    w.varint(r.time_ns);
+    w.varint(r.rss_bytes);
+  }
+  w.varint(o.peak_rss);
+}
+
+void encode_aggregate(Writer& w, const Aggregate& a) {
+  w.varint(a.series_buckets);
+  w.varint(a.series_bucket_ns);
+  w.varint(a.frame_pool.size());
+  for (uint64_t f : a.frame_pool) w.varint(f);
+  w.varint(a.stacks.size());
+  for (const StackStats& s : a.stacks) {
+    w.varint(s.frames_begin);
+    w.varint(s.frames_size);
+    w.metrics(s.metrics);
+    w.varint(s.series.size());
+    for (const SeriesBucket& b : s.series) {
+      w.varint(b.index);
+      w.count(b.allocated);
+      w.count(b.freed);
+      w.count(b.leaked);
+    }
+  }
+  w.varint(a.threads.size());
+  for (const ThreadStats& t : a.threads) {
+    w.varint(t.thread.value);
+    w.metrics(t.metrics);
+  }
+  w.metrics(a.totals);
+  for (const Count& c : a.lifetimes.freed) w.count(c);
+  w.count(a.lifetimes.never_freed);
+  w.varint(a.rejected_blocks);
+}
+
+// ---------------------------------------------------------------- decoding
+
+// Reads fields with bounds checks; the first failure is kept with its offset
+// and every later read fails.
+class Parser {
+ public:
+  explicit Parser(reader::Cursor in) : in_(in) {}
+
+  bool fail(const std::string& what) {
+    if (!error_) error_ = Error{in_.where() + ": expected " + what, in_.file_offset()};
+    return false;
+  }
+  const std::optional<Error>& error() const { return error_; }
+  bool at_end() const { return in_.at_end(); }
+
+  bool u8(uint8_t& v, const char* what) { return ok() && (in_.u8(v) || fail(what)); }
+  bool varint(uint64_t& v, const char* what) { return ok() && (in_.varint(v) || fail(what)); }
+  template <class T>
+  bool varint_max(T& v, uint64_t max, const std::string& what) {
+    uint64_t w = 0;
+    if (!ok()) return false;
+    if (!in_.varint(w) || w > max) return fail(what + " (at most " + std::to_string(max) + ")");
+    v = static_cast<T>(w);
+    return true;
+  }
+  bool u32(uint32_t& v, const char* what) { return ok() && (in_.u32(v) || fail(what)); }
+  bool f64(double& v, const char* what) {
+    uint64_t bits = 0;
+    if (!ok() || !in_.u64(bits)) return fail(what);
+    std::memcpy(&v, &bits, 8);
+    return std::isfinite(v) || fail(std::string(what) + " (a finite number)");
+  }
+  bool string(std::string& s, const char* what) {
+    std::string_view v;
+    if (!ok() || !in_.string(v, kMaxName)) return fail(what);
+    s.assign(v);
+    return true;
+  }
+  // A list length: each element takes at least `min_bytes`, so a count the
+  // payload cannot hold is refused before anything is allocated for it.
+  bool length(size_t& n, uint64_t max, size_t min_bytes, const std::string& what) {
+    uint64_t w = 0;
+    if (!varint_max(w, max, "the number of " + what)) return false;
+    if (w > in_.remaining() / min_bytes) return fail("at most " + std::to_string(in_.remaining() / min_bytes) + " " + what + " (the rest of the payload)");
+    n = static_cast<size_t>(w);
+    return true;
+  }
+  bool count(Count& c) {
+    return varint(c.blocks, "a block count") && varint(c.samples, "a sample count") &&
+           varint(c.bytes, "a byte count") && f64(c.objects, "an object estimate") &&
+           f64(c.objects_var, "an object variance");
+  }
+  bool metrics(Metrics& m) {
+    for (Count& c : m.counts)
+      if (!count(c)) return false;
+    return true;
+  }
+
+ private:
+  bool ok() const { return !error_; }
+  reader::Cursor in_;
+  std::optional<Error> error_;
+};
+
+// Smallest encodings, for the list length checks.
+constexpr size_t kCountBytes = 3 + 16;
+constexpr size_t kMetricsBytes = kMetricCount * kCountBytes;
+
+bool decode_overview(Parser& p, Overview& o) {
+  uint8_t end = 0;
+  if (!p.varint(o.duration_ns, "the duration") || !p.u8(end, "the end reason")) return false;
+  if (end > 1 + static_cast<uint8_t>(format::EndReason::Exec)) return p.fail("an end reason of at most 4");
+  if (end != 0) o.end_reason = static_cast<format::EndReason>(end - 1);
+  if (!p.varint(o.events, "the event count") || !p.varint(o.alloc_events, "the allocation count") ||
+      !p.varint(o.free_events, "the free count") || !p.varint(o.unmatched_frees, "the unmatched frees") ||
+      !p.varint(o.time_inversions, "the time inversions"))
+    return false;
+  size_t n = 0;
+  if (!p.length(n, uint64_t{1} << 20, 4, "threads")) return false;
+  o.threads.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ThreadInfo& t = o.threads[i];
+    t.id = format::ThreadId{static_cast<uint32_t>(i)};
+    uint8_t has_end = 0;
+    if (!p.varint_max(t.os_tid, UINT32_MAX, "a thread's os tid") || !p.string(t.name, "a thread name") ||
+        !p.varint(t.start_ns, "a thread's start") || !p.u8(has_end, "a thread's end flag"))
+      return false;
+    if (has_end > 1) return p.fail("a thread end flag of 0 or 1");
+    if (has_end) {
+      uint64_t e = 0;
+      if (!p.varint(e, "a thread's end")) return false;
+      t.end_ns = e;
+    }
+  }
+  if (!p.length(n, UINT32_MAX, 7, "modules")) return false;
+  o.modules.resize(n);
+  for (ModuleInfo& m : o.modules) {
+    if (!p.varint(m.start, "a module start") || !p.varint(m.end, "a module end") ||
+        !p.varint(m.load_bias, "a load bias") || !p.string(m.path, "a module path") ||
+        !p.string(m.build_id, "a build id") || !p.varint(m.load_ns, "a module load time") ||
+        !p.varint(m.unload_ns, "a module unload time"))
+      return false;
+  }
+  if (!p.length(n, kMaxMarkers, 3, "markers")) return false;
+  o.markers.resize(n);
+  for (MarkerInfo& m : o.markers) {
+    if (!p.varint_max(m.thread.value, UINT32_MAX, "a marker's thread") ||
+        !p.varint(m.time_ns, "a marker's time") || !p.string(m.name, "a marker name"))
+      return false;
+  }
+  uint8_t has_totals = 0;
+  if (!p.u8(has_totals, "the call totals flag")) return false;
+  if (has_totals > 1) return p.fail("a call totals flag of 0 or 1");
+  if (has_totals) {
+    format::CallTotals totals;
+    if (!p.varint(totals.time_ns, "the call totals' time")) return false;
+    for (format::FuncTotal& f : totals.totals)
+      if (!p.varint(f.calls, "a call count") || !p.varint(f.bytes, "a requested byte count")) return false;
+    o.call_totals = totals;
+  }
+  uint64_t peak_alloc = 0;
+  if (!p.count(o.allocated) || !p.count(o.leaked) || !p.varint(o.peak.time_ns, "the peak's time") ||
+      !p.varint(peak_alloc, "the peak's allocation") || !p.count(o.peak.live))
+    return false;
+  if (peak_alloc != 0) o.peak.alloc = format::AllocId{peak_alloc - 1};
+  if (!p.varint(o.heap.bucket_ns, "the heap series' bucket width")) return false;
+  if (o.heap.bucket_ns == 0) return p.fail("a bucket width of at least 1 ns");
+  if (!p.length(n, kMaxTimelinePoints, 40, "heap points")) return false;
+  o.heap.points.resize(n);
+  for (HeapPoint& h : o.heap.points) {
+    if (!p.f64(h.live_end, "a heap value") || !p.f64(h.live_max, "a heap value") ||
+        !p.f64(h.live_min, "a heap value") || !p.f64(h.allocated, "a heap value") ||
+        !p.f64(h.freed, "a heap value"))
+      return false;
+  }
+  if (!p.length(n, kMaxTimelinePoints, 2, "RSS samples")) return false;
+  o.rss.resize(n);
+  for (format::RssSample& r : o.rss) {
+    if (!p.varint(r.time_ns, "an RSS sample's time") || !p.varint(r.rss_bytes, "an RSS value")) return false;
+  }
+  return p.varint(o.peak_rss, "the peak RSS");
+}
+
+bool decode_aggregate(Parser& p, Aggregate& a, uint32_t key_series) {
+  if (!p.varint_max(a.series_buckets, key_series, "the series' bucket count") ||
+      !p.varint(a.series_bucket_ns, "the series' bucket width"))
+    return false;
+  if (a.series_buckets != key_series) return p.fail("the key's bucket count, " + std::to_string(key_series));
+  if (a.series_bucket_ns == 0) return p.fail("a bucket width of at least 1 ns");
+  size_t n = 0;
+  if (!p.length(n, UINT32_MAX, 1, "frames")) return false;
+  a.frame_pool.resize(n);
+  for (uint64_t& f : a.frame_pool)
+    if (!p.varint(f, "a frame")) return false;
+  if (!p.length(n, UINT32_MAX, 3 + kMetricsBytes, "stacks")) return false;
+  a.stacks.resize(n);
+  for (StackStats& s : a.stacks) {
+    if (!p.varint_max(s.frames_begin, a.frame_pool.size(), "a stack's first frame") ||
+        !p.varint_max(s.frames_size, std::min<uint64_t>(format::kMaxFrames, a.frame_pool.size() - s.frames_begin),
+                      "a stack's frame count (within the frame pool)") ||
+        !p.metrics(s.metrics))
+      return false;
+    size_t m = 0;
+    if (!p.length(m, a.series_buckets, 1 + 3 * kCountBytes, "series buckets")) return false;
+    s.series.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+      SeriesBucket& b = s.series[i];
+      const uint64_t min = i == 0 ? 0 : uint64_t{s.series[i - 1].index} + 1;
+      if (!p.varint_max(b.index, a.series_buckets - 1, "a series bucket index")) return false;
+      if (b.index < min) return p.fail("series bucket indexes in increasing order");
+      if (!p.count(b.allocated) || !p.count(b.freed) || !p.count(b.leaked)) return false;
+    }
+  }
+  if (!p.length(n, uint64_t{1} << 20, 1 + kMetricsBytes, "threads")) return false;
+  a.threads.resize(n);
+  for (ThreadStats& t : a.threads)
+    if (!p.varint_max(t.thread.value, UINT32_MAX, "a thread") || !p.metrics(t.metrics)) return false;
+  if (!p.metrics(a.totals)) return false;
+  for (Count& c : a.lifetimes.freed)
+    if (!p.count(c)) return false;
+  return p.count(a.lifetimes.never_freed) && p.varint(a.rejected_blocks, "the rejected block count");
+}
+
+// The index's query: the defaults, with the report's series.
+QueryArgs index_args() {
+  QueryArgs args;
+  args.series_buckets = kIndexSeriesBuckets;
+  return args;
+}
+
+// True when the index's Aggregate is the one `q` asks for.
+bool answers(const Query& q, const IndexKey& key) {
+  const Filter& f = q.filter;
+  return !f.window && f.min_size == 0 && f.max_size == kForever && f.min_lifetime_ns == 0 &&
+         f.max_lifetime_ns == kForever && !f.thread && f.focus.empty() && !q.live_window &&
+         q.temporary_ns == key.temporary_ns && (q.series_buckets == 0 || q.series_buckets == key.series_buckets);
+}
+
+}  // namespace
+
+IndexFingerprint index_fingerprint(std::span<const uint8_t> file, uint64_t end) {
+  IndexFingerprint fp;
+  hop_chunks(file, end, [&fp](uint64_t, const format::ChunkHeader& h) {
+    if (is(h, ChunkType::Events) || is(h, ChunkType::EventsColumns)) ++fp.event_chunks;
+    uint8_t crc[4];
+    format::put_u32(crc, h.payload_crc);
+    fp.crc = format::crc32c(crc, 4, fp.crc);
+  });
+  return fp;
+}
+
+std::optional<std::vector<uint8_t>> encode_index(const Index& index) {
+  Writer w;
+  w.varint(kIndexVersion);
+  w.varint(index.fingerprint.event_chunks);
+  w.u32(index.fingerprint.crc);
+  w.varint(index.key.temporary_ns);
+  w.varint(index.key.series_buckets);
+  encode_overview(w, index.overview);
+  encode_aggregate(w, index.aggregate);
+  if (w.bytes().size() > format::kMaxChunkRaw) return std::nullopt;
+  return std::move(w.bytes());
+}
+
+Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
+  Parser p(in);
+  Index index;
+  uint64_t version = 0;
+  if (!p.varint(version, "the index version")) return *p.error();
+  if (version != kIndexVersion) {
+    p.fail("index version " + std::to_string(kIndexVersion) + ", found " + std::to_string(version));
+    return *p.error();
+  }
+  if (p.varint(index.fingerprint.event_chunks, "the fingerprint's chunk count") &&
+      p.u32(index.fingerprint.crc, "the fingerprint's CRC") &&
+      p.varint(index.key.temporary_ns, "the key's temporary threshold") &&
+      p.varint_max(index.key.series_buckets, 1u << 16, "the key's bucket count") &&
+      decode_overview(p, index.overview) && decode_aggregate(p, index.aggregate, index.key.series_buckets) &&
+      !p.at_end())
+    p.fail("the end of the index payload");
+  if (p.error()) return *p.error();
+  index.overview.info = info;
+  index.overview.estimator = Estimator(info);
+  index.aggregate.estimator = Estimator(info);
+  return index;
+}
+
+// ---------------------------------------------------------------- building
+
+struct IndexBuilder::Impl {
+  explicit Impl(const format::TraceInfo& info) : first(info) {}
+  OverviewBuilder first;
+  std::optional<Overview> overview;
+  std::optional<Query> query;
+  reader::SymbolTable no_symbols;  // the index's query has no --focus
+  std::unique_ptr<AggregateBuilder> second;
+
+  // Pass 1 is over: its Overview resolves the query of pass 2.
+  void start_second() {
+    if (second) return;
+    overview = std::move(first).finish();
+    query = resolve(index_args(), *overview).value();  // the default arguments always resolve
+    second = std::make_unique<AggregateBuilder>(*overview, no_symbols, *query);
+  }
+};
+
+IndexBuilder::IndexBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>(info)) {}
+IndexBuilder::~IndexBuilder() = default;
+
+void IndexBuilder::first(const format::Event& event) { impl_->first.add(event); }
+
+void IndexBuilder::second(const format::Event& event) {
+  impl_->start_second();
+  impl_->second->add(event);
+}
+
+std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t> trace) {
+  Impl& s = *impl_;
+  s.start_second();
+  Index index;
+  index.aggregate = std::move(*s.second).finish();
+  index.overview = std::move(*s.overview);
+  index.overview.events += symbol_entries(trace, trace.size());
+  index.fingerprint = index_fingerprint(trace, trace.size());
+  index.key = IndexKey{s.query->temporary_ns, s.query->series_buckets};
+  return encode_index(index);
+}
+
+// ---------------------------------------------------------------- using
+
+IndexLookup find_index(std::span<const uint8_t> file, const format::TraceInfo& info) {
+  IndexLookup out;
+  std::optional<uint64_t> last;
+  bool last_is_index = false;
+  if (!hop_chunks(file, file.size(), [&](uint64_t off, const format::ChunkHeader& h) {
+        last = off;
+        last_is_index = is(h, ChunkType::AnalysisIndex);
+      }))
+    return out;  // damage: the streaming pass reports it
+  if (!last || !last_is_index) return out;
+  out.offset = *last;
+  auto damaged = [&out](const Error& e) {
+    out.state = IndexLookup::State::Damaged;
+    out.problem = e.message;
+    return out;
+  };
+  auto chunk = reader::read_chunk(file, *last);
+  if (!chunk) return damaged(chunk.error());
+  std::vector<uint8_t> buffer;
+  auto payload = reader::chunk_payload(*chunk, buffer);
+  if (!payload) return damaged(payload.error());
+  const bool packed = chunk->flags & format::kChunkZstd;
+  auto index = decode_index(reader::Cursor(*payload, packed ? *last : *last + format::kChunkHeaderSize, packed), info);
+  if (!index) return damaged(index.error());
+  if (index->fingerprint != index_fingerprint(file, *last)) {
+    out.state = IndexLookup::State::Stale;
+    out.problem = "at offset " + std::to_string(*last) +
+                  ": it was built for other events (its fingerprint does not match the chunks before it)";
+    return out;
+  }
+  out.state = IndexLookup::State::Fresh;
+  out.index = std::move(*index);
+  return out;
+}
+
+std::optional<Model> model_from_index(Index index, const QueryArgs& args, const reader::SymbolTable& symbols) {
+  Expected<Query> query = resolve(args, index.overview);
+  if (!query || !answers(*query, index.key)) return std::nullopt;
+  Model model;
+  model.overview = std::move(index.overview);
+  model.aggregate = std::move(index.aggregate);
+  Aggregate& a = model.aggregate;
+  a.query = *query;
+  if (query->series_buckets == 0) {  // as a pass without series leaves them
+    for (StackStats& s : a.stacks) s.series.clear();
+    a.series_buckets = 0;
+    a.series_bucket_ns = 1;
+  }
+  model.symbols = symbols;
+  model.tree = build_call_tree(a, model.symbols, model.overview.modules);
+  model.from_index = true;
+  return model;
+}
+
+}  // namespace memloupe::analysis

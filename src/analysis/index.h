@@ -1,0 +1,94 @@
+// The analysis index: the Overview and the Aggregate of the default query,
+// computed once when a trace is finalised and stored in the trace (chunk type
+// 5, docs/FORMAT.md §10), so `summary` and `report` need not decode the events.
+//
+//   payload:  varint version | fingerprint | key | overview | aggregate
+//
+// The fingerprint ties the index to the chunks before it: the number of events
+// chunks and a CRC-32C over every preceding chunk header's payload CRC (headers
+// only, so checking it costs a hop per chunk). A re-compacted or edited file no
+// longer matches, and the index is ignored. The key is the query it answers:
+// the default QueryArgs with series_buckets = kIndexSeriesBuckets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/model.h"
+#include "format/expected.h"
+#include "reader/cursor.h"
+
+namespace memloupe::analysis {
+
+inline constexpr uint32_t kIndexVersion = 1;
+// Time buckets of the per-stack series the index holds: the HTML report's, so
+// `memloupe report` is answered from it (report::kHtmlBuckets refers to this).
+inline constexpr uint32_t kIndexSeriesBuckets = 100;
+
+struct IndexFingerprint {
+  uint64_t event_chunks = 0;
+  uint32_t crc = 0;
+  bool operator==(const IndexFingerprint&) const = default;
+};
+// Over the chunks of `file` that start before `end` (an offset at a chunk
+// boundary). Hops from header to header; payloads are not read.
+IndexFingerprint index_fingerprint(std::span<const uint8_t> file, uint64_t end);
+
+struct IndexKey {
+  uint64_t temporary_ns = 0;
+  uint32_t series_buckets = 0;
+  bool operator==(const IndexKey&) const = default;
+};
+
+struct Index {
+  IndexFingerprint fingerprint;
+  IndexKey key;
+  Overview overview;    // info, estimator and error are not stored (info comes from the header)
+  Aggregate aggregate;  // query and estimator are not stored (set when it answers one)
+};
+
+// Nothing when the payload would exceed a chunk's limit (a trace with very many
+// distinct stacks); the trace is then simply analysed by streaming.
+std::optional<std::vector<uint8_t>> encode_index(const Index& index);
+// Every length, count and index is checked; the error names the offset.
+// `info` is the trace's header (for the estimators).
+Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info);
+
+// Builds the index from the finaliser's two reads of the events: first() sees
+// every event (pass 1: the Overview), then second() sees them again (pass 2: the
+// Aggregate of the index's query, which needs the duration for its series).
+class IndexBuilder {
+ public:
+  explicit IndexBuilder(const format::TraceInfo& info);
+  ~IndexBuilder();
+  void first(const format::Event& event);
+  void second(const format::Event& event);
+  // `trace`: the finished file the index will be appended to.
+  std::optional<std::vector<uint8_t>> finish(std::span<const uint8_t> trace);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Where a file's index is and whether it is usable.
+struct IndexLookup {
+  enum class State : uint8_t { None, Fresh, Stale, Damaged };
+  State state = State::None;
+  uint64_t offset = 0;        // of the index chunk
+  std::optional<Index> index;  // when Fresh
+  std::string problem;         // when Stale or Damaged: what is wrong, for one warning line
+};
+// Looks for the index chunk (the last chunk of the file) and decodes it.
+IndexLookup find_index(std::span<const uint8_t> file, const format::TraceInfo& info);
+
+// The model from a fresh index, when it answers `args`: no time selection, no
+// filter (--hide is fine: it only shapes the call tree), the index's
+// --temporary, series_buckets 0 or the index's. Nothing otherwise.
+std::optional<Model> model_from_index(Index index, const QueryArgs& args, const reader::SymbolTable& symbols);
+
+}  // namespace memloupe::analysis

@@ -1,0 +1,335 @@
+// The analysis index (src/analysis/index.h) end to end, on traces of
+// programs/analysis_pattern.c recorded and finalised by the real `memloupe run`:
+// every view prints the same bytes from the index as from the events; a
+// damaged, garbage or stale index is ignored with one warning and the same
+// output; queries the index does not answer are streamed; re-finalising
+// replaces the index; the event readers step over it.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "analysis/index.h"
+#include "analysis/model.h"
+#include "format/chunk.h"
+#include "format/wire.h"
+#include "reader/chunk_io.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace memloupe;
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+const fs::path& dir() {
+  static const fs::path d = fs::path(MEMLOUPE_BINARY_DIR) / "tests" / "analysis" / "index_scratch";
+  return d;
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+std::string path(const std::string& name) { return (dir() / name).string(); }
+
+// Runs `memloupe ARGS` through the shell, capturing stdout and stderr.
+Result memloupe(const std::string& args, const std::string& env = "") {
+  const fs::path err = dir() / ("stderr." + std::to_string(getpid()) + ".txt");
+  const std::string command = env + " " + quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/memloupe") + " " + args +
+                              " 2>" + quote(err.string());
+  Result r;
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  fs::remove(err);
+  return r;
+}
+
+std::vector<uint8_t> read_file(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+void write_file(const std::string& p, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<reader::ChunkView> index_chunks(const std::vector<uint8_t>& file) {
+  std::vector<reader::ChunkView> out;
+  for (const reader::ChunkView& c : reader::scan_chunks(file).chunks)
+    if (c.type == static_cast<uint8_t>(format::ChunkType::AnalysisIndex)) out.push_back(c);
+  return out;
+}
+
+// The trace without its index chunk (which is last), and that chunk.
+std::vector<uint8_t> strip_index(const std::vector<uint8_t>& file) {
+  const auto chunks = index_chunks(file);
+  if (chunks.empty()) return file;
+  return {file.begin(), file.begin() + static_cast<ptrdiff_t>(chunks.back().offset)};
+}
+
+// The index chunk's raw (decompressed) payload.
+std::vector<uint8_t> index_payload(const std::vector<uint8_t>& file) {
+  const auto chunks = index_chunks(file);
+  if (chunks.empty()) return {};
+  std::vector<uint8_t> buffer;
+  auto payload = reader::chunk_payload(chunks.back(), buffer);
+  return payload ? std::vector<uint8_t>(payload->begin(), payload->end()) : std::vector<uint8_t>{};
+}
+
+// The commands whose output must not depend on where the model came from.
+const std::vector<std::string> kViews = {
+    "summary",         "summary --hide site_temp", "top",      "top --by peak --depth 1 --csv",
+    "top --callers site_page", "leaks --csv",      "lifetimes", "timeline",
+    "timeline --csv",  "top --by temporary", "lifetimes --temporary 10us --csv"};
+
+class AnalysisIndex : public ::testing::Test {
+ protected:
+  // ctest runs each test in its own process: record once per build, under a lock.
+  static void SetUpTestSuite() {
+#ifdef MEMLOUPE_SANITIZED
+    GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
+#endif
+    fs::create_directories(dir());
+    const int lock = ::open((dir() / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    ASSERT_GE(lock, 0);
+    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+    record_traces();
+    ::close(lock);
+  }
+  static void record_traces() {
+    const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
+    fs::file_time_type newest_binary = fs::file_time_type::min();
+    for (const char* b : {"memloupe", "libmemloupe_preload.so", "analysis_pattern"})
+      newest_binary = std::max(newest_binary, fs::last_write_time(bin + b));
+    bool fresh = true;
+    for (const char* t : {"all.trace", "sampled.trace"})
+      fresh = fresh && fs::exists(dir() / t) && fs::last_write_time(dir() / t) > newest_binary;
+    if (fresh) return;
+    const std::string prog = quote(bin + "analysis_pattern");
+    Result r = memloupe("run --all -o " + quote(path("all.trace")) + " -- " + prog);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("memloupe: analysis index: "), std::string::npos) << r.err;
+    r = memloupe("run --every 64KiB -o " + quote(path("sampled.trace")) + " -- " + prog, "MEMLOUPE_SEED=7");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  void SetUp() override {
+#ifdef MEMLOUPE_SANITIZED
+    GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
+#endif
+  }
+
+  // Every view, and the HTML report, with and without --no-index on `trace`:
+  // same bytes, same exit code; `warning` is expected on stderr of the indexed
+  // runs (empty: nothing at all).
+  static void expect_same_views(const std::string& trace, const std::string& warning = "") {
+    const std::string t = quote(path(trace));
+    for (const std::string& view : kViews) {
+      const Result indexed = memloupe(view + " " + t);
+      const Result streamed = memloupe(view + " --no-index " + t);
+      EXPECT_EQ(indexed.status, 0) << view << "\n" << indexed.err;
+      EXPECT_EQ(indexed.status, streamed.status) << view;
+      EXPECT_EQ(indexed.out, streamed.out) << view << " on " << trace;
+      EXPECT_EQ(streamed.err, "") << view;
+      if (warning.empty()) {
+        EXPECT_EQ(indexed.err, "") << view;
+      } else {
+        EXPECT_NE(indexed.err.find(warning), std::string::npos) << view << "\n" << indexed.err;
+        // One line: the warning, nothing else.
+        EXPECT_EQ(std::count(indexed.err.begin(), indexed.err.end(), '\n'), 1) << indexed.err;
+      }
+    }
+    const std::string a = path(trace + ".a.html"), b = path(trace + ".b.html");
+    ASSERT_EQ(memloupe("report " + t + " -o " + quote(a)).status, 0);
+    ASSERT_EQ(memloupe("report --no-index " + t + " -o " + quote(b)).status, 0);
+    EXPECT_EQ(read_file(a), read_file(b)) << "report on " << trace;
+    for (const char* format : {"pprof", "folded", "massif"}) {
+      const Result x = memloupe("export --format " + std::string(format) + " -o - " + t);
+      const Result y = memloupe("export --no-index --format " + std::string(format) + " -o - " + t);
+      EXPECT_EQ(x.status, 0) << format << x.err;
+      EXPECT_EQ(x.out, y.out) << "export " << format << " on " << trace;
+    }
+  }
+
+  static Expected<analysis::Model> analyze(const std::string& trace, const analysis::QueryArgs& args,
+                                           analysis::UseIndex use = analysis::UseIndex::IfFresh) {
+    return analysis::analyze_file(path(trace), args, {}, use);
+  }
+};
+
+TEST_F(AnalysisIndex, FinalisedTracesCarryOneIndex) {
+  for (const char* trace : {"all.trace", "sampled.trace"}) {
+    const auto file = read_file(path(trace));
+    const auto chunks = index_chunks(file);
+    ASSERT_EQ(chunks.size(), 1u) << trace;
+    // Last, right after the symbols.
+    EXPECT_EQ(chunks[0].offset + format::kChunkHeaderSize + chunks[0].stored.size(), file.size());
+  }
+}
+
+TEST_F(AnalysisIndex, ViewsAreIdenticalWithAndWithoutTheIndex) {
+  expect_same_views("all.trace");
+  expect_same_views("sampled.trace");
+}
+
+TEST_F(AnalysisIndex, TheModelSaysWhereItCameFrom) {
+  analysis::QueryArgs args;
+  auto m = analyze("all.trace", args);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_TRUE(m->from_index);
+  EXPECT_FALSE(m->index_note);
+  args.series_buckets = analysis::kIndexSeriesBuckets;  // the report's query
+  m = analyze("sampled.trace", args);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->from_index);
+  EXPECT_EQ(m->aggregate.series_buckets, analysis::kIndexSeriesBuckets);
+  m = analyze("all.trace", args, analysis::UseIndex::Never);
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->from_index);
+  args.series_buckets = 0;
+  args.grouping = analysis::Grouping::Address;  // grouping only shapes the call tree
+  args.hide = {"site_temp"};
+  m = analyze("all.trace", args);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->from_index);
+}
+
+TEST_F(AnalysisIndex, QueriesTheIndexDoesNotAnswerAreStreamed) {
+  std::vector<analysis::QueryArgs> queries(9);
+  queries[0].at = {"50%"};
+  queries[1].at_peak = true;
+  queries[2].at_end = true;
+  queries[3].min_size = "4k";
+  queries[4].max_lifetime = "1ms";
+  queries[5].thread = 1;
+  queries[6].focus = {"site_page"};
+  queries[7].temporary = "1ms";
+  queries[8].series_buckets = analysis::kIndexSeriesBuckets / 2;
+  for (size_t i = 0; i < queries.size(); ++i) {
+    auto m = analyze("all.trace", queries[i]);
+    ASSERT_TRUE(m) << i << ": " << m.error().message;
+    EXPECT_FALSE(m->from_index) << "query " << i;
+    EXPECT_FALSE(m->index_note) << "query " << i;
+  }
+  // And through the CLI they still give their (filtered) answers.
+  const Result r = memloupe("top --min-size 4k --depth 1 --csv " + quote(path("all.trace")));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.find("site_temp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("site_page"), std::string::npos) << r.out;
+}
+
+TEST_F(AnalysisIndex, DamagedIndexIsIgnoredWithAWarning) {
+  const auto file = read_file(path("all.trace"));
+  const auto chunk = index_chunks(file).at(0);
+  const uint64_t payload_at = chunk.offset + format::kChunkHeaderSize;
+
+  // Flipped bytes: the payload CRC no longer matches.
+  auto flipped = file;
+  flipped[payload_at + chunk.stored.size() / 2] ^= 0x5a;
+  write_file(path("flipped.trace"), flipped);
+  expect_same_views("flipped.trace", "warning: " + path("flipped.trace") + ": ignored the analysis index (at offset " +
+                                         std::to_string(payload_at) + ": expected a chunk payload with CRC-32C");
+
+  // CRC-valid garbage: a well-formed chunk whose payload is not an index.
+  auto garbage = strip_index(file);
+  std::vector<uint8_t> junk(300);
+  for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<uint8_t>(i * 37 + 11);
+  junk[0] = analysis::kIndexVersion;
+  format::append_chunk(garbage, format::ChunkType::AnalysisIndex, junk);
+  write_file(path("garbage.trace"), garbage);
+  expect_same_views("garbage.trace", "ignored the analysis index (at offset ");
+
+  // A real index cut short by one byte, re-wrapped with valid CRCs.
+  auto cut = strip_index(file);
+  auto payload = index_payload(file);
+  ASSERT_FALSE(payload.empty());
+  payload.pop_back();
+  format::append_chunk(cut, format::ChunkType::AnalysisIndex, payload);
+  write_file(path("cut.trace"), cut);
+  expect_same_views("cut.trace", "ignored the analysis index (at offset ");
+
+  auto m = analyze("garbage.trace", {});
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->from_index);
+  ASSERT_TRUE(m->index_note);
+}
+
+// The sampled trace's index on the --all trace's events: it decodes, but was
+// built for other chunks.
+void write_stale(const std::string& name) {
+  auto stale = strip_index(read_file(path("all.trace")));
+  const auto other = index_payload(read_file(path("sampled.trace")));
+  format::append_chunk(stale, format::ChunkType::AnalysisIndex, other);
+  write_file(path(name), stale);
+}
+
+TEST_F(AnalysisIndex, StaleIndexIsIgnoredWithAWarning) {
+  write_stale("stale.trace");
+  expect_same_views("stale.trace", "it was built for other events");
+  auto m = analyze("stale.trace", {});
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->from_index);
+}
+
+TEST_F(AnalysisIndex, EveryTruncationOfARealIndexIsRefused) {
+  const auto payload = index_payload(read_file(path("sampled.trace")));
+  const format::TraceInfo info;  // sampled or not only changes the estimators
+  ASSERT_TRUE(analysis::decode_index(reader::Cursor(payload, 0, false), info));
+  for (size_t n = 0; n < payload.size(); ++n) {
+    auto d = analysis::decode_index(reader::Cursor(std::span(payload).first(n), 0, false), info);
+    ASSERT_FALSE(d) << "a " << n << "-byte prefix decoded";
+    EXPECT_NE(d.error().message.find("at offset"), std::string::npos);
+  }
+}
+
+TEST_F(AnalysisIndex, RefinalisingReplacesTheIndex) {
+  fs::copy_file(path("all.trace"), path("again.trace"), fs::copy_options::overwrite_existing);
+  Result r = memloupe("symbolize --force " + quote(path("again.trace")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(index_chunks(read_file(path("again.trace"))).size(), 1u);
+  auto m = analyze("again.trace", {});
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->from_index);
+  EXPECT_FALSE(m->index_note);
+  r = memloupe("symbolize --force --no-index " + quote(path("again.trace")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(index_chunks(read_file(path("again.trace"))).size(), 0u);
+  m = analyze("again.trace", {});
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->from_index);
+}
+
+TEST_F(AnalysisIndex, EventReadersStepOverIt) {
+  // The same trace without its index: dump and the memtrace export see the
+  // same events; info says whether an index is there.
+  write_file(path("bare.trace"), strip_index(read_file(path("all.trace"))));
+  for (const std::string& command : {std::string("dump"), std::string("export --format memtrace -o -")}) {
+    const Result with = memloupe(command + " " + quote(path("all.trace")));
+    const Result without = memloupe(command + " " + quote(path("bare.trace")));
+    EXPECT_EQ(with.status, 0) << command << with.err;
+    EXPECT_EQ(with.out, without.out) << command;
+    EXPECT_FALSE(with.out.empty());
+  }
+  const Result with = memloupe("info " + quote(path("all.trace")));
+  EXPECT_EQ(with.status, 0) << with.err;
+  EXPECT_NE(with.out.find("analysis index: yes"), std::string::npos) << with.out;
+  const Result without = memloupe("info " + quote(path("bare.trace")));
+  EXPECT_NE(without.out.find("analysis index: none"), std::string::npos) << without.out;
+  write_stale("stale_info.trace");
+  const Result stale = memloupe("info " + quote(path("stale_info.trace")));
+  EXPECT_NE(stale.out.find("analysis index: ignored"), std::string::npos) << stale.out;
+}
+
+}  // namespace
