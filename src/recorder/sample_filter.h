@@ -26,7 +26,7 @@
 //   - summary bit set by someone else: 1 - exp(-L / 2^kSummaryBits) ≈ L / 2^18.
 //     At the default 512 KiB mean, L = live heap / 512 KiB: 1 GiB live is
 //     L ≈ 2,000, 0.8% of frees; 5 GiB live, L ≈ 10,000, 3.7%. Each costs a
-//     slow-path entry and a count read (~10–20 ns), not the lock.
+//     slow-path entry and a read of the block's count slot, not the lock.
 //   - count slot non-zero as well: ≈ L / 2^20 (0.2% at 1 GiB live, 1% at
 //     5 GiB); each costs a lock and a table lookup, answered "not ours".
 // In --all mode the filter is not used (every free is looked up).
