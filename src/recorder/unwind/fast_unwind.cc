@@ -2,6 +2,7 @@
 
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstddef>
 
 #include "recorder/unwind/eh_frame.h"
@@ -139,16 +140,16 @@ struct Emitter {
 };
 
 // The general walk: every kind of frame, and this thread's memo from frame
-// kMemoFromDepth above F on. `written` frames above F have been written (or
+// `memo_from` above F on. `written` frames above F have been written (or
 // skipped) before; `write` is false if the current frame is F itself. Per frame it
 // searches the memo for the frame (same sp and pc); before a match the frame is
 // recorded, at a match the remembered frames above it are reused.
 __attribute__((noinline)) FastResult walk_on(Walk w, Emitter em, const RuleCache::Slot* slots,
-                                             bool write, size_t written) {
+                                             bool write, size_t written, size_t memo_from) {
   MemoSession memo;
   bool memo_begun = false;
   for (;;) {
-    if (!memo_begun && written >= kMemoFromDepth) {
+    if (!memo_begun && written >= memo_from) {
       memo.begin(w.stack);
       memo_begun = true;
     }
@@ -164,8 +165,12 @@ __attribute__((noinline)) FastResult walk_on(Walk w, Emitter em, const RuleCache
         const size_t good = v.last_good;
         const FrameState resume{m[good].sp, m[good].pc, v.bp};
         const bool ends_here = good == 0 && memo.frames().stops;
-        bool full = false;
-        for (size_t i = r + 1; i-- > good && !full;) full = !em.put(m[i].pc);
+        // Write m[r], m[r - 1], ..., m[good], as many as fit.
+        size_t i = r + 1;
+        for (; i > good && em.skip > 0; --i) --em.skip;
+        const size_t fit = std::min(i - good, em.max_frames - em.n);
+        for (const size_t end = em.n + fit; em.n < end;) em.out[em.n++] = m[--i].pc;
+        const bool full = em.n == em.max_frames;
         memo.commit_splice(r, good, last);
         if (full) return {em.n, Outcome::kTruncated};
         if (ends_here) return {em.n, Outcome::kComplete};
@@ -217,17 +222,20 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
   // frame is stepped through, never written.
   // With nothing to skip (the recorder's case), frames written = em.n.
   uint64_t packed = RuleCache::find_entry(slots, w.pc);
-  if (kind_of(packed) != RuleKind::kFrame || skip != 0) return walk_on(w, em, slots, false, 0);
+  const size_t memo_from = memo_start_depth();
+  if (kind_of(packed) != RuleKind::kFrame || skip != 0) {
+    return walk_on(w, em, slots, false, 0, memo_from);
+  }
   if (step_frame(w, packed) != Step::kStepped) return {0, Outcome::kComplete};
   for (;;) {
     packed = RuleCache::find_entry(slots, w.pc);
-    if (kind_of(packed) != RuleKind::kFrame || em.n == kMemoFromDepth) [[unlikely]] {
+    if (kind_of(packed) != RuleKind::kFrame || em.n == memo_from) [[unlikely]] {
       // The end of most stacks (_start, clone3) ends the walk here; no memo yet.
-      if (kind_of(packed) == RuleKind::kOutermost && em.n < kMemoFromDepth) {
+      if (kind_of(packed) == RuleKind::kOutermost && em.n < memo_from) {
         out[em.n++] = w.pc;
         return {em.n, em.n < max_frames ? Outcome::kComplete : Outcome::kTruncated};
       }
-      return walk_on(w, em, slots, true, em.n);
+      return walk_on(w, em, slots, true, em.n, memo_from);
     }
     out[em.n++] = w.pc;
     if (em.n == max_frames) return {em.n, Outcome::kTruncated};

@@ -3,13 +3,11 @@
 #include <atomic>
 #include <cstring>
 
-#include "recorder/unwind/rule.h"
 #include "recorder/unwind/stack_memory.h"
 
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
 constinit std::atomic<uint32_t> g_generation{1};
 constinit std::atomic<bool> g_enabled{true};
 
@@ -19,6 +17,8 @@ void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
 }
 
 }  // namespace
+
+constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
 
 void bump_memo_generation() noexcept { g_generation.fetch_add(1, std::memory_order_relaxed); }
 
@@ -55,11 +55,9 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept
   // walk's current sp (inside the span), and the memo's span is inside this one.
   for (size_t i = r; i > last; --i) {
     const uintptr_t cfa = f[i - 1].sp;
-    const uint32_t rule = f[i].rule;
-    if ((rule & kRbpBaseBit) != 0 && bp != f[i].bp) return {i, bp};  // another CFA
+    if (f[i].rbp_based && bp != f[i].bp) return {i, bp};  // another CFA
     if (load_stack_word(cfa - 8) != f[i - 1].pc) return {i, bp};
-    const uintptr_t rbp_slot = rule >> kRbpSlotShift & 0xff;
-    if (rbp_slot != 0) bp = load_stack_word(cfa - 8 * rbp_slot);
+    if (f[i].rbp_slot_bytes != 0) bp = load_stack_word(cfa - f[i].rbp_slot_bytes);
   }
   return {last, bp};
 }

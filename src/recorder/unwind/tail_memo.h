@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "recorder/unwind/module_lookup.h"
+#include "recorder/unwind/rule.h"
 
 namespace memloupe::recorder::unwind_detail {
 
@@ -43,22 +44,27 @@ struct FrameState {
 inline constexpr size_t kMemoCapacity = 128;
 
 // A walk neither searches nor records the memo for the first kMemoFromDepth frames
-// above the one it starts in (skipped or written). Those inner frames are the ones
-// that differ between consecutive walks, and a stack no deeper than this is walked
-// in fewer instructions than the memo's bookkeeping (taking it, recording,
-// committing) would cost.
+// above the one it starts in (skipped or written), unless the thread's memo holds
+// at least kMemoDeepFrames frames (its recent walks were deep: see
+// memo_start_depth). Those inner frames are the ones that differ between
+// consecutive walks, and a stack no deeper than this is walked in fewer
+// instructions than the memo's bookkeeping (taking it, recording, committing)
+// would cost.
 inline constexpr size_t kMemoFromDepth = 8;
+inline constexpr size_t kMemoDeepFrames = 16;
 
-// The memo, outermost first: frame i was stepped to frame i - 1 by its packed rule
-// (rule.h): its CFA was sp of frame i - 1 (RBP-based if the rule says so, from bp of
-// frame i), the return address was read at that CFA - 8 and, if the rule has an RBP
-// slot n, the caller's RBP at CFA - 8n. Consecutive entries are always consecutive
-// frames of one walk (the checks rely on it). Entries [count, kMemoCapacity) hold
-// the frames a walk is recording. One array of 32-byte entries: recording a frame
-// is one cache line, and moving frames one copy.
+// The memo, outermost first: frame i was stepped to frame i - 1: its CFA was sp of
+// frame i - 1 (RBP-based if rbp_based, from bp of frame i), the return address was
+// read at that CFA - 8 and, if rbp_slot_bytes != 0, the caller's RBP at
+// CFA - rbp_slot_bytes. Consecutive entries are always consecutive frames of one
+// walk (the checks rely on it). Entries [count, kMemoCapacity) hold the frames a
+// walk is recording. One array of 32-byte entries: recording a frame is one cache
+// line, and moving frames one copy; the rule is decoded when recording, once, not
+// in every check.
 struct MemoFrame {
   uintptr_t sp = 0, pc = 0, bp = 0;
-  uint32_t rule = 0;  // packed, kind kFrame or kSignal (the memo stops at a signal frame)
+  uint32_t rbp_slot_bytes = 0;
+  bool rbp_based = false;
 };
 
 struct MemoFrames {
@@ -97,10 +103,10 @@ class MemoSession {
   MemoSession(const MemoSession&) = delete;
   MemoSession& operator=(const MemoSession&) = delete;
 
-  // Before a splice: records an emitted frame of the new walk with the rule that
-  // steps it (innermost first, at the top of the buffer, going down). Stops
-  // recording rather than overwrite a remembered frame that the walk may still meet
-  // (those at or below the cursor).
+  // Before a splice: records an emitted frame of the new walk with the packed rule
+  // (rule.h) that steps it (innermost first, at the top of the buffer, going down).
+  // Stops recording rather than overwrite a remembered frame that the walk may still
+  // meet (those at or below the cursor).
   void record(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint32_t rule) noexcept {
     if (!recording_) return;
     const long pos = static_cast<long>(kMemoCapacity - 1 - recorded_);
@@ -108,7 +114,9 @@ class MemoSession {
       recording_ = false;  // keep what was recorded; the rest is walked next time
       return;
     }
-    t_->m.f[pos] = {sp, pc, bp, rule};
+    // A kSignal rule has no RBP bits: the check of its step (never made, the memo
+    // stops at a signal frame) would compare nothing.
+    t_->m.f[pos] = {sp, pc, bp, 8 * (rule >> kRbpSlotShift & 0xff), (rule & kRbpBaseBit) != 0};
     ++recorded_;
   }
   // Stops searching and recording (after a signal frame, or after a splice).
@@ -148,6 +156,17 @@ class MemoSession {
   size_t recorded_ = 0;
   Span stack_;
 };
+
+// This thread's memo. initial-exec and constinit: one %fs-relative access.
+extern constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
+
+// The depth (frames above the start) from which a walk uses the memo: 0 after deep
+// walks, whose memo can then also cover the inner frames when they repeat (a loop
+// allocating at one site), kMemoFromDepth otherwise. A hint read without taking
+// the memo: a racing signal handler only changes which frames are memoised.
+inline size_t memo_start_depth() noexcept {
+  return tls_memo.m.count >= kMemoDeepFrames ? 0 : kMemoFromDepth;
+}
 
 // Bumped by unwind_modules_changed(): memos from before are not used again.
 void bump_memo_generation() noexcept;
