@@ -22,6 +22,7 @@
 #include <random>
 #include <vector>
 
+#include "format/crc32c.h"
 #include "format/encoder.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
@@ -216,9 +217,13 @@ const Workload& workload(Mode mode) {
 
 void BM_Encode(benchmark::State& state, Mode mode) {
   const Workload& w = workload(mode);
-  size_t bytes = 0;
-  for (auto _ : state) bytes = encode(w).size();
+  std::vector<uint8_t> out;
+  for (auto _ : state) out = encode(w);
+  const size_t bytes = out.size();
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * w.ops.size()));
+  // A fingerprint of the output: encoder optimisations must leave it unchanged
+  // (the format is fixed), so compare it before and after.
+  state.counters["crc32c"] = format::crc32c(out.data(), out.size());
   state.counters["bytes/event"] = static_cast<double>(bytes) / static_cast<double>(w.ops.size());
   if (mode == Mode::Sampled) {
     state.counters["bytes/sample(alloc+free)"] =

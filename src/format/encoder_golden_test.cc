@@ -1,0 +1,220 @@
+// The encoder's output is part of the format: a change that makes it faster
+// must not change one byte. This test encodes long deterministic event streams
+// (both modes, every address form and reference kind, recycled addresses,
+// reallocs, thread switches, cache evictions, the window wrapping many times)
+// and compares a CRC-32C of the bytes with the value the encoder produced when
+// the format was frozen. If it fails after a format change that is meant to
+// happen, the format version must change too (docs/FORMAT.md).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "format/crc32c.h"
+#include "format/encoder.h"
+#include "format/history.h"
+
+namespace memloupe::format {
+namespace {
+
+// splitmix64: fixed sequence on every platform (std distributions are not).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  uint64_t below(uint64_t n) { return next() % n; }
+
+ private:
+  uint64_t s_;
+};
+
+class CrcSink final : public ChunkSink {
+ public:
+  void write_chunk(std::span<const uint8_t> c) noexcept override {
+    crc = crc32c(c.data(), c.size(), crc);
+    bytes += c.size();
+  }
+  uint32_t crc = 0;
+  uint64_t bytes = 0;
+};
+
+struct Block {
+  uint64_t id;
+  uint64_t address;
+  uint64_t size;
+  Func func;
+};
+
+// A program model small enough to read: call sites with shared prefixes, an
+// allocator with per-thread, per-class LIFO free lists and a bump pointer, and
+// lifetimes from immediate to longer than the history window.
+class Stream {
+ public:
+  // What the stream exercised, from a second AllocHistory that follows the
+  // encoder's: proof that the checksum covers every reference kind and form.
+  struct Coverage {
+    uint64_t ref_kind[4] = {};
+    uint64_t freed_first = 0, freed_nth = 0, not_freed = 0;
+  };
+
+  Stream(Mode mode, uint64_t seed) : mode_(mode), rng_(seed) {
+    for (unsigned s = 0; s < kSites; ++s) {
+      std::vector<uint64_t> bt;
+      const unsigned depth = s == 0 ? 0 : s == 1 ? 300 : 1 + static_cast<unsigned>(rng_.below(70));
+      // Outer frames come from a small pool so that prefixes repeat.
+      for (unsigned i = 0; i < depth; ++i)
+        bt.push_back(0x400000 + 0x40 * rng_.below(i < depth / 2 ? 40 : 2000) + i % 7);
+      sites_.push_back(std::move(bt));
+    }
+  }
+
+  const Coverage& coverage() const { return cov_; }
+
+  void run(Encoder& enc, uint64_t events) {
+    for (uint64_t e = 0; e < events; ++e) {
+      now_ += rng_.below(10) == 0 ? rng_.below(100000) : rng_.below(400);
+      const uint64_t t = rng_.below(50) == 0 ? now_ - rng_.below(5000) : now_;  // inversions
+      if (rng_.below(8) == 0) thread_ = rng_.below(20) == 0 ? 40 + rng_.below(3) : rng_.below(5);
+      const uint64_t r = rng_.below(100);
+      if (r < 3) {
+        enc.rss(t, rng_.next() >> 20);
+      } else if (r < 50 || live_.empty()) {
+        alloc(enc, t, nullptr);
+      } else if (r < 55) {
+        Block old = take();
+        release(old);
+        alloc(enc, t, &old);
+      } else {
+        Block b = take();
+        release(b);
+        const Func f = rng_.below(20) == 0 ? Func::Free : free_func(b.func);
+        follow_free(b.id, f, false);
+        enc.free(AllocId{b.id}, ThreadId{static_cast<uint32_t>(thread_)}, t, f);
+      }
+    }
+    while (!live_.empty()) {
+      Block b = take();
+      enc.free(AllocId{b.id}, ThreadId{static_cast<uint32_t>(thread_)}, now_, free_func(b.func));
+    }
+    enc.trace_end(now_, EndReason::Exit);
+  }
+
+ private:
+  static constexpr unsigned kSites = 120;
+
+  static Func free_func(Func a) {
+    return a == Func::New ? Func::DeleteSized : a == Func::NewArray ? Func::DeleteArray : Func::Free;
+  }
+
+  uint64_t pick_size() {
+    const uint64_t r = rng_.below(100);
+    if (r < 60) return 16 * (1 + rng_.below(8));
+    if (r < 85) return rng_.below(1100);
+    if (r < 99) return rng_.below(1 << 20);
+    return rng_.next() >> rng_.below(64);
+  }
+
+  // Mostly the newest blocks (LIFO), some the oldest (FIFO), some at random.
+  Block take() {
+    const uint64_t r = rng_.below(10), n = live_.size();
+    const size_t i = r < 6 ? n - 1 - rng_.below(n < 8 ? n : 8) : r < 8 ? rng_.below(n < 4 ? n : 4)
+                                                                       : rng_.below(n);
+    Block b = live_[i];
+    live_.erase(live_.begin() + static_cast<ptrdiff_t>(i));
+    return b;
+  }
+
+  void follow_free(uint64_t id, Func f, bool realloc) {
+    ++cov_.ref_kind[mirror_->block_ref(id, next_id_, tid()) & 3];
+    mirror_->on_free(id, next_id_, f, realloc, tid());
+  }
+  void follow_alloc(const AllocRecord& r) {
+    if (mode_ == Mode::All) {
+      const unsigned k = mirror_->freed_index(r.size, tid(), r.address);
+      ++(k == 0 ? cov_.freed_first : k == AllocHistory::kNone ? cov_.not_freed : cov_.freed_nth);
+    }
+    mirror_->on_alloc(next_id_++, r.size, r.address, r.func, tid());
+  }
+  uint32_t tid() const { return static_cast<uint32_t>(thread_); }
+
+  void release(const Block& b) {
+    if (b.address) lists_[list_of(b.size)].push_back(b.address);
+  }
+  size_t list_of(uint64_t size) const { return thread_ % 8 * kSizeClasses + size_class(size); }
+
+  void alloc(Encoder& enc, uint64_t t, const Block* old) {
+    const unsigned site = rng_.below(3) == 0 ? last_site_ : static_cast<unsigned>(rng_.below(kSites));
+    last_site_ = site;
+    AllocRecord r;
+    r.thread = ThreadId{static_cast<uint32_t>(thread_)};
+    r.time_ns = t;
+    r.size = site % 5 == 0 ? 48 : pick_size();
+    const uint64_t f = rng_.below(20);
+    r.func = f < 12 ? Func::New : f < 16 ? Func::Malloc : f < 18 ? Func::NewArray : Func::PosixMemalign;
+    if (r.func == Func::PosixMemalign) r.alignment = 16u << rng_.below(8);
+    r.n_samples = mode_ == Mode::All || rng_.below(4) ? 1 : 1 + static_cast<uint32_t>(rng_.below(300));
+    r.backtrace = sites_[site];
+    if (mode_ == Mode::All && rng_.below(500) != 0) {  // address 0: a failed allocation
+      auto& list = lists_[list_of(r.size)];
+      if (!list.empty() && rng_.below(10) != 0) {
+        r.address = list[list.size() - 1 - rng_.below(list.size() < 3 ? list.size() : 3)];
+        std::erase(list, r.address);
+      } else {
+        r.address = bump_;
+        bump_ += (r.size + 8 + 15) & ~uint64_t{15};
+      }
+    }
+    if (old) follow_free(old->id, Func::Realloc, true);
+    follow_alloc(r);
+    const AllocId id = old ? enc.realloc(AllocId{old->id}, r) : enc.alloc(r);
+    live_.push_back({id.value, r.address, r.size, r.func});
+  }
+
+  Mode mode_;
+  Rng rng_;
+  std::vector<std::vector<uint64_t>> sites_;
+  std::vector<Block> live_;
+  std::vector<std::vector<uint64_t>> lists_ = std::vector<std::vector<uint64_t>>(8 * kSizeClasses);
+  uint64_t bump_ = 0x5555'5576'a000ull;
+  uint64_t now_ = 1'000'000;
+  uint64_t thread_ = 0;
+  unsigned last_site_ = 0;
+  std::unique_ptr<AllocHistory> mirror_ = std::make_unique<AllocHistory>();
+  uint64_t next_id_ = 0;
+  Coverage cov_;
+};
+
+CrcSink encode_stream(Mode mode, uint64_t seed, uint64_t events) {
+  CrcSink sink;
+  auto enc = std::make_unique<Encoder>(sink, mode);
+  Stream stream(mode, seed);
+  stream.run(*enc, events);
+  const Stream::Coverage& c = stream.coverage();
+  for (unsigned k = 0; k < 4; ++k) EXPECT_GT(c.ref_kind[k], 1000u) << "reference kind " << k;
+  if (mode == Mode::All) {
+    EXPECT_GT(c.freed_first, 1000u);
+    EXPECT_GT(c.freed_nth, 1000u);
+    EXPECT_GT(c.not_freed, 1000u);
+  }
+  return sink;
+}
+
+TEST(EncoderGolden, AllModeBytesAreFrozen) {
+  const CrcSink s = encode_stream(Mode::All, 7, 400'000);
+  EXPECT_EQ(s.bytes, 2842574u);
+  EXPECT_EQ(s.crc, 392136547u);
+}
+
+TEST(EncoderGolden, SampledModeBytesAreFrozen) {
+  const CrcSink s = encode_stream(Mode::Sampled, 8, 200'000);
+  EXPECT_EQ(s.bytes, 1023445u);
+  EXPECT_EQ(s.crc, 3053249406u);
+}
+
+}  // namespace
+}  // namespace memloupe::format
