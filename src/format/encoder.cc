@@ -55,7 +55,7 @@ uint8_t* Encoder::State::backtrace(uint8_t* p, std::span<const uint64_t> bt) noe
 AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
   std::span<const uint64_t> bt = r.backtrace;
   if (bt.size() > kMaxFrames) bt = bt.first(kMaxFrames);
-  const uint64_t hash = backtrace_hash(bt);
+  const uint64_t hash = hash_of(bt);
   const unsigned w1 = backtrace_way1(hash), w2 = backtrace_way2(hash);
   auto holds = [&](const BtEntry& e) { return e.used && e.hash == hash && e.depth == bt.size(); };
   const unsigned slot = holds(bt_cache[w1])                  ? w1

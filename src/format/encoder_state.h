@@ -37,9 +37,21 @@ struct BtEntry {
   bool used;
 };
 
+// A recently hashed backtrace. Loops allocate from one site again and again,
+// and comparing the frames with a remembered copy (memcmp, vectorised) costs a
+// fraction of hashing them.
+struct HashMemo {
+  uint64_t hash;
+  uint32_t n = ~0u;  // no backtrace yet (a real one has at most kMaxFrames)
+  uint64_t frames[kMaxFrames];
+};
+inline constexpr unsigned kHashMemoBits = 4;
+
 }  // namespace encoder_detail
 
 using encoder_detail::BtEntry;
+using encoder_detail::HashMemo;
+using encoder_detail::kHashMemoBits;
 using encoder_detail::kChunkPayload;
 using encoder_detail::kEventsPrefix;
 using encoder_detail::kReserve;
@@ -52,6 +64,7 @@ struct Encoder::State {
   FrameCacheEncoder frames;
   AllocHistory history;
   BtEntry bt_cache[kBtCacheSize] = {};
+  HashMemo hash_memo[1u << kHashMemoBits];
   // The last explicitly written backtrace, outermost first, and its frames' slots.
   uint64_t prev_outer[kMaxFrames] = {};
   uint16_t prev_slots[kMaxFrames] = {};
@@ -113,6 +126,20 @@ struct Encoder::State {
     p = timed(p, Code::Ext, time_ns);
     *p++ = static_cast<uint8_t>(type);
     return p;
+  }
+
+  // backtrace_hash(bt), remembered in a direct-mapped memo placed by the depth
+  // and two frames: the allocation site's caller and one half-way out.
+  uint64_t hash_of(std::span<const uint64_t> bt) noexcept {
+    const size_t n = bt.size();
+    const uint64_t key = n == 0 ? 0 : (bt[n / 2] ^ bt[n > 2 ? 2 : n - 1] << 7) * 0x9e3779b97f4a7c15ull + n;
+    HashMemo& m = hash_memo[key >> (64 - kHashMemoBits)];
+    const size_t bytes = bt.size() * sizeof(uint64_t);
+    if (m.n == bt.size() && std::memcmp(m.frames, bt.data(), bytes) == 0) return m.hash;
+    m.hash = backtrace_hash(bt);
+    m.n = static_cast<uint32_t>(bt.size());
+    std::memcpy(m.frames, bt.data(), bytes);
+    return m.hash;
   }
 
   uint8_t* address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr) noexcept;

@@ -26,6 +26,7 @@ namespace memloupe::format {
 // recomputes it to place decoded backtraces in the same backtrace-cache way.
 inline uint64_t backtrace_hash(std::span<const uint64_t> frames) noexcept {
   uint64_t h = 0x6a09e667f3bcc909ull ^ frames.size();
+#pragma GCC unroll 4
   for (uint64_t f : frames) {
     h = (h ^ f) * 0x9e3779b97f4a7c15ull;
     h ^= h >> 29;
