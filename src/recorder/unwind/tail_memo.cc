@@ -13,7 +13,11 @@ constinit std::atomic<bool> g_enabled{true};
 
 // Moves n frames from index `from` to index `to` (the ranges may overlap).
 void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
-  std::memmove(&m.f[to], &m.f[from], n * sizeof m.f[0]);
+  std::memmove(&m.sp[to], &m.sp[from], n * sizeof m.sp[0]);
+  std::memmove(&m.pc[to], &m.pc[from], n * sizeof m.pc[0]);
+  std::memmove(&m.bp[to], &m.bp[from], n * sizeof m.bp[0]);
+  std::memmove(&m.rbp_slot[to], &m.rbp_slot[from], n * sizeof m.rbp_slot[0]);
+  std::memmove(&m.rbp_based[to], &m.rbp_based[from], n * sizeof m.rbp_based[0]);
 }
 
 }  // namespace
@@ -50,14 +54,14 @@ MemoSession::~MemoSession() {
 }
 
 Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept {
-  const MemoFrame* f = frames().f;
+  const MemoFrames& m = frames();
   // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
   // walk's current sp (inside the span), and the memo's span is inside this one.
   for (size_t i = r; i > last; --i) {
-    const uintptr_t cfa = f[i - 1].sp;
-    if (f[i].rbp_based && bp != f[i].bp) return {i, bp};  // another CFA
-    if (load_stack_word(cfa - 8) != f[i - 1].pc) return {i, bp};
-    if (f[i].rbp_slot_bytes != 0) bp = load_stack_word(cfa - f[i].rbp_slot_bytes);
+    const uintptr_t cfa = m.sp[i - 1];
+    if (m.rbp_based[i] && bp != m.bp[i]) return {i, bp};  // another CFA
+    if (load_stack_word(cfa - 8) != m.pc[i - 1]) return {i, bp};
+    if (m.rbp_slot[i] != 0) bp = load_stack_word(cfa - 8 * uintptr_t{m.rbp_slot[i]});
   }
   return {last, bp};
 }
