@@ -55,17 +55,21 @@ void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func f
 
 // ---- block references ----
 
-uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi) const noexcept {
+// The bitmap is a ring of kWords words; ids lo..hi-1 span words lo/64..(hi-1)/64
+// (taken mod kWords), the first and last of them partly.
+uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi, uint64_t cap) const noexcept {
+  if (lo >= hi) return 0;
+  // Downwards from hi, so that a capped count reads the words nearest hi.
+  uint64_t w = (hi - 1) / 64;
+  const uint64_t first = lo / 64;
+  uint64_t bits = live_[w % kWords] & (~uint64_t{0} >> (63 - (hi - 1) % 64));
   uint64_t n = 0;
-  while (hi > lo) {
-    const uint64_t word_lo = (hi - 1) & ~uint64_t{63};
-    const uint64_t from = word_lo > lo ? word_lo : lo;
-    uint64_t bits = live_[(from % kRecentAllocs) / 64] >> (from % 64);
-    if (hi - from < 64) bits &= (uint64_t{1} << (hi - from)) - 1;
+  while (w != first) {
     n += static_cast<uint64_t>(__builtin_popcountll(bits));
-    hi = from;
+    if (n >= cap) return n;
+    bits = live_[--w % kWords];
   }
-  return n;
+  return n + static_cast<uint64_t>(__builtin_popcountll(bits & (~uint64_t{0} << lo % 64)));
 }
 
 uint64_t AllocHistory::select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept {
@@ -109,19 +113,30 @@ uint64_t AllocHistory::last_freed(uint32_t thread, uint64_t next_id) const noexc
 
 // Reference kinds (2 low bits): 0 live rank below the newest, 1 relative id,
 // 2 live rank above this thread's last freed block, 3 live rank below it.
+// The shortest wins; ties go to the lower kind. For a live block in the window
+// kind 0 never loses to kind 1 (n0 <= next_id - 1 - id), so only kinds 0, 2 and
+// 3 are counted, and no more than it takes to tell which is shortest.
 uint64_t AllocHistory::block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
-  uint64_t best = (next_id - 1 - id) << 2 | 1;
-  if (!known(id, next_id) || !live(id)) return best;
-  auto consider = [&](uint64_t n, uint64_t kind) {
-    if ((n << 2 | kind) < best) best = n << 2 | kind;
-  };
-  consider(count_live(id + 1, next_id), 0);
+  if (!known(id, next_id) || !live(id)) return (next_id - 1 - id) << 2 | 1;
   const uint64_t lf = last_freed(thread, next_id);
-  if (lf != kNoId) {
-    if (id > lf) consider(count_live(lf + 1, id), 2);
-    else consider(count_live(id + 1, lf), 3);
+  if (lf == kNoId) return count_live(id + 1, next_id) << 2;
+  if (id < lf) {
+    // n0 = n3 + (live blocks above lf), lf itself being dead: kind 3 wins
+    // exactly when there is one.
+    const uint64_t n3 = count_live(id + 1, lf);
+    return n3 << 2 | (count_live(lf + 1, next_id, 1) ? 3 : 0);
   }
-  return best;
+  // Kind 2 wins when n2 < n0. Count the shorter range first; the other count
+  // need only go as far as that bound.
+  if (next_id - id <= id - lf) {
+    const uint64_t n0 = count_live(id + 1, next_id);
+    if (n0 == 0) return 0;
+    const uint64_t n2 = count_live(lf + 1, id, n0);
+    return n2 < n0 ? n2 << 2 | 2 : n0 << 2;
+  }
+  const uint64_t n2 = count_live(lf + 1, id);
+  const uint64_t n0 = count_live(id + 1, next_id, n2 + 1);
+  return n2 < n0 ? n2 << 2 | 2 : n0 << 2;
 }
 
 uint64_t AllocHistory::resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {

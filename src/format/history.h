@@ -108,15 +108,18 @@ class AllocHistory {
   bool live(uint64_t id) const noexcept {
     return (live_[(id % kRecentAllocs) / 64] >> (id % 64)) & 1;
   }
-  // Live ids in [lo, hi); the caller keeps both inside the window.
-  uint64_t count_live(uint64_t lo, uint64_t hi) const noexcept;
+  // Live ids in [lo, hi), or some count >= cap once it reaches cap; the caller
+  // keeps both inside the window.
+  uint64_t count_live(uint64_t lo, uint64_t hi, uint64_t cap = ~uint64_t{0}) const noexcept;
   // The (n+1)-th live id scanning down from hi - 1 to floor, or up from lo below hi.
   uint64_t select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept;
   uint64_t select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept;
   uint64_t last_freed(uint32_t thread, uint64_t next_id) const noexcept;
 
+  static constexpr unsigned kWords = kRecentAllocs / 64;
+
   Recent recent_[kRecentAllocs];
-  uint64_t live_[kRecentAllocs / 64];  // bit (id % kRecentAllocs): id is live
+  uint64_t live_[kWords];  // bit (id % kRecentAllocs): id is live
   uint64_t last_freed_[kThreadBuckets];  // id + 1 of the block each thread freed last; 0: none
   Freed freed_[kSizeClasses];
   uint64_t class_prev_[kSizeClasses];  // the last address allocated in each class
