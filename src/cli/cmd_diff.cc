@@ -30,15 +30,7 @@ Command add_diff_command(CLI::App& app) {
             if (!model_a) return exit_a;
             auto model_b = analyze(b, 0, exit_b);
             if (!model_b) return exit_b;
-            report::DiffOptions d;
-            d.key = *sort_key(o->rank);
-            d.depth = o->rank.depth;
-            d.limit = o->rank.limit;
-            d.frames = o->rank.frames;
-            d.min_count = o->rank.min_count;
-            d.csv = o->rank.csv;
-            d.width = table_width();
-            std::cout << report::render_diff(*model_a, *model_b, d);
+            std::cout << report::render_diff(*model_a, *model_b, top_options(o->rank));
             return exit_a != kOk ? exit_a : exit_b;
           }};
 }

@@ -23,15 +23,7 @@ Command add_leaks_command(CLI::App& app) {
             int exit_code = kOk;
             auto model = analyze(o->view, 0, exit_code);
             if (!model) return exit_code;
-            report::TopOptions t;
-            t.key = {analysis::Metric::Leaked, false};
-            t.depth = o->rank.depth;
-            t.limit = o->rank.limit;
-            t.frames = o->rank.frames;
-            t.min_count = o->rank.min_count;
-            t.csv = o->rank.csv;
-            t.width = table_width();
-            std::cout << report::render_leaks(*model, t);
+            std::cout << report::render_leaks(*model, top_options(o->rank));
             return exit_code;
           }};
 }

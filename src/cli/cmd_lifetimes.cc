@@ -24,6 +24,7 @@ Command add_lifetimes_command(CLI::App& app) {
   sub->add_option("--top", o->lifetimes.top, "Sites in the temporary table")->capture_default_str();
   sub->add_option("--frames", o->lifetimes.frames, "Backtrace lines per site (0: all)")->capture_default_str();
   sub->add_flag("--csv", o->lifetimes.csv, "The histogram as CSV");
+  add_full_names_flag(sub, o->lifetimes.full_names);
   return {sub, [o] {
             int exit_code = kOk;
             auto model = analyze(o->view, 0, exit_code);

@@ -21,6 +21,7 @@ Command add_summary_command(CLI::App& app) {
   add_view_options(sub, o->view);
   sub->add_option("--top", o->summary.top, "Sites per table")->capture_default_str();
   sub->add_option("--frames", o->summary.frames, "Backtrace lines per site (0: all)")->capture_default_str();
+  add_full_names_flag(sub, o->summary.full_names);
   return {sub, [o] {
             int exit_code = kOk;
             auto model = analyze(o->view, 0, exit_code);

@@ -28,14 +28,7 @@ Command add_top_command(CLI::App& app) {
             int exit_code = kOk;
             auto model = analyze(o->view, 0, exit_code);
             if (!model) return exit_code;
-            report::TopOptions t;
-            t.key = *sort_key(o->rank);
-            t.depth = o->rank.depth;
-            t.limit = o->rank.limit;
-            t.frames = o->rank.frames;
-            t.min_count = o->rank.min_count;
-            t.csv = o->rank.csv;
-            t.width = table_width();
+            const report::TopOptions t = top_options(o->rank);
             if (!o->callers.empty()) {
               std::cout << report::render_neighbours(*model, o->callers, true, t);
             } else if (!o->callees.empty()) {

@@ -23,6 +23,25 @@ void add_rank_options(CLI::App* sub, RankOptions& o, bool with_by) {
   sub->add_option("--frames", o.frames, "Backtrace lines per site (0: all)")->capture_default_str();
   sub->add_option("--min-count", o.min_count, "Drop sites with fewer blocks than this")->capture_default_str();
   sub->add_flag("--csv", o.csv, "Machine-readable output (CSV, with interval bounds)");
+  add_full_names_flag(sub, o.full_names);
+}
+
+void add_full_names_flag(CLI::App* sub, bool& full_names) {
+  sub->add_flag("--full-names", full_names,
+                "Print C++ function names whole (default: template arguments as <…>, parameters as ())");
+}
+
+report::TopOptions top_options(const RankOptions& o) {
+  report::TopOptions t;
+  t.key = *sort_key(o);  // --by is checked by the parser
+  t.depth = o.depth;
+  t.limit = o.limit;
+  t.frames = o.frames;
+  t.min_count = o.min_count;
+  t.csv = o.csv;
+  t.width = table_width();
+  t.full_names = o.full_names;
+  return t;
 }
 
 std::optional<analysis::SortKey> sort_key(const RankOptions& o) {

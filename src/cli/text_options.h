@@ -5,7 +5,7 @@
 //   --blocks        rank by block count instead of bytes
 //   --depth N       identify a site by its innermost N frames (0 = whole stack)
 //   --group function|line|address
-//   -n/--limit N, --frames N, --min-count N, --csv
+//   -n/--limit N, --frames N, --min-count N, --csv, --full-names
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +14,7 @@
 
 #include "analysis/query.h"
 #include "analysis/sites.h"
+#include "report/text_views.h"
 
 namespace memloupe::cli {
 
@@ -26,10 +27,18 @@ struct RankOptions {
   size_t frames = 6;
   double min_count = 0;
   bool csv = false;
+  bool full_names = false;
 };
 
 // `with_by`: whether --by/--blocks make sense for the command (not for leaks).
 void add_rank_options(CLI::App* sub, RankOptions& options, bool with_by);
+
+// --full-names: function names whole rather than shortened (every text view has it).
+void add_full_names_flag(CLI::App* sub, bool& full_names);
+
+// The view's options as given, tables cut to table_width(). For top, leaks
+// (whose view ranks by leaked bytes whatever the key) and diff.
+report::TopOptions top_options(const RankOptions& options);
 
 // "count" is allocated blocks; the rest are metric names (analysis::metric_name).
 std::optional<analysis::SortKey> sort_key(const RankOptions& options);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/profile.h"
@@ -14,6 +15,15 @@ namespace memloupe::report {
 // Location with no frames at all falls back to "[module+0xOFFSET]" (or
 // "[0xADDRESS]" when the module is unknown too).
 std::string frame_name(const Profile& profile, const Location& location, const SourceFrame* frame);
+
+// A demangled C++ name made short enough for a label: template arguments become
+// "<…>" and parameter lists "()"; operators ("operator<<", "operator()"),
+// "(anonymous namespace)" and the rest stay. The one rule for the terminal views
+// and the HTML report (which gets both names in its data).
+//   "std::vector<int, std::allocator<int> >::push_back(int const&)"
+//     -> "std::vector<…>::push_back()"
+// A name cut short inside a list gets its closing ")" back.
+std::string short_function_name(std::string_view name);
 
 // A site's frames as names, outermost (root) first, inlined frames expanded.
 std::vector<std::string> stack_names_root_first(const Profile& profile, const Site& site);

@@ -22,6 +22,7 @@ struct TrieNode {
   uint32_t parent = 0;
   uint32_t depth = 0;
   std::string name;
+  std::string short_name;  // the page's label (short_function_name); `name` is its tooltip
   std::string where;  // "file:line" of the first frame seen here
   std::unordered_map<std::string, uint32_t> children;
   std::array<double, kRankMetrics> total{};
@@ -29,6 +30,7 @@ struct TrieNode {
 
 struct NamedFrame {
   std::string name;
+  std::string short_name;
   std::string where;
 };
 
@@ -46,10 +48,14 @@ std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& si
   std::vector<NamedFrame> out;
   for (auto it = site.stack.rbegin(); it != site.stack.rend(); ++it) {
     const Location& loc = profile.location(*it);
-    if (loc.frames.empty()) out.push_back({cut(frame_name(profile, loc, nullptr), max_name), ""});
+    if (loc.frames.empty()) {
+      const std::string name = frame_name(profile, loc, nullptr);
+      out.push_back({cut(name, max_name), cut(name, max_name), ""});
+    }
     for (auto f = loc.frames.rbegin(); f != loc.frames.rend(); ++f) {
       std::string where = f->file.empty() ? "" : f->file + ":" + std::to_string(f->line);
-      out.push_back({cut(frame_name(profile, loc, &*f), max_name), cut(where, max_name)});
+      const std::string name = frame_name(profile, loc, &*f);
+      out.push_back({cut(name, max_name), cut(short_function_name(name), max_name), cut(where, max_name)});
     }
   }
   return out;
@@ -121,7 +127,7 @@ void write_info(JsonWriter& json, const Profile& profile, const HtmlLimits& limi
 std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   // 1. The tree of frames, with each node's totals.
   std::vector<TrieNode> trie(1);
-  trie[0].name = "all";
+  trie[0].name = trie[0].short_name = "all";
   std::vector<uint32_t> site_node(profile.sites.size());
   for (size_t s = 0; s < profile.sites.size(); ++s) {
     const Site& site = profile.sites[s];
@@ -136,6 +142,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
         child.parent = node;
         child.depth = trie[node].depth + 1;
         child.name = std::move(f.name);
+        child.short_name = std::move(f.short_name);
         child.where = std::move(f.where);
         trie.push_back(std::move(child));
       }
@@ -176,13 +183,14 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   struct PageNode {
     uint32_t parent;
     std::string name;
+    std::string short_name;
     std::string where;
     bool other;
   };
   std::vector<PageNode> nodes;
   for (uint32_t i : page_nodes) {
     const TrieNode& t = trie[i];
-    nodes.push_back({i == 0 ? 0 : static_cast<uint32_t>(page_id[t.parent]), t.name, t.where, false});
+    nodes.push_back({i == 0 ? 0 : static_cast<uint32_t>(page_id[t.parent]), t.name, t.short_name, t.where, false});
   }
 
   // 3. Each site lands on its own node, or on an "[other]" child of its deepest
@@ -198,7 +206,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       while (page_id[node] < 0) node = trie[node].parent;
       uint32_t kept = static_cast<uint32_t>(page_id[node]);
       auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
-      if (inserted) nodes.push_back({kept, "[other]", "", true});
+      if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true});
       dest = it->second;
     }
     Dest& d = dests[dest];
@@ -230,9 +238,10 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     if (inserted) strings.push_back(s);
     return it->second;
   };
-  json.key("nodes").begin_array();  // [parent, name, where, other] per node
+  json.key("nodes").begin_array();  // [parent, name, short name, where, other] per node
   for (const PageNode& n : nodes) {
-    json.integer(n.parent).integer(intern(n.name)).integer(intern(n.where)).integer(n.other ? 1 : 0);
+    json.integer(n.parent).integer(intern(n.name)).integer(intern(n.short_name)).integer(intern(n.where));
+    json.integer(n.other ? 1 : 0);
   }
   json.end_array();
   json.key("strings").begin_array();

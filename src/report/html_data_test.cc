@@ -48,6 +48,16 @@ TEST(HtmlData, PrunedSitesMergeIntoOtherUnderTheirKeptAncestor) {
   EXPECT_EQ(count(json, "{\"n\":"), 3u);
 }
 
+TEST(HtmlData, NodesCarryTheShortNameNextToTheFullOne) {
+  Profile p = testing::small_profile();
+  p.locations[0].frames[0].function = "std::vector<int, std::allocator<int> >::push_back(int const&)";
+  const std::string json = html_data_json(p);
+  // The page labels nodes with the C++ rule's short name and keeps the full one for tooltips.
+  EXPECT_NE(json.find("\"std::vector\\u003cint, std::allocator\\u003cint> >::push_back(int const&)\""),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"std::vector\\u003c…>::push_back()\""), std::string::npos) << json;
+}
+
 TEST(HtmlData, TextCannotCloseTheScriptElement) {
   Profile p = testing::small_profile();
   p.locations[0].frames[0].function = "evil</script><script>alert(1)</script>";

@@ -44,6 +44,7 @@ memloupe_test(memloupe_report_export_test
     ${CMAKE_CURRENT_LIST_DIR}/export_proto_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/export_folded_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/export_massif_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/frame_names_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/html_data_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/html_report_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/test_profile.cc

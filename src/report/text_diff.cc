@@ -69,12 +69,12 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
     for (const std::string& f : r.row.frames) stack += (stack.empty() ? "" : ";") + f;
     std::vector<std::string> notes;
     const size_t frames = o.frames == 0 ? r.row.frames.size() : std::min(o.frames, r.row.frames.size());
-    for (size_t i = 1; i < frames; ++i) notes.push_back("← " + r.row.frames[i]);
+    for (size_t i = 1; i < frames; ++i) notes.push_back("← " + function_label(r.row.frames[i], o.full_names));
     if (frames < r.row.frames.size()) notes.push_back("← … " + std::to_string(r.row.frames.size() - frames) + " more");
     t.add_row({bytes_cell(ea, r.row.a[metric]), bytes_cell(eb, r.row.b[metric]),
                Cell{signed_bytes(r.bytes, exact), {num(r.bytes.value), num(r.bytes.lo), num(r.bytes.hi)}},
                Cell{signed_count(r.objects, exact), {num(r.objects.value), num(r.objects.lo), num(r.objects.hi)}},
-               Cell{r.row.frames.empty() ? "(every frame hidden)" : r.row.frames[0], {stack}}},
+               Cell{r.row.frames.empty() ? "(every frame hidden)" : function_label(r.row.frames[0], o.full_names), {stack}}},
               std::move(notes));
   }
   if (o.csv) return t.csv();

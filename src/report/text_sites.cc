@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "report/frame_names.h"
 #include "report/text_format.h"
 
 namespace memloupe::report {
@@ -20,8 +21,12 @@ std::string number(double v) {
 
 }  // namespace
 
-std::string frame_label(const analysis::Frame& f) {
-  std::string out = f.function;
+std::string function_label(const std::string& function, bool full_name) {
+  return full_name ? function : short_function_name(function);
+}
+
+std::string frame_label(const analysis::Frame& f, bool full_name) {
+  std::string out = function_label(f.function, full_name);
   if (!f.file.empty()) {
     out += "  " + f.file;
     if (f.line) out += ":" + std::to_string(f.line);
@@ -71,10 +76,10 @@ TextTable site_table(const analysis::Model& m, std::vector<analysis::Site> sites
     const double value = analysis::sort_value(s.metrics, o.key, e);
     std::string stack_csv;
     for (analysis::FrameId f : s.frames) stack_csv += (stack_csv.empty() ? "" : ";") + m.tree.frame(f).function;
-    std::string leaf = s.frames.empty() ? "(every frame hidden)" : frame_label(m.tree.frame(s.frames[0]));
+    std::string leaf = s.frames.empty() ? "(every frame hidden)" : frame_label(m.tree.frame(s.frames[0]), o.full_names);
     std::vector<std::string> notes;
     const size_t shown = o.frames == 0 ? s.frames.size() : std::min(s.frames.size(), o.frames);
-    for (size_t i = 1; i < shown; ++i) notes.push_back("← " + frame_label(m.tree.frame(s.frames[i])));
+    for (size_t i = 1; i < shown; ++i) notes.push_back("← " + frame_label(m.tree.frame(s.frames[i]), o.full_names));
     if (shown < s.frames.size()) notes.push_back("← … " + std::to_string(s.frames.size() - shown) + " more");
     t.add_row({Cell{std::to_string(rank)}, bytes_cell(e, c), objects_cell(e, c),
                Cell{human_percent(value, total), {csv_percent(value, total)}}, Cell{leaf, {stack_csv}}},

@@ -13,7 +13,10 @@
 namespace memloupe::report {
 
 // "parse  src/parse.cc:12" (+ " [inlined]"); the function alone without a file.
-std::string frame_label(const analysis::Frame& frame);
+// The function's name is shortened (short_function_name) unless `full_name`.
+std::string frame_label(const analysis::Frame& frame, bool full_name);
+// A function's name as the text views print it.
+std::string function_label(const std::string& function, bool full_name);
 
 // An estimate as a cell: readable text; CSV value, low, high.
 Cell bytes_cell(const analysis::Estimator& e, const analysis::Count& c);
@@ -25,6 +28,7 @@ struct SiteTableOptions {
   size_t limit = 20;        // rows; 0 = all
   size_t frames = 6;        // backtrace lines per site, the row's included; 0 = all
   double min_count = 0;     // drop sites with fewer (estimated) blocks for the key's metric
+  bool full_names = false;
 };
 
 // Sorts `sites` by the key and tabulates the first `limit`.

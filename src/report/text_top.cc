@@ -13,7 +13,7 @@ std::string heading(const analysis::Model& m, const std::string& title) {
 }  // namespace
 
 std::string render_top(const analysis::Model& m, const TopOptions& o) {
-  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count};
+  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names};
   const TextTable table = site_table(m, analysis::collect_sites(m.tree, o.depth), t);
   if (o.csv) return table.csv();
   std::string title = "Sites by " + key_title(o.key);
@@ -46,7 +46,7 @@ std::string render_neighbours(const analysis::Model& m, const std::string& funct
     if (c.empty() || e.objects_value(c) < o.min_count) continue;
     if (o.limit && shown++ == o.limit) break;
     const double value = analysis::sort_value(r.metrics, o.key, e);
-    std::string who = r.frame ? frame_label(m.tree.frame(*r.frame))
+    std::string who = r.frame ? frame_label(m.tree.frame(*r.frame), o.full_names)
                               : callers ? "(the outermost frame: no caller)" : "(allocates itself)";
     t.add_row({bytes_cell(e, c), objects_cell(e, c),
                Cell{human_percent(value, total), {csv_percent(value, total)}},
@@ -56,7 +56,7 @@ std::string render_neighbours(const analysis::Model& m, const std::string& funct
   if (n.matched.empty()) return "No function matching '" + function + "' in the selected stacks.\n";
   std::string matched;
   for (size_t i = 0; i < n.matched.size() && i < 5; ++i) {
-    matched += (i ? ", " : "") + m.tree.frame(n.matched[i]).function;
+    matched += (i ? ", " : "") + function_label(m.tree.frame(n.matched[i]).function, o.full_names);
   }
   if (n.matched.size() > 5) matched += ", … (" + std::to_string(n.matched.size()) + " functions)";
   return heading(m, std::string(callers ? "Callers" : "Callees") + " of " + matched + ", by " + key_title(o.key) +

@@ -12,11 +12,14 @@
 
 namespace memloupe::report {
 
-// `width` in every option set: cut table lines to this many columns (0: never).
+// In every option set: `width` cuts table lines to this many columns (0: never);
+// `full_names` prints function names whole instead of short_function_name's
+// "std::vector<…>::push_back()" (CSV output always has them whole).
 struct SummaryOptions {
   size_t top = 10;     // sites per table
   size_t frames = 8;   // backtrace lines per site
   size_t width = 0;
+  bool full_names = false;
 };
 std::string render_summary(const analysis::Model& model, const SummaryOptions& options);
 
@@ -28,6 +31,7 @@ struct TopOptions {
   double min_count = 0;
   bool csv = false;
   size_t width = 0;
+  bool full_names = false;
 };
 std::string render_top(const analysis::Model& model, const TopOptions& options);
 // The frames just outside (callers) or inside (callees) every occurrence of a function.
@@ -46,18 +50,13 @@ struct LifetimeOptions {
   size_t frames = 6;
   bool csv = false;
   size_t width = 0;
+  bool full_names = false;
 };
 std::string render_lifetimes(const analysis::Model& model, const LifetimeOptions& options);
 
-struct DiffOptions {
-  analysis::SortKey key;
-  uint32_t depth = 0;
-  size_t limit = 20;
-  size_t frames = 6;
-  double min_count = 0;  // drop sites with fewer blocks than this in both traces
-  bool csv = false;
-  size_t width = 0;
-};
+// The choices of `top`, applied to both traces; min_count drops the sites with
+// fewer blocks in both.
+using DiffOptions = TopOptions;
 std::string render_diff(const analysis::Model& a, const analysis::Model& b, const DiffOptions& options);
 
 // Lines describing the trace and the selection (shared headers of the views).

@@ -5,8 +5,11 @@
 // so each sees the others' top-level names.
 //
 // Data model (see html_data.h):
-//   nodes   flat [parent, name, where, other] per node; node 0 is the root and
-//           every node comes after its parent
+//   nodes   flat [parent, name, short name, where, other] per node; node 0 is the
+//           root and every node comes after its parent. The short name (template
+//           arguments "<…>", parameters "()") is the label, written by the C++
+//           rule the terminal views use (report::short_function_name); the
+//           full name is for tooltips, titles and search.
 //   sites   {n: node, t: [alloc B, alloc N, live B, live N, peak B, peak N, leak B, leak N],
 //            b: [bucket, alloc B, alloc N, freed B, freed N, leaked B, leaked N, ...]}
 // A time range is a closed range of buckets [b0, b1]; every number shown is
@@ -14,14 +17,15 @@
 
 const D = JSON.parse(document.getElementById('memloupe-data').textContent);
 const S = D.strings;
-const NODES = D.nodes.length / 4;
+const NODES = D.nodes.length / 5;
 const B = D.buckets;
-const parent = new Int32Array(NODES), nameOf = [], whereOf = [], otherNode = [];
+const parent = new Int32Array(NODES), nameOf = [], shortOf = [], whereOf = [], otherNode = [];
 for (let i = 0; i < NODES; i++) {
-  parent[i] = D.nodes[4 * i];
-  nameOf.push(S[D.nodes[4 * i + 1]]);
-  whereOf.push(S[D.nodes[4 * i + 2]]);
-  otherNode.push(D.nodes[4 * i + 3] === 1);
+  parent[i] = D.nodes[5 * i];
+  nameOf.push(S[D.nodes[5 * i + 1]]);
+  shortOf.push(S[D.nodes[5 * i + 2]]);
+  whereOf.push(S[D.nodes[5 * i + 3]]);
+  otherNode.push(D.nodes[5 * i + 4] === 1);
 }
 const children = Array.from({ length: NODES }, () => []);
 for (let i = 1; i < NODES; i++) children[parent[i]].push(i);
@@ -87,6 +91,7 @@ function pathOf(n) {
   return p.reverse().join(' → ');
 }
 function siteLabel(n) { return otherNode[n] ? '[other] under ' + nameOf[parent[n]] : nameOf[n]; }
+function shortSiteLabel(n) { return otherNode[n] ? '[other] under ' + shortOf[parent[n]] : shortOf[n]; }
 
 // Tables name a site by its innermost frame in the program's own code: the
 // nearest frame (from the allocation outwards) whose file is not under /usr/

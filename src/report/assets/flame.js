@@ -69,7 +69,7 @@ function drawFlame() {
     ctx.fillStyle = n === 0 ? '#d8d4cc' : depth < base ? '#e6e2da' : colour(n, m);
     ctx.fillRect(x + 0.5, y + 0.5, Math.max(width - 1, 0.5), ROW - 1);
     if (width > 28) {
-      const label = n === 0 ? 'all (' + fmtMetric(nodeValue[0], state.metric) + ')' : shortName(nameOf[n]);
+      const label = n === 0 ? 'all (' + fmtMetric(nodeValue[0], state.metric) + ')' : shortOf[n];
       const maxChars = Math.floor((width - 8) / 7);
       ctx.fillStyle = '#1f2328';
       ctx.fillText(label.length > maxChars ? label.slice(0, Math.max(maxChars - 1, 1)) + '…' : label, x + 4, y + ROW / 2 + 0.5);

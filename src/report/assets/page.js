@@ -73,9 +73,9 @@ function drawTable(id, metric) {
   }
   for (const [n, v] of rows) {
     const tr = document.createElement('tr');
-    const fn = text('td', shortName(siteLabel(n)), 'fn');
+    const fn = text('td', shortSiteLabel(n), 'fn');
     if (whereOf[n]) fn.append(text('span', ' ' + whereOf[n].replace(/^.*\//, ''), 'where'));
-    if (v[2] !== n) fn.append(text('div', 'via ' + shortName(nameOf[v[2]]), 'via'));
+    if (v[2] !== n) fn.append(text('div', 'via ' + shortOf[v[2]], 'via'));
     fn.title = pathOf(v[2]);
     tr.append(fn, text('td', fmtBytes(v[0]), 'num'), text('td', fmtCount(v[1]), 'num'),
       text('td', total > 0 ? (100 * v[0] / total).toFixed(1) : '0', 'num'));

@@ -1,4 +1,4 @@
-// util.js — formatting of bytes, counts, times and C++ names; DOM and canvas helpers.
+// util.js — formatting of bytes, counts and times; DOM and canvas helpers.
 // Part of the memloupe HTML report's script. The parts are joined in the order
 // util, data, timeline, flame, page inside one function scope (assets/report.html),
 // so each sees the others' top-level names.
@@ -20,24 +20,6 @@ function fmtTime(ns) {
     : (ns / 1e3).toFixed(0) + ' µs';
 }
 function fmtMetric(x, metric) { return metric === 'count' ? fmtCount(x) + ' allocs' : fmtBytes(x); }
-// C++ names are long: labels drop template arguments and parameter lists
-// ("std::vector<int>::push_back(int const&)" -> "std::vector<…>::push_back()");
-// tooltips and titles keep the full name.
-function shortName(name) {
-  let out = '', depth = 0;
-  for (let i = 0; i < name.length; i++) {
-    const c = name[i];
-    if (c === '<' && !/operator<?$/.test(out)) { if (depth++ === 0) out += '<…>'; continue; }
-    if (c === '>' && depth > 0) { depth--; continue; }
-    if (depth === 0) out += c;
-  }
-  // Then the parameters: from the first '(' that opens a non-empty list (names
-  // cut at 200 bytes may have lost their closing parenthesis).
-  const anon = '(anonymous namespace)';
-  const t = out.split(anon).join('\u0001');
-  const p = t.search(/\((?!\))/);
-  return (p > 0 ? t.slice(0, p) + '()' : t).split('\u0001').join(anon);
-}
 const el = (id) => document.getElementById(id);
 function text(tag, content, cls) {
   const e = document.createElement(tag);
