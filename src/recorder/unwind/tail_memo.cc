@@ -9,7 +9,6 @@ namespace memloupe::recorder::unwind_detail {
 namespace {
 
 constinit std::atomic<uint32_t> g_generation{1};
-constinit std::atomic<bool> g_enabled{true};
 
 // Moves n frames from index `from` to index `to` (the ranges may overlap).
 void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
@@ -23,11 +22,12 @@ void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
 }  // namespace
 
 constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
+constinit std::atomic<bool> g_tail_memo_enabled{true};
 
 void bump_memo_generation() noexcept { g_generation.fetch_add(1, std::memory_order_relaxed); }
 
 void set_tail_memo_enabled(bool enabled) noexcept {
-  g_enabled.store(enabled, std::memory_order_relaxed);
+  g_tail_memo_enabled.store(enabled, std::memory_order_relaxed);
 }
 
 MemoStats memo_stats() noexcept { return tls_memo.stats; }
@@ -37,7 +37,7 @@ void MemoSession::begin(Span stack) noexcept {
   ThreadMemo& t = tls_memo;
   // A signal handler can only run to completion between these two statements, so it
   // either finds busy set or releases the memo before we take it.
-  if (t.busy || !g_enabled.load(std::memory_order_relaxed)) return;
+  if (t.busy || !g_tail_memo_enabled.load(std::memory_order_relaxed)) return;
   t.busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t_ = &t;

@@ -27,6 +27,7 @@
 // not touch the memo at all (the busy flag).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -162,11 +163,16 @@ class MemoSession {
 // This thread's memo. initial-exec and constinit: one %fs-relative access.
 extern constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
 
+// set_tail_memo_enabled's flag.
+extern constinit std::atomic<bool> g_tail_memo_enabled;
+
 // The depth (frames above the start) from which a walk uses the memo: 0 after deep
 // walks, whose memo can then also cover the inner frames when they repeat (a loop
-// allocating at one site), kMemoFromDepth otherwise. A hint read without taking
-// the memo: a racing signal handler only changes which frames are memoised.
+// allocating at one site), kMemoFromDepth otherwise, never with the memo off. A hint
+// read without taking the memo: a racing signal handler only changes which frames
+// are memoised.
 inline size_t memo_start_depth() noexcept {
+  if (!g_tail_memo_enabled.load(std::memory_order_relaxed)) return SIZE_MAX;
   return tls_memo.m.count >= kMemoDeepFrames ? 0 : kMemoFromDepth;
 }
 
