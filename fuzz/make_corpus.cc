@@ -1,14 +1,17 @@
 // Writes the reader fuzzer's seed corpus: small real traces in both modes, raw
-// (as the recorder writes them) and finalised (compressed, with symbols), with
-// every kind of event. Usage: reader_fuzz_corpus OUTPUT_DIR
+// (as the recorder writes them) and finalised (compressed, with symbols; with
+// an uncompressed analysis index too), with every kind of event.
+// Usage: reader_fuzz_corpus OUTPUT_DIR
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/index.h"
 #include "format/encoder.h"
 #include "format/symbols_encoder.h"
 #include "reader/chunk_io.h"
+#include "reader/reader.h"
 
 namespace {
 
@@ -75,6 +78,20 @@ std::vector<uint8_t> finalised(std::vector<uint8_t> raw, int level) {
   return out;
 }
 
+// The finalised trace with its analysis index appended uncompressed (so
+// mutations reach the index decoder), built from two reads as the finaliser does.
+std::vector<uint8_t> indexed(std::vector<uint8_t> trace) {
+  auto first = reader::Reader::from_bytes(trace);
+  auto second = reader::Reader::from_bytes(trace);
+  analysis::IndexBuilder builder((*first)->info());
+  while (const Event* e = (*first)->next())
+    if (!std::holds_alternative<SymbolDef>(*e)) builder.first(*e);
+  while (const Event* e = (*second)->next())
+    if (!std::holds_alternative<SymbolDef>(*e)) builder.second(*e);
+  append_chunk(trace, ChunkType::AnalysisIndex, *builder.finish(trace));
+  return trace;
+}
+
 bool write(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return false;
@@ -95,7 +112,9 @@ int main(int argc, char** argv) {
             write(dir + "/sampled_final.mlt", finalised(trace(Mode::Sampled, 12), 3)) &&
             write(dir + "/all_final.mlt", finalised(trace(Mode::All, 30), 3)) &&
             write(dir + "/sampled_columns.mlt", finalised(trace(Mode::Sampled, 12), 0)) &&
-            write(dir + "/all_columns.mlt", finalised(trace(Mode::All, 30), 0));
+            write(dir + "/all_columns.mlt", finalised(trace(Mode::All, 30), 0)) &&
+            write(dir + "/sampled_indexed.mlt", indexed(finalised(trace(Mode::Sampled, 12), 0))) &&
+            write(dir + "/all_indexed.mlt", indexed(finalised(trace(Mode::All, 30), 0)));
   if (!ok) std::perror(dir.c_str());
   return ok ? 0 : 1;
 }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -23,33 +22,19 @@ void print_damage(const std::string& path, const Error& damage, uint64_t events)
 }
 
 // Builds the analysis index on the finaliser's reads of the events (the
-// finaliser knows nothing of the analysis; this is where the two meet).
+// finaliser knows nothing of the analysis; this is where the two meet). Its
+// cost is measured by bench/suite (symbolize with and without --no-index).
 class IndexTap : public symbolize::FinalizeTap {
  public:
   void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
-  void first(const format::Event& e) override { timed([&] { builder_->first(e); }); }
-  void second(const format::Event& e) override { timed([&] { builder_->second(e); }); }
+  void first(const format::Event& e) override { builder_->first(e); }
+  void second(const format::Event& e) override { builder_->second(e); }
   std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) override {
-    std::optional<std::vector<uint8_t>> out;
-    timed([&] { out = builder_->finish(trace); });
-    return out;
+    return builder_->finish(trace);
   }
-  // Time spent building the index (the model's share of the finalise).
-  double seconds() const { return std::chrono::duration<double>(spent_).count(); }
 
  private:
-  // Per event, two clock reads would cost as much as the work; so only every
-  // 64th call is timed, scaled up.
-  template <class F>
-  void timed(F&& f) {
-    if (calls_++ % 64 != 0) return f();
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    spent_ += (std::chrono::steady_clock::now() - start) * 64;
-  }
   std::unique_ptr<analysis::IndexBuilder> builder_;
-  uint64_t calls_ = 0;
-  std::chrono::steady_clock::duration spent_{};
 };
 
 }  // namespace
@@ -72,7 +57,7 @@ int finalize_and_report(const std::string& input, const std::string& output,
   }
   if (stats->damage) print_damage(input, *stats->damage, stats->events);
   if (stats->index_bytes != 0) {
-    fmt::print(stderr, "memloupe: analysis index: {} bytes, built in {:.2f} s\n", stats->index_bytes, tap.seconds());
+    fmt::print(stderr, "memloupe: analysis index: {} bytes\n", stats->index_bytes);
   }
   print_wrote(output, stats->events, stats->output_bytes);
   return stats->damage ? kDamaged : kOk;

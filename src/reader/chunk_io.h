@@ -57,7 +57,7 @@ struct CompactOptions {
   // Called with every event as the compaction decodes it (the same events, in the
   // same order, that a Reader of the output delivers, SymbolDefs aside), so work
   // over the events can ride on this read instead of another one.
-  std::function<void(const format::Event&)> on_event;
+  std::function<void(const format::Event&)> on_event{};
 };
 struct Compacted {
   std::vector<uint8_t> bytes;   // a valid trace: prologue, header, merged compressed chunks
