@@ -86,6 +86,11 @@ class Target:
     met: bool | None  # None: could not be measured
 
 
+# The analysis timings that measure the finalise step (the index's cost), not a
+# question answered: not compared with heaptrack_print.
+FINALISE = "memloupe symbolize --force"
+
+
 def analysis_ratio(analysis, name):
     """How many times faster `name` is than heaptrack_print (median times)."""
     mine = median(analysis["times"].get(name, []))

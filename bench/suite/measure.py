@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from . import configs, memloupe_cli, runner, workloads
+from . import configs, figures, memloupe_cli, runner, workloads
 
 
 @dataclasses.dataclass
@@ -131,18 +131,29 @@ def inspect_traces(results, tools):
 
 
 def measure_analysis(result, tools, trace_dir, runs):
-    """`memloupe summary` and `memloupe report` on (a)'s --all trace against
-    heaptrack_print on (a)'s heaptrack trace, interleaved, `runs` times each."""
+    """`memloupe summary` and `memloupe report` on (a)'s --all trace, from its
+    analysis index and (--no-index) from its events, against heaptrack_print on
+    (a)'s heaptrack trace; and what the index costs the finalise step
+    (`memloupe symbolize --force` into a copy, with and without --no-index).
+    Interleaved, `runs` times each."""
     all_trace = result.configs["all"].last_trace if "all" in result.configs else None
     ht_trace = result.configs["heaptrack"].last_trace if "heaptrack" in result.configs else None
     html = os.path.join(trace_dir, "report.html")
+    refinalised = os.path.join(trace_dir, "refinalised.trace")
+
+    def view(command, *extra):
+        return ([tools.memloupe, command, *extra, all_trace]
+                if all_trace and tools.has(command) else None)
+
     plan = {
-        "memloupe summary": ([tools.memloupe, "summary", all_trace]
-                             if all_trace and tools.has("summary") else None),
-        "memloupe report": ([tools.memloupe, "report", all_trace, "-o", html]
-                            if all_trace and tools.has("report") else None),
+        "memloupe summary": view("summary"),
+        "memloupe summary --no-index": view("summary", "--no-index"),
+        "memloupe report": view("report", "-o", html),
+        "memloupe report --no-index": view("report", "--no-index", "-o", html),
         "heaptrack_print": ([tools.heaptrack_print, "-f", ht_trace]
                             if ht_trace and tools.heaptrack_print else None),
+        figures.FINALISE + " (with index)": view("symbolize", "--force", "-o", refinalised),
+        figures.FINALISE + " --no-index": view("symbolize", "--force", "--no-index", "-o", refinalised),
     }
     times = {name: [] for name in plan}
     for i in range(runs):
@@ -155,6 +166,7 @@ def measure_analysis(result, tools, trace_dir, runs):
             log(f"    {name:17} {m.wall_s:7.3f} s" + ("" if m.ok else f"  failed ({m.exit_code})"))
     html_bytes = _file_size(html)
     _remove(html)
+    _remove(refinalised)
     return {"times": times, "report_html_bytes": html_bytes,
             "missing": [name for name, argv in plan.items() if argv is None]}
 

@@ -84,8 +84,9 @@ def _analysis_table(analysis):
     for name, times in analysis["times"].items():
         t = median(times)
         ratio = figures.analysis_ratio(analysis, name) if name != "heaptrack_print" else 1.0
+        compared = not name.startswith(figures.FINALISE)
         lines.append(f"| `{name}` | {fmt(t, 3) if times else 'n/a (not built)'} | "
-                     f"{_x(ratio) if times else ''} |")
+                     f"{_x(ratio) if times and compared else ''} |")
     return lines
 
 
@@ -188,7 +189,10 @@ LEGEND = """\
   **target under heaptrack**: the target's own peak RSS under heaptrack, as
   heaptrack_print reports it (last run).
 - **analysis**: `memloupe summary` and `memloupe report` on (a)'s --all trace against
-  `heaptrack_print` on (a)'s heaptrack trace (both from the last round), medians.
+  `heaptrack_print` on (a)'s heaptrack trace (both from the last round), medians; plain,
+  they answer from the trace's analysis index, with `--no-index` from its events. The
+  `symbolize --force` rows re-finalise the --all trace into a copy with and without
+  building the index: their difference is what the index costs the finalise step.
 - **accuracy**: the 10 largest sites of (a) by allocated bytes in the --all trace; for
   each, the sampled trace's estimate and 95% interval from `memloupe top --csv`.
 """
