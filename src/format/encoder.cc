@@ -17,11 +17,14 @@ namespace memloupe::format {
 
 // Picks the shortest address form and stores it in bits kAddrShift.. of the
 // flags byte at `flags_at` (the low byte of an AllocCached word).
-uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size,
-                                 uint64_t addr) noexcept {
+// Sets `newest` for on_alloc (AllocHistory::find_freed).
+uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr,
+                                 unsigned& newest) noexcept {
   if (mode != Mode::All) return p;
   AddrForm form;
-  const unsigned k = history.freed_index(size, thread, addr);
+  const AllocHistory::FreedMatch m = history.find_freed(size, thread, addr);
+  newest = m.newest;
+  const unsigned k = m.index;
   if (k == 0) {
     form = AddrForm::Freed;
   } else if (k != AllocHistory::kNone) {
@@ -92,7 +95,8 @@ AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
   if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
   if (flags & kHasAlign) p = put_varint(p, r.alignment);
   if (flags & kHasSamples) p = put_varint(p, r.n_samples);
-  p = address(p, flags_at, r.size, addr);
+  unsigned newest = AllocHistory::kScan;
+  p = address(p, flags_at, r.size, addr, newest);
   if (!cached) p = backtrace(p, bt);
   e.size = r.size;
   e.func = r.func;
@@ -100,7 +104,7 @@ AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
   e.date = static_cast<uint32_t>(next_id + 1);
   last_alloc_func = r.func;
   const uint64_t id = next_id++;
-  history.on_alloc(id, r.size, addr, r.func, thread);
+  history.on_alloc(id, r.size, addr, r.func, thread, newest);
   end(p);
   return AllocId{id};
 }

@@ -142,7 +142,8 @@ struct Encoder::State {
     return m.hash;
   }
 
-  uint8_t* address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr) noexcept;
+  uint8_t* address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr,
+                   unsigned& newest) noexcept;
   uint8_t* backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept;
   AllocId alloc(uint8_t* p, const AllocRecord& r) noexcept;
 };

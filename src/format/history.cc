@@ -19,34 +19,46 @@ uint64_t AllocHistory::freed_address(uint64_t size, uint32_t thread, unsigned k)
   return 0;
 }
 
-unsigned AllocHistory::freed_index(uint64_t size, uint32_t thread, uint64_t address) const noexcept {
+// One pass serves both questions: the encoder asks them of every allocation.
+AllocHistory::FreedMatch AllocHistory::find_freed(uint64_t size, uint32_t thread,
+                                                  uint64_t address) const noexcept {
   const Freed& f = freed_[size_class(size)];
   const uint8_t t = static_cast<uint8_t>(thread % kThreadBuckets);
-  unsigned k = 0;
+  unsigned k = 0, newest = kNone;
   for (unsigned i = f.depth; i-- > 0;) {
-    if (f.thread[i] != t) continue;
-    if (f.addr[i] == address) return k;
-    ++k;
+    if (f.thread[i] == t) {
+      if (f.addr[i] == address) return {k, newest == kNone ? i : newest};
+      ++k;
+    } else if (f.addr[i] == address && newest == kNone) {
+      newest = i;
+    }
   }
-  return kNone;
+  return {kNone, newest};
 }
 
 void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func,
-                            uint32_t thread) noexcept {
+                            uint32_t thread, unsigned newest) noexcept {
   const unsigned cls = size_class(size);
   recent_[id % kRecentAllocs] = {address, func, static_cast<uint16_t>(cls)};
   live_[(id % kRecentAllocs) / 64] |= uint64_t{1} << (id % 64);
   if (address == 0) return;
   // The block is in use again: forget it as freed (whoever freed it).
   Freed& f = freed_[cls];
-  for (unsigned i = f.depth; i-- > 0;) {
-    if (f.addr[i] != address) continue;
-    for (unsigned j = i + 1; j < f.depth; ++j) {
+  if (newest == kScan) {
+    newest = kNone;
+    for (unsigned i = f.depth; i-- > 0;) {
+      if (f.addr[i] == address) {
+        newest = i;
+        break;
+      }
+    }
+  }
+  if (newest != kNone) {
+    for (unsigned j = newest + 1; j < f.depth; ++j) {
       f.addr[j - 1] = f.addr[j];
       f.thread[j - 1] = f.thread[j];
     }
     --f.depth;
-    break;
   }
   class_prev_[cls] = address;
   prev_addr_[thread % kThreadBuckets] = address;

@@ -69,15 +69,26 @@ class AllocHistory {
   // 0 if there are not k+1 of them; and the inverse (kNone if `address` is not there).
   static constexpr unsigned kNone = ~0u;
   uint64_t freed_address(uint64_t size, uint32_t thread, unsigned k) const noexcept;
-  unsigned freed_index(uint64_t size, uint32_t thread, uint64_t address) const noexcept;
+  unsigned freed_index(uint64_t size, uint32_t thread, uint64_t address) const noexcept {
+    return find_freed(size, thread, address).index;
+  }
+  // freed_index, and the newest entry of the class's list holding `address`
+  // (whoever freed it; kNone if none): the one on_alloc will forget.
+  struct FreedMatch {
+    unsigned index;
+    unsigned newest;
+  };
+  FreedMatch find_freed(uint64_t size, uint32_t thread, uint64_t address) const noexcept;
   uint64_t class_previous(uint64_t size) const noexcept { return class_prev_[size_class(size)]; }
   uint64_t thread_carve(uint32_t thread) const noexcept {
     const unsigned b = thread % kThreadBuckets;
     return carve_end(prev_addr_[b], prev_size_[b]);
   }
 
-  void on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func,
-                uint32_t thread) noexcept;
+  // `newest`: find_freed's, if the lists did not change since; kScan: look it up.
+  static constexpr unsigned kScan = kNone - 1;
+  void on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func, uint32_t thread,
+                unsigned newest = kScan) noexcept;
 
   // --- block references (wire.h) ---
   // The shortest reference to `id` (< next_id) as the thread `thread` sees it.
