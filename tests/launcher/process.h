@@ -3,10 +3,16 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "support/child_process.h"
+
 namespace memloupe::testing {
+
+using test_support::read_file;
+using test_support::TempDir;
 
 struct Environment {
   std::vector<std::pair<std::string, std::string>> set;  // added or replaced
@@ -29,13 +35,12 @@ class Process {
   Process& operator=(const Process&) = delete;
   ~Process();  // kills a process that is still running
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_->pid(); }
   Finished wait();
 
  private:
-  pid_t pid_ = -1;
-  std::string dir_;
-  std::string tag_;
+  std::string tag_;  // dir/.processN: the .in, .out and .err files
+  std::unique_ptr<test_support::Child> child_;
 };
 
 inline Finished run_process(const std::vector<std::string>& argv, const std::string& dir,
@@ -47,21 +52,5 @@ inline Finished run_process(const std::vector<std::string>& argv, const std::str
 std::string memloupe_exe();
 std::string preload_library();
 std::string testprog_exe();
-
-// A fresh empty directory for one test, removed by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string read_file(const std::string& path);
 
 }  // namespace memloupe::testing

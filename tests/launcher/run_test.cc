@@ -39,7 +39,7 @@ TEST_F(Run, StdinAndStdoutPassThrough) {
 TEST_F(Launch, MissingProgramExits127) {
   Finished f = run({"run", "--", dir_ / "no-such-program"});
   EXPECT_EQ(f.status, 127);
-  EXPECT_NE(f.err.find("memloupe: cannot run " + dir_ / "no-such-program" + ": No such file or directory"),
+  EXPECT_NE(f.err.find("memloupe: cannot run " + (dir_ / "no-such-program").string() + ": No such file or directory"),
             std::string::npos)
       << f.err;
   f = run({"run", "--", "memloupe-no-such-program-in-path"});
@@ -113,7 +113,7 @@ TEST_F(Run, SaysSoWhenNoTraceWasWritten) {
                          {.set = {{"MEMLOUPE_PRELOAD", std::string(MEMLOUPE_BINARY_DIR) +
                                                            "/bin/libmemloupe_launcher_noop.so"}}});
   EXPECT_EQ(f.status, 4);
-  EXPECT_NE(f.err.find("memloupe: no trace was written to " + dir_ / "t.trace"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("memloupe: no trace was written to " + (dir_ / "t.trace").string()), std::string::npos) << f.err;
 }
 
 std::string basename_of(const std::string& path) { return fs::path(path).filename().string(); }
@@ -175,7 +175,7 @@ TEST_F(Run, FollowForkFinalisesEveryProcesssTrace) {
     EXPECT_TRUE(r->has_symbols_section()) << file;
     EXPECT_EQ(file, "t." + std::to_string(r->info().pid) + ".trace");
     pids.insert(r->info().pid);
-    EXPECT_NE(f.err.find("memloupe: wrote " + dir_ / file), std::string::npos) << f.err;
+    EXPECT_NE(f.err.find("memloupe: wrote " + (dir_ / file).string()), std::string::npos) << f.err;
   }
   EXPECT_EQ(pids.size(), 2u);
 }
@@ -194,7 +194,7 @@ TEST_F(Run, FollowForkFinalisesTheTraceOfAnExecdImage) {
     auto r = open_or_fail(dir_ / file);
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->has_symbols_section()) << file;
-    EXPECT_NE(f.err.find("memloupe: wrote " + dir_ / file + " ("), std::string::npos) << f.err;
+    EXPECT_NE(f.err.find("memloupe: wrote " + (dir_ / file).string() + " ("), std::string::npos) << f.err;
   }
 }
 

@@ -1,36 +1,13 @@
 #include "harness.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <fstream>
-#include <iterator>
 #include <sstream>
-#include <stdexcept>
-#include <thread>
-
-extern char** environ;
 
 namespace memloupe::recorder_test {
 
 fs::path binary(const std::string& name) { return fs::path(MEMLOUPE_BINARY_DIR) / "bin" / name; }
 fs::path preload_library() { return binary("libmemloupe_preload.so"); }
-
-TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  path_ = fs::temp_directory_path() /
-          ("memloupe_e2e." + std::to_string(::getpid()) + "." + std::to_string(counter++));
-  fs::remove_all(path_);
-  fs::create_directories(path_);
-}
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
 
 bool RunResult::exited(int code) const {
   return !timed_out && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == code;
@@ -49,18 +26,12 @@ std::string RunResult::describe() const {
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // Our environment without anything that would change how the child is traced.
 std::vector<std::string> child_environment(const RunOptions& o) {
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string_view v(*e);
+  for (std::string& v : test_support::current_environment()) {
     if (v.starts_with("LD_PRELOAD=") || v.starts_with("MEMLOUPE_")) continue;
-    env.emplace_back(v);
+    env.push_back(std::move(v));
   }
   if (o.preload) env.push_back("LD_PRELOAD=" + preload_library().string());
   env.insert(env.end(), o.env.begin(), o.env.end());
@@ -69,49 +40,25 @@ std::vector<std::string> child_environment(const RunOptions& o) {
 
 }  // namespace
 
-Process::Process(const std::vector<std::string>& argv, const RunOptions& options) : options_(options) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const std::vector<std::string> env = child_environment(options);
-  std::vector<char*> envp;
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, (io_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (io_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
-  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
-}
+Process::Process(const std::vector<std::string>& argv, const RunOptions& options)
+    : options_(options),
+      child_(test_support::ChildSpec{argv, child_environment(options), options.cwd, {}, io_ / "stdout",
+                                     io_ / "stderr"}) {}
 
 Process::~Process() {
   if (!result_) wait();
 }
 
-std::string Process::stdout_so_far() const { return slurp(io_ / "stdout"); }
+std::string Process::stdout_so_far() const { return test_support::read_file(io_ / "stdout"); }
 
 RunResult Process::wait() {
   if (result_) return *result_;
+  const test_support::ChildExit exit = child_.wait(options_.timeout);
   RunResult r;
-  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  for (;;) {
-    const pid_t done = ::waitpid(pid_, &r.wait_status, WNOHANG);
-    if (done == pid_) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      r.timed_out = true;
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &r.wait_status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  r.out = slurp(io_ / "stdout");
-  r.err = slurp(io_ / "stderr");
+  r.wait_status = exit.wait_status;
+  r.timed_out = exit.timed_out;
+  r.out = test_support::read_file(io_ / "stdout");
+  r.err = test_support::read_file(io_ / "stderr");
   result_ = r;
   return r;
 }

@@ -16,6 +16,7 @@
 #include "format/events.h"
 #include "format/expected.h"
 #include "reader/reader.h"
+#include "support/child_process.h"
 
 namespace memloupe::recorder_test {
 
@@ -24,19 +25,7 @@ namespace fs = std::filesystem;
 fs::path binary(const std::string& name);  // <build>/bin/name
 fs::path preload_library();
 
-// A directory removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;  // removed with everything in it at the end of the test
 
 struct RunOptions {
   bool preload = false;              // LD_PRELOAD the recorder
@@ -61,14 +50,14 @@ class Process {
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   std::string stdout_so_far() const;
   RunResult wait();  // kills it with SIGKILL at the timeout
 
  private:
   TempDir io_;
   RunOptions options_;
-  pid_t pid_ = -1;
+  test_support::Child child_;
   std::optional<RunResult> result_;
 };
 
