@@ -1,5 +1,6 @@
 #include "reader/native_reader.h"
 
+#include <algorithm>
 #include <string>
 
 #include "format/wire.h"
@@ -156,20 +157,27 @@ class NativeReader final : public Reader {
     return true;
   }
 
-  // Finds the symbols chunks by hopping from chunk header to chunk header. A
-  // damaged chunk is skipped by searching for the next intact chunk header, so
-  // symbols at the end of the file survive damage in the middle.
+  // Finds the symbols chunks by hopping from chunk header to chunk header; only
+  // the symbols chunks' payloads are read and checked here (the events are
+  // checked as they are streamed), so opening a large trace costs a few hops,
+  // not a CRC of the whole file. A damaged header is skipped by searching for
+  // the next intact one, so symbols at the end of the file survive damage in
+  // the middle.
   void load_symbols_section() {
     const auto file = bytes_->data();
     std::vector<uint8_t> buffer;
     for (uint64_t off = offset_; off < file.size();) {
-      auto chunk = read_chunk(file, off);
-      if (!chunk) {
+      format::ChunkHeader h;
+      if (file.size() - off < format::kChunkHeaderSize ||
+          format::parse_chunk_header(file.data() + off, h) != format::ChunkHeaderStatus::Ok) {
         off = find_chunk_magic(file, off + 1);
         continue;
       }
-      off += format::kChunkHeaderSize + chunk->stored.size();
-      if (chunk->type != static_cast<uint8_t>(ChunkType::Symbols)) continue;
+      const uint64_t at = off;
+      off += format::kChunkHeaderSize + std::min<uint64_t>(h.stored_len, file.size() - off - format::kChunkHeaderSize);
+      if (h.type != static_cast<uint8_t>(ChunkType::Symbols)) continue;
+      auto chunk = read_chunk(file, at);
+      if (!chunk) continue;
       auto payload = chunk_payload(*chunk, buffer);
       if (!payload) continue;
       has_symbols_ = true;
