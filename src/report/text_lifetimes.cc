@@ -1,6 +1,7 @@
 // `memloupe lifetimes`: how long blocks live, and which sites make temporaries.
 #include <algorithm>
 
+#include "format/wire.h"
 #include "report/text_format.h"
 #include "report/text_sites.h"
 #include "report/text_views.h"
@@ -9,6 +10,11 @@ namespace memloupe::report {
 namespace {
 
 constexpr size_t kBarWidth = 30;
+
+// Every trace memloupe reads keeps times in whole µs (its own format,
+// docs/FORMAT.md, and memtrace's, docs/MEMTRACE.md). A block freed in the tick
+// it was allocated in has lifetime 0: it lived less than this, not "0 ns".
+constexpr uint64_t kTimeResolutionNs = format::kTimeUnitNs;
 
 std::string bar(double part, double whole) {
   if (whole <= 0) return {};
@@ -43,12 +49,16 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   };
   // Runs of empty buckets between the first and last used ones print as one row.
   for (size_t i = first; i <= last && first < h.kBuckets; ++i) {
+    if (i > 0 && h.freed[i].empty() && analysis::LifetimeHistogram::bucket_floor(i + 1) <= kTimeResolutionNs) {
+      continue;  // finer than a tick: empty by construction, no row
+    }
     size_t j = i;
     while (j + 1 <= last && h.freed[i].empty() && h.freed[j + 1].empty()) ++j;
     const uint64_t lo = analysis::LifetimeHistogram::bucket_floor(i);
-    const uint64_t hi = j == 0 ? 0 : (j == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(j + 1));
-    add(j == 0 ? "0 ns" : human_duration(lo) + " – " + human_duration(hi), {std::to_string(lo), std::to_string(hi)},
-        h.freed[i]);
+    const uint64_t hi = j == 0 ? kTimeResolutionNs
+                               : (j == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(j + 1));
+    add(j == 0 ? "< " + human_duration(kTimeResolutionNs) : human_duration(lo) + " – " + human_duration(hi),
+        {std::to_string(lo), std::to_string(hi)}, h.freed[i]);
     i = j;
   }
   if (!h.never_freed.empty()) add("never freed", {"", ""}, h.never_freed);
@@ -57,6 +67,10 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   const analysis::Count& temp = m.aggregate.totals[analysis::Metric::Temporary];
   std::string out = describe_selection(m) + "Lifetimes of the selected blocks (time from allocation to free)\n" +
                     (t.rows() ? t.render(o.width) : "(no blocks)\n");
+  if (first == 0) {
+    out += "(< " + human_duration(kTimeResolutionNs) + ": freed within the tick it was allocated in, the trace's "
+           "time resolution; shorter lifetimes cannot be told apart)\n";
+  }
   out += "\nTemporary allocations (freed by the allocating thread within " +
          human_duration(m.aggregate.query.temporary_ns) + "): " + count_estimate(e.objects(temp), e.exact()) +
          " blocks, " + human_percent(e.objects_value(temp), all) + " of all; " +

@@ -139,6 +139,25 @@ TEST_F(TextViews, Lifetimes) {
   EXPECT_NE(out.find("Sites by temporary blocks"), std::string::npos);
 }
 
+// Back-to-back calls in an --all trace often fall in one µs tick: their
+// lifetime is below the trace's resolution, not a measured 0 ns.
+TEST(TextViewsLifetimes, SubResolutionLifetimesAreNotZero) {
+  analysis::testing::Script s;
+  for (int i = 0; i < 3; ++i) s.free(s.alloc(5000, 16, {0x1}), 5000);  // freed in the same tick
+  s.free(s.alloc(6000, 16, {0x1}), 8000);                              // 2 µs
+  s.end(10000);
+  LifetimeOptions o;
+  const std::string out = render_lifetimes(s.run(), o);
+  EXPECT_EQ(out.find("0 ns"), std::string::npos) << out;
+  EXPECT_NE(out.find("< 1.00 µs"), std::string::npos) << out;
+  EXPECT_NE(out.find("time resolution"), std::string::npos) << out;
+  EXPECT_EQ(out.find("1 ns – "), std::string::npos) << out;  // no empty rows finer than a tick
+  o.csv = true;
+  const auto rows = lines(render_lifetimes(s.run(), o));
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_EQ(rows[1].substr(0, rows[1].find(",3,")), "0,1000") << rows[1];  // [0, 1 µs), 3 blocks
+}
+
 TEST_F(TextViews, TimelineCsvAndChart) {
   const analysis::Model m = s.run();
   const std::string csv = timeline_csv(m);
