@@ -1,7 +1,6 @@
 // `memloupe diff A B`: sites that grew or shrank from trace A to trace B.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "analysis/diff.h"
 #include "report/text_format.h"
@@ -24,12 +23,6 @@ std::string signed_count(const analysis::Estimate& d, bool exact) {
   if (exact) return sign + human_count(std::fabs(d.value));
   return sign + short_count(std::fabs(d.value)) + " [" + (d.lo < 0 ? "−" : "+") + short_count(std::fabs(d.lo)) +
          ", " + (d.hi < 0 ? "−" : "+") + short_count(std::fabs(d.hi)) + "]";
-}
-
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
 }
 
 }  // namespace
@@ -72,8 +65,8 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
     for (size_t i = 1; i < frames; ++i) notes.push_back("← " + function_label(r.row.frames[i], o.full_names));
     if (frames < r.row.frames.size()) notes.push_back("← … " + std::to_string(r.row.frames.size() - frames) + " more");
     t.add_row({bytes_cell(ea, r.row.a[metric]), bytes_cell(eb, r.row.b[metric]),
-               Cell{signed_bytes(r.bytes, exact), {num(r.bytes.value), num(r.bytes.lo), num(r.bytes.hi)}},
-               Cell{signed_count(r.objects, exact), {num(r.objects.value), num(r.objects.lo), num(r.objects.hi)}},
+               Cell{signed_bytes(r.bytes, exact), {csv_number(r.bytes.value), csv_number(r.bytes.lo), csv_number(r.bytes.hi)}},
+               Cell{signed_count(r.objects, exact), {csv_number(r.objects.value), csv_number(r.objects.lo), csv_number(r.objects.hi)}},
                Cell{r.row.frames.empty() ? "(every frame hidden)" : function_label(r.row.frames[0], o.full_names), {stack}}},
               std::move(notes));
   }

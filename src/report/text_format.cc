@@ -103,6 +103,12 @@ std::string csv_percent(double part, double whole) {
   return buf;
 }
 
+std::string csv_number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
 std::string bytes_estimate(const analysis::Estimate& e, bool exact) {
   if (exact) return human_bytes(e.value);
   // The interval is written in the unit of the value (or of the upper bound

@@ -21,6 +21,7 @@ std::string short_count(double count);       // 3 significant digits: 987, 12.3k
 std::string human_duration(uint64_t ns);
 std::string human_percent(double part, double whole);  // "12.3%"; "-" when whole is 0
 std::string csv_percent(double part, double whole);    // "12.35"; "0.00" when whole is 0
+std::string csv_number(double v);                      // rounded to a whole number: "-1234"
 
 // An exact estimate prints as its value alone.
 std::string bytes_estimate(const analysis::Estimate& e, bool exact);

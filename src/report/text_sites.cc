@@ -1,7 +1,5 @@
 #include "report/text_sites.h"
 
-#include <cstdio>
-
 #include "report/frame_names.h"
 #include "report/text_format.h"
 
@@ -10,16 +8,6 @@ namespace memloupe::report {
 using analysis::Count;
 using analysis::Estimate;
 using analysis::Estimator;
-
-namespace {
-
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
-}  // namespace
 
 std::string function_label(const std::string& function, bool full_name) {
   return full_name ? function : short_function_name(function);
@@ -37,12 +25,12 @@ std::string frame_label(const analysis::Frame& f, bool full_name) {
 
 Cell bytes_cell(const Estimator& e, const Count& c) {
   const Estimate est = e.bytes(c);
-  return Cell{bytes_estimate(est, e.exact()), {number(est.value), number(est.lo), number(est.hi)}};
+  return Cell{bytes_estimate(est, e.exact()), {csv_number(est.value), csv_number(est.lo), csv_number(est.hi)}};
 }
 
 Cell objects_cell(const Estimator& e, const Count& c) {
   const Estimate est = e.objects(c);
-  return Cell{count_estimate(est, e.exact()), {number(est.value), number(est.lo), number(est.hi)}};
+  return Cell{count_estimate(est, e.exact()), {csv_number(est.value), csv_number(est.lo), csv_number(est.hi)}};
 }
 
 std::vector<std::string> estimate_csv_headers(const std::string& name) {
