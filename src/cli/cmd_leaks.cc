@@ -1,5 +1,4 @@
 // `memloupe leaks TRACE`: blocks still live at exit, grouped by site.
-#include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -20,11 +19,8 @@ Command add_leaks_command(CLI::App& app) {
   add_rank_options(sub, o->rank, false);
   return {sub, [o] {
             o->view.args.grouping = *grouping(o->rank.group);
-            int exit_code = kOk;
-            auto model = analyze(o->view, 0, exit_code);
-            if (!model) return exit_code;
-            std::cout << report::render_leaks(*model, top_options(o->rank));
-            return exit_code;
+            return print_view(o->view,
+                              [&](const analysis::Model& m) { return report::render_leaks(m, top_options(o->rank)); });
           }};
 }
 

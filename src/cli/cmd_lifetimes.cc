@@ -1,6 +1,5 @@
 // `memloupe lifetimes TRACE`: a histogram of block lifetimes, and the sites of
 // temporary allocations (freed by their own thread almost at once).
-#include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -26,12 +25,9 @@ Command add_lifetimes_command(CLI::App& app) {
   sub->add_flag("--csv", o->lifetimes.csv, "The histogram as CSV");
   add_full_names_flag(sub, o->lifetimes.full_names);
   return {sub, [o] {
-            int exit_code = kOk;
-            auto model = analyze(o->view, 0, exit_code);
-            if (!model) return exit_code;
             o->lifetimes.width = table_width();
-            std::cout << report::render_lifetimes(*model, o->lifetimes);
-            return exit_code;
+            return print_view(o->view,
+                              [&](const analysis::Model& m) { return report::render_lifetimes(m, o->lifetimes); });
           }};
 }
 

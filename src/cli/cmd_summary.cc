@@ -1,6 +1,5 @@
 // `memloupe summary TRACE`: command, duration, threads, exact call totals,
 // totals, peak, leaks and the top sites (docs/ANALYSIS.md).
-#include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -23,12 +22,8 @@ Command add_summary_command(CLI::App& app) {
   sub->add_option("--frames", o->summary.frames, "Backtrace lines per site (0: all)")->capture_default_str();
   add_full_names_flag(sub, o->summary.full_names);
   return {sub, [o] {
-            int exit_code = kOk;
-            auto model = analyze(o->view, 0, exit_code);
-            if (!model) return exit_code;
             o->summary.width = table_width();
-            std::cout << report::render_summary(*model, o->summary);
-            return exit_code;
+            return print_view(o->view, [&](const analysis::Model& m) { return report::render_summary(m, o->summary); });
           }};
 }
 

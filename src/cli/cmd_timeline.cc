@@ -1,7 +1,6 @@
 // `memloupe timeline TRACE`: the estimated live heap and RSS over time, as a
 // terminal chart or CSV.
 #include <algorithm>
-#include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -25,17 +24,12 @@ Command add_timeline_command(CLI::App& app) {
   sub->add_option("--height", o->height, "Chart rows")->capture_default_str();
   sub->add_flag("--csv", o->csv, "One CSV line per time bucket instead of a chart");
   return {sub, [o] {
-            int exit_code = kOk;
-            auto model = analyze(o->view, 0, exit_code);
-            if (!model) return exit_code;
-            if (o->csv) {
-              std::cout << report::timeline_csv(*model);
-            } else {
+            return print_view(o->view, [&](const analysis::Model& m) {
+              if (o->csv) return report::timeline_csv(m);
               // Leave room for the value labels on the left.
               const size_t width = o->width ? o->width : std::max<size_t>(20, terminal_width() - 12);
-              std::cout << report::render_timeline(*model, report::ChartSize{width, o->height});
-            }
-            return exit_code;
+              return report::render_timeline(m, report::ChartSize{width, o->height});
+            });
           }};
 }
 

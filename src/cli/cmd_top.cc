@@ -1,6 +1,5 @@
 // `memloupe top TRACE`: allocation sites ranked by allocated bytes, count, live
 // bytes (at a time or at the peak), leaks...; or the callers/callees of a function.
-#include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -25,18 +24,12 @@ Command add_top_command(CLI::App& app) {
   callers->excludes(callees);
   return {sub, [o] {
             o->view.args.grouping = *grouping(o->rank.group);
-            int exit_code = kOk;
-            auto model = analyze(o->view, 0, exit_code);
-            if (!model) return exit_code;
             const report::TopOptions t = top_options(o->rank);
-            if (!o->callers.empty()) {
-              std::cout << report::render_neighbours(*model, o->callers, true, t);
-            } else if (!o->callees.empty()) {
-              std::cout << report::render_neighbours(*model, o->callees, false, t);
-            } else {
-              std::cout << report::render_top(*model, t);
-            }
-            return exit_code;
+            return print_view(o->view, [&](const analysis::Model& m) {
+              if (!o->callers.empty()) return report::render_neighbours(m, o->callers, true, t);
+              if (!o->callees.empty()) return report::render_neighbours(m, o->callees, false, t);
+              return report::render_top(m, t);
+            });
           }};
 }
 

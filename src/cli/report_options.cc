@@ -76,4 +76,11 @@ std::optional<analysis::Model> analyze(ViewOptions& o, uint32_t series_buckets, 
   return std::move(model.value());
 }
 
+int print_view(ViewOptions& options, const std::function<std::string(const analysis::Model&)>& render) {
+  int exit_code = kOk;
+  const std::optional<analysis::Model> model = analyze(options, 0, exit_code);
+  if (model) std::cout << render(*model);
+  return exit_code;
+}
+
 }  // namespace memloupe::cli

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,5 +33,9 @@ void add_view_options(CLI::App* sub, ViewOptions& options);
 // with a progress bar on a terminal stderr. On failure prints why, sets
 // `exit_code` and returns nothing.
 std::optional<analysis::Model> analyze(ViewOptions& options, uint32_t series_buckets, int& exit_code);
+
+// The terminal views' whole run: analyze(), then render(model) on stdout.
+// Returns the exit code (kDamaged after printing what a damaged trace held).
+int print_view(ViewOptions& options, const std::function<std::string(const analysis::Model&)>& render);
 
 }  // namespace memloupe::cli
