@@ -91,9 +91,9 @@ uint64_t AllocHistory::select_down(uint64_t hi, uint64_t floor, uint64_t n) cons
     uint64_t bits = live_[(from % kRecentAllocs) / 64] >> (from % 64);
     if (hi - from < 64) bits &= (uint64_t{1} << (hi - from)) - 1;
     const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (n < count) {
-      for (uint64_t b = hi - from; b-- > 0;)
-        if ((bits >> b) & 1 && n-- == 0) return from + b;
+    if (n < count) {  // the (n+1)-th highest set bit: drop the n above it
+      for (; n > 0; --n) bits ^= uint64_t{1} << (63 - __builtin_clzll(bits));
+      return from + static_cast<uint64_t>(63 - __builtin_clzll(bits));
     }
     n -= count;
     hi = from;
@@ -108,9 +108,9 @@ uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noe
     uint64_t bits = live_[(lo % kRecentAllocs) / 64] >> (lo % 64);
     if (to - lo < 64) bits &= (uint64_t{1} << (to - lo)) - 1;
     const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (n < count) {
-      for (uint64_t b = 0; b < to - lo; ++b)
-        if ((bits >> b) & 1 && n-- == 0) return lo + b;
+    if (n < count) {  // the (n+1)-th lowest set bit
+      for (; n > 0; --n) bits &= bits - 1;
+      return lo + static_cast<uint64_t>(__builtin_ctzll(bits));
     }
     n -= count;
     lo = to;
