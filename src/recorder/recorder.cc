@@ -76,6 +76,9 @@ bool write_file_header() noexcept {
   const size_t n = format::encode_file_header(f, buf);
   if (n == 0) return false;
   g_session.output.write_chunk({buf, n});
+  // On disk now, not at the first flush: a program killed in its first second
+  // (SIGKILL, a fatal signal) still leaves a valid, if eventless, trace.
+  g_session.output.drain();
   return true;
 }
 
