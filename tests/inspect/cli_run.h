@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -38,7 +39,9 @@ struct CommandRun {
 // Runs `memloupe ARGS` (ARGS already shell-quoted) and captures stdout and stderr.
 inline CommandRun memloupe(const std::string& args) {
   CommandRun r;
-  const std::string err_path = scratch_dir("stderr") + "/err";
+  // One directory per process: ctest runs each test in a process of its own,
+  // several at once, and a shared one would be emptied under another's feet.
+  const std::string err_path = scratch_dir("stderr." + std::to_string(::getpid())) + "/err";
   FILE* pipe = popen((memloupe_binary() + " " + args + " 2>'" + err_path + "'").c_str(), "r");
   if (pipe == nullptr) return r;
   char buf[4096];
