@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # keep the source tree clean
 
-from suite import accuracy, configs, machine, measure, report, runner, workloads  # noqa: E402
+from suite import accuracy, configs, instructions, machine, measure, report, runner  # noqa: E402
+from suite import workloads  # noqa: E402
 from suite import tools as tools_mod  # noqa: E402
 
 REPO = os.path.dirname(HERE)
@@ -40,6 +41,8 @@ def parse_args():
                    help=f"comma-separated subset of {','.join(ALL_WORKLOADS)}")
     p.add_argument("--no-heaptrack", action="store_true")
     p.add_argument("--no-massif", action="store_true")
+    p.add_argument("--no-callgrind", action="store_true",
+                   help="skip the instruction counts under valgrind callgrind")
     p.add_argument("--out", default=os.path.join(HERE, "results"),
                    help="where latest.md/.json (quick.md/.json with --quick) go")
     p.add_argument("--keep-traces", metavar="DIR", help="keep the last run's traces in DIR")
@@ -75,7 +78,8 @@ def command_line(args):
     if args.only != ",".join(ALL_WORKLOADS):
         parts += ["--only", args.only]
     parts += [f for f, on in (("--no-heaptrack", args.no_heaptrack),
-                              ("--no-massif", args.no_massif)) if on]
+                              ("--no-massif", args.no_massif),
+                              ("--no-callgrind", args.no_callgrind)) if on]
     build = os.path.relpath(os.path.abspath(args.build), REPO)
     if build != os.path.join("build", "release"):
         parts += ["--build", build]
@@ -96,8 +100,12 @@ def main():
                  "cmake --build BUILD --target bench_spawn bench_alloc_mt bench_stl_deep")
     runner.use_spawner(tools.bench_spawn)
     tools.skipped = frozenset(k for k, off in (("heaptrack", args.no_heaptrack),
-                                               ("massif", args.no_massif)) if off)
+                                               ("massif", args.no_massif),
+                                               ("callgrind", args.no_callgrind)) if off)
     size_name = "quick" if args.quick else "full"
+    # The next size down: the marginal trace cost per sample and the callgrind counts
+    # (one run each, ~50x slower than native) use it.
+    small_name = "smoke" if args.quick else "quick"
     runs = args.runs or (1 if args.quick else 5)
     elapsed = measure.timer()
     info = machine.describe(tools, REPO)
@@ -114,6 +122,14 @@ def main():
 
     main_results = measure.measure(wls, configs.MAIN_CONFIGS, tools, trace_dir, runs)
     measure.inspect_traces(main_results, tools)
+    small = {wl.key: workloads.build(wl.key, small_name, tools)[0] for wl in wls}
+    measure.log(f"[sampled at the {small_name} size, for the marginal bytes per sample]")
+    measure.record_small_sampled(main_results, small, tools, trace_dir)
+    counts, counts_status = [], instructions.unavailable(tools)
+    if counts_status is None:
+        measure.log(f"[callgrind, {small_name} size]")
+        counts = instructions.measure([small[k] for k in small if small[k]], tools,
+                                      trace_dir, measure.log)
     massif_results = []
     if "a" in keys and configs.MASSIF.unavailable(tools) is None:
         wl, _ = workloads.build("a", "massif-quick" if args.quick else "massif", tools)
@@ -130,8 +146,10 @@ def main():
         "command": command_line(args), "machine": info, "runs": runs, "size_name": size_name,
         "elapsed_s": elapsed(), "loadavg_end": os.getloadavg()[0],
         "main": main_results, "massif": massif_results, "analysis": analysis, "accuracy": acc,
+        "instructions": counts, "instructions_status": counts_status,
+        "instructions_size_name": small_name,
     }
-    data["targets"] = report.targets(main_results, analysis, acc)
+    data["targets"] = report.targets(main_results, analysis, acc, counts)
     os.makedirs(args.out, exist_ok=True)
     stem = "quick" if args.quick else "latest"
     md = report.render(data)

@@ -71,6 +71,20 @@ def per(numerator, denominator):
     return numerator / denominator if numerator is not None and denominator else None
 
 
+def marginal_bytes_per_sample(cr):
+    """(recorded bytes at full size - at the small size) / (samples at full - at small):
+    what one more sampled allocation (its alloc event with backtrace, and its free)
+    costs, the fixed bytes of a trace (header, module map, thread events, RSS samples)
+    cancelling out. Recorded (uncompressed, symbol-free) bytes on both sides. None if
+    the larger run has no more samples than the smaller."""
+    if cr is None or not cr.runs or cr.small_bytes is None or cr.small_samples is None:
+        return None
+    full, samples = cr.runs[-1].trace_bytes, cr.samples
+    if full is None or samples is None or samples <= cr.small_samples:
+        return None
+    return (full - cr.small_bytes) / (samples - cr.small_samples)
+
+
 def recorder_memory_mib(result):
     """Sampled-mode peak RSS minus native peak RSS (medians)."""
     s, n = row(result, "sampled"), row(result, "native")

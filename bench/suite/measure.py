@@ -32,6 +32,12 @@ class ConfigResult:
     last_trace: str | None = None
     samples: int | None = None  # memloupe info, last trace
     every: int | None = None  # mean bytes between samples, memloupe info
+    # One more sampled recording at a smaller size (record_small_sampled), so that the
+    # fixed bytes of a trace (header, modules, threads, RSS) cancel out of the
+    # per-sample cost: size, recorded bytes, alloc events.
+    small_size: int | None = None
+    small_bytes: int | None = None
+    small_samples: int | None = None
 
 
 @dataclasses.dataclass
@@ -128,6 +134,28 @@ def inspect_traces(results, tools):
             facts = memloupe_cli.heaptrack_facts(tools, r.configs["heaptrack"].last_trace)
             r.heaptrack_calls = facts.get("calls")
             r.heaptrack_target_rss_kib = facts.get("target_rss_kib")
+
+
+def record_small_sampled(results, small_wls, tools, trace_dir):
+    """Records each workload once more in sampled mode at the smaller size in
+    `small_wls` (key -> Workload): the recorded bytes and alloc events it gives."""
+    for r in results:
+        cr = r.configs.get("sampled")
+        wl = small_wls.get(r.workload.key)
+        if cr is None or wl is None or cr.status != "ok":
+            continue
+        path = configs.trace_path(trace_dir, wl.key + "-small", configs.SAMPLED, 0)
+        argv, env = configs.SAMPLED.command(wl, tools, path)
+        m = runner.run(argv, env=env, stdin_path=wl.stdin)
+        if m.ok and _file_size(path):
+            cr.small_size = wl.size
+            cr.small_bytes = _file_size(path)
+            cr.small_samples = memloupe_cli.info(tools, path).get("samples")
+            log(f"    {wl.key:9} sampled at size {wl.size}: {cr.small_bytes} B, "
+                f"{cr.small_samples} samples")
+        else:
+            log(f"    {wl.key:9} sampled at size {wl.size} failed (exit {m.exit_code})")
+        _remove(path)
 
 
 def measure_analysis(result, tools, trace_dir, runs):
