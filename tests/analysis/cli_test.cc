@@ -22,9 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using memloupe::analysis_testing::quote;
+using memloupe::analysis_testing::Result;
+using memloupe::analysis_testing::run_memloupe;
 
 constexpr double kTemp = 64.0 * 20000, kPage = 4096.0 * 3000, kPageLeaked = 4096.0 * 1500;
 constexpr double kWorker = 1000.0 * 2000, kBig = 262144.0 * 40;
@@ -32,36 +37,14 @@ constexpr double kPeakKnown = kPage + kWorker + kBig;
 constexpr double kLibcSlack = 4096;  // what the C library may hold besides our blocks
 constexpr int kSeeds = 10;
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
 const fs::path& dir() {
   static const fs::path d = fs::path(MEMLOUPE_BINARY_DIR) / "tests" / "analysis" / "scratch";
   return d;
 }
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
 
-// Runs `memloupe ARGS` through the shell, capturing stdout and stderr.
 Result memloupe(const std::string& args, const std::string& env = "") {
-  const fs::path err = dir() / ("stderr." + std::to_string(getpid()) + ".txt");
-  const std::string command = env + " " + quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/memloupe") + " " + args +
-                              " 2>" + quote(err.string());
-  Result r;
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  {
-    std::ifstream e(err);
-    r.err.assign(std::istreambuf_iterator<char>(e), {});
-  }
-  fs::remove(err);
-  return r;
+  return run_memloupe(dir(), args, env);
 }
 
 std::string trace(const std::string& name) { return quote((dir() / name).string()); }

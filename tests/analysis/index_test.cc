@@ -20,41 +20,25 @@
 #include "format/chunk.h"
 #include "format/wire.h"
 #include "reader/chunk_io.h"
+#include "cli_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using memloupe::analysis_testing::quote;
+using memloupe::analysis_testing::Result;
+using memloupe::analysis_testing::run_memloupe;
 using namespace memloupe;
-
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
 
 const fs::path& dir() {
   static const fs::path d = fs::path(MEMLOUPE_BINARY_DIR) / "tests" / "analysis" / "index_scratch";
   return d;
 }
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
 std::string path(const std::string& name) { return (dir() / name).string(); }
 
-// Runs `memloupe ARGS` through the shell, capturing stdout and stderr.
 Result memloupe(const std::string& args, const std::string& env = "") {
-  const fs::path err = dir() / ("stderr." + std::to_string(getpid()) + ".txt");
-  const std::string command = env + " " + quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/memloupe") + " " + args +
-                              " 2>" + quote(err.string());
-  Result r;
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  fs::remove(err);
-  return r;
+  return run_memloupe(dir(), args, env);
 }
 
 std::vector<uint8_t> read_file(const std::string& p) {

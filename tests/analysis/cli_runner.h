@@ -1,0 +1,45 @@
+// Running the real `memloupe` binary from the analysis suite's end-to-end tests.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace memloupe::analysis_testing {
+
+struct Result {
+  int status = -1;  // exit status; -1 if it could not run or was killed
+  std::string out, err;
+};
+
+inline std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+// Runs `ENV memloupe ARGS` through the shell (ARGS already quoted), capturing
+// stdout and stderr; stderr goes through a file in `scratch`, one per process,
+// since ctest runs several test processes at once.
+inline Result run_memloupe(const std::filesystem::path& scratch, const std::string& args,
+                           const std::string& env = "") {
+  const std::filesystem::path err = scratch / ("stderr." + std::to_string(::getpid()) + ".txt");
+  const std::string command = env + " " + quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/memloupe") +
+                              " " + args + " 2>" + quote(err.string());
+  Result r;
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  {
+    std::ifstream e(err);
+    r.err.assign(std::istreambuf_iterator<char>(e), {});
+  }
+  std::filesystem::remove(err);
+  return r;
+}
+
+}  // namespace memloupe::analysis_testing
