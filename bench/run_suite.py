@@ -157,10 +157,13 @@ def main():
         f.write(md)
     raw = json.dumps(data, indent=1, default=lambda o: dataclasses.asdict(o)
                      if dataclasses.is_dataclass(o) else str(o))
-    # Paths inside the checkout are written relative to it, so the committed
-    # results name no directory of the machine that produced them.
+    # Paths inside the checkout are written relative to it, and traces by their
+    # file name (the directory is temporary), so the committed results name no
+    # directory of the machine that produced them.
+    for prefix in (REPO, os.path.abspath(trace_dir)):
+        raw = raw.replace(json.dumps(prefix + os.sep)[1:-1], "")
     with open(os.path.join(args.out, stem + ".json"), "w") as f:
-        f.write(raw.replace(json.dumps(REPO + os.sep)[1:-1], ""))
+        f.write(raw)
     if not args.keep_traces:
         for name in os.listdir(trace_dir):
             os.remove(os.path.join(trace_dir, name))
