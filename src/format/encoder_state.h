@@ -132,7 +132,8 @@ struct Encoder::State {
   // and two frames: the allocation site's caller and one half-way out.
   uint64_t hash_of(std::span<const uint64_t> bt) noexcept {
     const size_t n = bt.size();
-    const uint64_t key = n == 0 ? 0 : (bt[n / 2] ^ bt[n > 2 ? 2 : n - 1] << 7) * 0x9e3779b97f4a7c15ull + n;
+    if (n == 0) return backtrace_hash(bt);  // (an empty span's data() may be null: no memcmp)
+    const uint64_t key = (bt[n / 2] ^ bt[n > 2 ? 2 : n - 1] << 7) * 0x9e3779b97f4a7c15ull + n;
     HashMemo& m = hash_memo[key >> (64 - kHashMemoBits)];
     const size_t bytes = bt.size() * sizeof(uint64_t);
     if (m.n == bt.size() && std::memcmp(m.frames, bt.data(), bytes) == 0) return m.hash;
