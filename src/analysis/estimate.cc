@@ -96,6 +96,7 @@ Estimate Estimator::bytes(const Count& c) const {
 Estimate Estimator::objects(const Count& c) const {
   const double value = c.objects;
   if (exact_) return {value, value, value};
+  if (c.blocks == 0) return {0, 0, 0, /*bounded=*/false};
   const double half = kZ975 * std::sqrt(std::max(0.0, c.objects_var));
   // At least the blocks actually seen exist.
   return {value, std::max(static_cast<double>(c.blocks), value - half), value + half};

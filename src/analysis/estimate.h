@@ -54,6 +54,11 @@ struct Estimate {
   double value = 0;
   double lo = 0;
   double hi = 0;
+  // False when the data put no upper bound on the value: a block count from a
+  // sampled set with no sample at all (its blocks could be any number of tiny
+  // ones); `hi` then holds the Horvitz–Thompson bound of 0, which views must
+  // not print as a bound.
+  bool bounded = true;
 };
 
 class Estimator {

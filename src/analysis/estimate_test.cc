@@ -49,6 +49,20 @@ TEST(Estimator, ExactModeGivesTheValueAsItsInterval) {
   EXPECT_EQ(objects.hi, 2);
 }
 
+// No sample: the bytes still have a Poisson upper bound, but nothing bounds how
+// many (small) blocks went unseen, so the block count says it has no bound.
+TEST(Estimator, BlockCountWithoutSamplesHasNoUpperBound) {
+  const Estimator e(format::Mode::Sampled, 1000);
+  const Count none;
+  EXPECT_GT(e.bytes(none).hi, 0);
+  EXPECT_TRUE(e.bytes(none).bounded);
+  const Estimate objects = e.objects(none);
+  EXPECT_EQ(objects.value, 0);
+  EXPECT_FALSE(objects.bounded);
+  EXPECT_TRUE(e.objects(e.block(5000, 4)).bounded);
+  EXPECT_TRUE(Estimator(format::Mode::All, 0).objects(none).bounded);  // exact: 0 blocks
+}
+
 TEST(Estimator, SampledBytesScaleTheSampleCount) {
   const Estimator e(format::Mode::Sampled, 1000);
   Count c = e.block(5000, 4);  // a 5000-byte block that held 4 sample points

@@ -126,7 +126,7 @@ std::string bytes_estimate(const analysis::Estimate& e, bool exact) {
 
 std::string count_estimate(const analysis::Estimate& e, bool exact) {
   if (exact) return human_count(e.value);
-  return short_count(e.value) + " [" + short_count(e.lo) + ", " + short_count(e.hi) + "]";
+  return short_count(e.value) + " [" + short_count(e.lo) + ", " + (e.bounded ? short_count(e.hi) : "?") + "]";
 }
 
 size_t display_width(std::string_view s) {

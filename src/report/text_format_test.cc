@@ -39,6 +39,7 @@ TEST(TextFormat, Estimates) {
   EXPECT_EQ(bytes_estimate({100, 50, 200}, false), "100 B [50, 200]");
   EXPECT_EQ(count_estimate({1234, 1100, 1400}, false), "1.23k [1.10k, 1.40k]");
   EXPECT_EQ(count_estimate({1234, 1234, 1234}, true), "1,234");
+  EXPECT_EQ(count_estimate({0, 0, 0, /*bounded=*/false}, false), "0 [0, ?]");
   EXPECT_EQ(human_percent(1, 8), "12.5%");
   EXPECT_EQ(human_percent(1, 0), "-");
 }
