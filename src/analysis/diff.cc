@@ -42,7 +42,8 @@ Estimate difference(const Estimate& a, const Estimate& b) {
   const double value = b.value - a.value;
   const double se_a = half_width(a) / kZ975, se_b = half_width(b) / kZ975;
   const double half = kZ975 * std::sqrt(se_a * se_a + se_b * se_b);
-  return {value, value - half, value + half};
+  // A side with no bound leaves the difference without one (either end).
+  return {value, value - half, value + half, a.bounded && b.bounded};
 }
 
 }  // namespace memloupe::analysis

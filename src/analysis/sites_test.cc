@@ -120,6 +120,10 @@ TEST(Diff, DifferenceInterval) {
   const Estimate exact = difference(Estimate{5, 5, 5}, Estimate{7, 7, 7});
   EXPECT_EQ(exact.lo, 2);
   EXPECT_EQ(exact.hi, 2);
+  EXPECT_TRUE(d.bounded);
+  // A block count with no sample on either side bounds nothing.
+  EXPECT_FALSE(difference(Estimate{0, 0, 0, false}, Estimate{150, 140, 160}).bounded);
+  EXPECT_FALSE(difference(Estimate{100, 90, 110}, Estimate{0, 0, 0, false}).bounded);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ std::string signed_bytes(const analysis::Estimate& d, bool exact) {
 std::string signed_count(const analysis::Estimate& d, bool exact) {
   const std::string sign = d.value > 0 ? "+" : d.value < 0 ? "−" : "";
   if (exact) return sign + human_count(std::fabs(d.value));
+  if (!d.bounded) return sign + short_count(std::fabs(d.value)) + " [?, ?]";
   return sign + short_count(std::fabs(d.value)) + " [" + (d.lo < 0 ? "−" : "+") + short_count(std::fabs(d.lo)) +
          ", " + (d.hi < 0 ? "−" : "+") + short_count(std::fabs(d.hi)) + "]";
 }
@@ -66,7 +67,8 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
     if (frames < r.row.frames.size()) notes.push_back("← … " + std::to_string(r.row.frames.size() - frames) + " more");
     t.add_row({bytes_cell(ea, r.row.a[metric]), bytes_cell(eb, r.row.b[metric]),
                Cell{signed_bytes(r.bytes, exact), {csv_number(r.bytes.value), csv_number(r.bytes.lo), csv_number(r.bytes.hi)}},
-               Cell{signed_count(r.objects, exact), {csv_number(r.objects.value), csv_number(r.objects.lo), csv_number(r.objects.hi)}},
+               Cell{signed_count(r.objects, exact), {csv_number(r.objects.value), r.objects.bounded ? csv_number(r.objects.lo) : "",
+                                                     r.objects.bounded ? csv_number(r.objects.hi) : ""}},
                Cell{r.row.frames.empty() ? "(every frame hidden)" : function_label(r.row.frames[0], o.full_names), {stack}}},
               std::move(notes));
   }

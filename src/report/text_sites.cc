@@ -30,7 +30,9 @@ Cell bytes_cell(const Estimator& e, const Count& c) {
 
 Cell objects_cell(const Estimator& e, const Count& c) {
   const Estimate est = e.objects(c);
-  return Cell{count_estimate(est, e.exact()), {csv_number(est.value), csv_number(est.lo), csv_number(est.hi)}};
+  // No upper bound (no sample at all): an empty CSV field, not a made-up number.
+  return Cell{count_estimate(est, e.exact()),
+              {csv_number(est.value), csv_number(est.lo), est.bounded ? csv_number(est.hi) : ""}};
 }
 
 std::vector<std::string> estimate_csv_headers(const std::string& name) {
