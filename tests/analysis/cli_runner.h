@@ -1,8 +1,12 @@
 // Running the real `memloupe` binary from the analysis suite's end-to-end tests.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -40,6 +44,19 @@ inline Result run_memloupe(const std::filesystem::path& scratch, const std::stri
   }
   std::filesystem::remove(err);
   return r;
+}
+
+// ctest runs each test in a process of its own, several at once: `record` (which
+// records the suite's traces into `scratch` unless they are already there) runs
+// under a lock on a file in `scratch`, so one process records and the others reuse.
+template <class Record>
+void record_once(const std::filesystem::path& scratch, Record record) {
+  std::filesystem::create_directories(scratch);
+  const int lock = ::open((scratch / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  record();
+  ::close(lock);  // releases the lock
 }
 
 }  // namespace memloupe::analysis_testing

@@ -9,9 +9,7 @@
 // The peak is reached by the last site_big allocation: all pages, the worker's
 // blocks and the big blocks are live then (24,773,760 B), plus whatever the C
 // library holds (a few hundred bytes for the thread).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -125,12 +123,7 @@ class AnalysisCli : public ::testing::Test {
 #ifdef MEMLOUPE_SANITIZED
     GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
 #endif
-    fs::create_directories(dir());
-    const int lock = ::open((dir() / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    ASSERT_GE(lock, 0);
-    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
-    record_traces();
-    ::close(lock);  // releases the lock
+    memloupe::analysis_testing::record_once(dir(), record_traces);
   }
 
   static void record_traces() {

@@ -4,9 +4,7 @@
 // damaged, garbage or stale index is ignored with one warning and the same
 // output; queries the index does not answer are streamed; re-finalising
 // replaces the index; the event readers step over it.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -86,12 +84,7 @@ class AnalysisIndex : public ::testing::Test {
 #ifdef MEMLOUPE_SANITIZED
     GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
 #endif
-    fs::create_directories(dir());
-    const int lock = ::open((dir() / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    ASSERT_GE(lock, 0);
-    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
-    record_traces();
-    ::close(lock);
+    memloupe::analysis_testing::record_once(dir(), record_traces);
   }
   static void record_traces() {
     const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
