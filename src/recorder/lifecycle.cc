@@ -152,7 +152,11 @@ void start_flush_thread() noexcept {
 }
 
 void wake_flush_thread() noexcept {
-  if (g_wake_pending.exchange(true, std::memory_order_relaxed)) return;
+  // Called on every staged record while the ring is filling: a plain load keeps
+  // the line shared until a wake is actually due.
+  if (g_wake_pending.load(std::memory_order_relaxed) ||
+      g_wake_pending.exchange(true, std::memory_order_relaxed))
+    return;
   g_flush_wake.fetch_add(1, std::memory_order_release);
   futex_wake(reinterpret_cast<const uint32_t*>(&g_flush_wake), 1);
 }

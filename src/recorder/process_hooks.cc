@@ -164,7 +164,7 @@ MEMLOUPE_HOOK void _Exit(int status) {
 MEMLOUPE_HOOK void abort() {
   ensure_resolved();
   // abort may run in a signal handler that interrupted this very thread inside
-  // the recorder: never wait for the trace lock here.
+  // the recorder: wait for the trace lock only a bounded time here.
   end_for(EndReason::Signal, /*wait_for_lock=*/false);
   g_real.abort();
   __builtin_trap();

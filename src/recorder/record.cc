@@ -7,6 +7,14 @@
 //    recorded block runs under the trace lock: an address is never reused (and
 //    recorded by another thread) before the event that ends its previous block.
 //  - The recorder's own calls into libc happen with the thread's hooks parked.
+//  - In --all mode (staging_ring.h) a call's ticket stands where the lock would:
+//    an allocation takes it after the real call returns, a free before the real
+//    free. A realloc of a recorded block holds the realloc lock from before the
+//    real call until its record is staged, and every allocation waits for that
+//    lock to be free before it takes its ticket: an address the realloc gave up
+//    cannot be recorded as another block's before the realloc's event.
+#include <sys/syscall.h>
+
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -115,8 +123,115 @@ void after_alloc_event(bool stored, const SampledBlock& block) noexcept {
   }
 }
 
+// --- --all mode: staged records (staging_ring.h) ---------------------------------
+//
+// Used whenever the ring is mapped and no program callback wants ids at once
+// (those need the AllocId before the hook returns: the direct path gives it).
+
+constinit std::atomic<bool> g_table_failed{false};
+
+bool staged() noexcept { return g_session.staging.active() && !has_alloc_callback(); }
+
+// The ring is full: encode what is there if the lock is free, else let its holder
+// (or the writer of the oldest ticket) run.
+void help_drain() noexcept {
+  if (g_session.lock.try_lock()) {
+    drain_staged(0);
+    g_session.lock.unlock();
+  } else {
+    sys_call(SYS_sched_yield);
+  }
+}
+
+void stage(const StagedRecord& rec, std::span<const uint64_t> bt = {}) noexcept {
+  if (g_session.staging.put(rec, bt, help_drain) >= StagingRing::kSlots / 4) wake_flush_thread();
+  if (g_table_failed.load(std::memory_order_relaxed) && g_table_failed.exchange(false))
+    after_alloc_event(false, {});
+}
+
+StagedRecord staged_record(StagedKind kind, const ThreadState& t, Func f, uint64_t now) noexcept {
+  StagedRecord rec;
+  rec.kind = kind;
+  rec.func = f;
+  rec.thread = t.slot->thread_id;
+  rec.time_ns = now;
+  return rec;
+}
+
+void stage_alloc(const ThreadState& t, const AllocRequest& r, void* p, uint64_t now,
+                 std::span<const uint64_t> bt) noexcept {
+  StagedRecord rec = staged_record(StagedKind::Alloc, t, r.func, now);
+  rec.address = reinterpret_cast<uintptr_t>(p);
+  rec.size = r.size;
+  rec.alignment = r.alignment;
+  stage(rec, bt);
+}
+
+format::AllocRecord from_staged(const StagedRecord& s, std::span<const uint64_t> bt) noexcept {
+  format::AllocRecord rec;
+  rec.thread = ThreadId{s.thread};
+  rec.time_ns = s.time_ns;
+  rec.size = s.size;
+  rec.address = s.address;
+  rec.alignment = s.alignment;
+  rec.func = s.func;
+  rec.backtrace = bt;
+  return rec;
+}
+
+// The consumer's side: what the direct path does under the lock, in ticket order.
+// Runs on the flush thread too, so it touches no thread-local state.
+void apply_staged(const StagedRecord& s, std::span<const uint64_t> bt) noexcept {
+  if (!tracking()) return;  // drained after the trace ended: only the slots are freed
+  format::Encoder& enc = g_session.raw_encoder();
+  const auto store = [](uint64_t address, uint64_t value) {
+    if (!remember(reinterpret_cast<void*>(address), value))
+      g_table_failed.store(true, std::memory_order_relaxed);
+  };
+  std::optional<uint64_t> old;
+  switch (s.kind) {
+    case StagedKind::Alloc:
+      if (sampling()) store(s.address, enc.alloc(from_staged(s, bt)).value);
+      return;
+    case StagedKind::Free:
+      if ((old = g_session.table.take(s.address)))
+        enc.free(AllocId{*old & kIdMask}, ThreadId{s.thread}, s.time_ns, s.func);
+      return;
+    case StagedKind::Realloc:
+      if (!(old = g_session.table.take(s.old_address))) {  // not recorded: a plain allocation
+        if (s.address != 0 && s.sampled && sampling()) store(s.address, enc.alloc(from_staged(s, bt)).value);
+      } else if (s.address == 0 && s.size != 0) {  // failed: the old block lives on
+        store(s.old_address, *old);
+      } else if (s.address != 0 && s.sampled && sampling()) {
+        store(s.address, enc.realloc(AllocId{*old & kIdMask}, from_staged(s, bt)).value);
+      } else {
+        enc.free(AllocId{*old & kIdMask}, ThreadId{s.thread}, s.time_ns, s.func);
+      }
+      return;
+  }
+}
+
+// An allocation's address may be one that a realloc in progress has just given
+// up: wait until that realloc's event is in the order (see the invariants).
+void wait_for_reallocs() noexcept {
+  for (int spins = 0; g_session.realloc_lock.held(); ++spins) {
+    if (spins < 100) {
+      cpu_relax();
+    } else {
+      sys_call(SYS_sched_yield);
+    }
+  }
+}
+
+// --- the direct path ---------------------------------------------------------------
+
 void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void* p, uint64_t now,
                   std::span<const uint64_t> bt) noexcept {
+  if (g_session.staging.active()) wait_for_reallocs();
+  if (staged()) {
+    if (sampling() && t.slot->announced) stage_alloc(t, r, p, now, bt);
+    return;
+  }
   AllocId id;
   bool stored;
   {
@@ -241,8 +356,12 @@ void release_slow(Func f, void* p, bool counted) noexcept {
   }
   const auto key = reinterpret_cast<uintptr_t>(p);
   std::optional<uint64_t> value;
-  if (p != nullptr && tracking() && t.slot->announced &&
-      (!uses_filter() || g_filter.slot_may_contain(key))) {
+  if (p != nullptr && tracking() && t.slot->announced && staged()) {
+    StagedRecord rec = staged_record(StagedKind::Free, t, f, trace_now_ns());
+    rec.address = key;
+    stage(rec);
+  } else if (p != nullptr && tracking() && t.slot->announced &&
+             (!uses_filter() || g_filter.slot_may_contain(key))) {
     const uint64_t now = trace_now_ns();
     LockGuard g(g_session.lock);
     if (tracking()) value = g_session.table.take(key);
@@ -275,6 +394,23 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
     bt = capture_backtrace(r, frames);
   }
 
+  // --all mode: see the invariants at the top.
+  std::optional<LockGuard> realloc_guard;
+  if (old_maybe && g_session.staging.active()) realloc_guard.emplace(g_session.realloc_lock);
+  if (old_maybe && staged()) {
+    void* p = program_errno.real(call);
+    StagedRecord rec = staged_record(StagedKind::Realloc, t, r.func, now);
+    rec.address = reinterpret_cast<uintptr_t>(p);
+    rec.old_address = old_key;
+    rec.size = r.size;
+    rec.alignment = r.alignment;
+    rec.sampled = d.n_samples != 0;
+    stage(rec, bt);
+    realloc_guard.reset();
+    leave(t, d.next);
+    return p;
+  }
+
   // A recorded old block: its end and the new block are written together, with
   // the real realloc inside the lock (see the invariants at the top).
   void* p = nullptr;
@@ -302,6 +438,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
       }
     }
   }
+  realloc_guard.reset();  // commit_alloc waits for it
   if (!called) {
     p = program_errno.real(call);
     if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, now, bt);
@@ -313,6 +450,8 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   leave(t, d.next);
   return p;
 }
+
+void drain_staged(uint64_t settle_ns) noexcept { g_session.staging.drain(apply_staged, settle_ns); }
 
 ThreadSlot* current_thread_slot() noexcept {
   ThreadState& t = t_state;

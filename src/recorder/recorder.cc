@@ -99,6 +99,8 @@ void start_session() noexcept {
     return;
   }
   new (g_session.encoder_storage) format::Encoder(g_session.output, g_config.mode);
+  // Without the ring (no memory for it), --all mode encodes under the lock.
+  if (g_config.mode == format::Mode::All) (void)g_session.staging.init();
   write_file_header();
   init_alive_page();
   g_state.store(g_config.start_paused ? State::Paused : State::Recording, std::memory_order_release);
@@ -176,12 +178,26 @@ void write_call_totals() noexcept {
   g_session.encoder().call_totals(totals);
 }
 
+namespace {
+// The lock may be held by the thread a signal interrupted (waiting would never
+// end) or, far more often, by the flush thread encoding staged records (a few
+// milliseconds at most): wait a bounded time.
+bool try_lock_for(SpinLock& lock, uint64_t ns) noexcept {
+  const uint64_t give_up = monotonic_ns() + ns;
+  while (!lock.try_lock()) {
+    if (monotonic_ns() >= give_up) return false;
+    sys_call(SYS_sched_yield);
+  }
+  return true;
+}
+}  // namespace
+
 void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
   if (!tracking()) return;
   if (wait_for_lock) {
     sync_modules();  // the last dlclose may not have been seen yet
     g_session.lock.lock();
-  } else if (!g_session.lock.try_lock()) {
+  } else if (!try_lock_for(g_session.lock, kSettleNs)) {
     return;
   }
   const bool ours = tracking();  // another thread may have ended it meanwhile
@@ -229,6 +245,10 @@ bool set_paused(bool paused) noexcept {
 
 void periodic_flush(bool flush_due, bool rss_due) noexcept {
   if (!tracking()) return;
+  if (g_session.staging.active()) {
+    LockGuard g(g_session.lock);
+    drain_staged(0);
+  }
   if (flush_due || rss_due) {
     const uint64_t rss = rss_due ? resident_bytes() : 0;
     LockGuard g(g_session.lock);

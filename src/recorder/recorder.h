@@ -21,6 +21,7 @@
 #include "recorder/config.h"
 #include "recorder/sample_filter.h"
 #include "recorder/spin_lock.h"
+#include "recorder/staging_ring.h"
 #include "recorder/thread_registry.h"
 #include "recorder/thread_state.h"
 #include "recorder/trace_output.h"
@@ -29,16 +30,37 @@ namespace memloupe::recorder {
 
 enum class State : uint8_t { Uninit, Off, Recording, Paused, Ended };
 
+// Under the trace lock: encodes the staged records (--all mode) in ticket order,
+// waiting up to `settle_ns` for each one ticketed but not yet written (record.cc).
+void drain_staged(uint64_t settle_ns) noexcept;
+// How long an event written directly waits for a staged record's writer (a
+// preempted thread) before it goes ahead without it.
+inline constexpr uint64_t kSettleNs = 50'000'000;
+
 // Written only under `lock` (the trace lock): the encoder, the table, the filter.
 struct Session {
   SpinLock lock;
   AddressTable table;
   TraceOutput output;
+  // --all mode: calls recorded but not yet encoded (staging_ring.h); inactive in
+  // sampled mode, where events are rare and encoded at once.
+  StagingRing staging;
+  // --all mode: held by a realloc of a recorded block from before the real call
+  // until its event is in the order; allocations wait while it is held (record.cc).
+  SpinLock realloc_lock;
   uint64_t start_mono_ns = 0;
   uint32_t pid = 0;
   alignas(format::Encoder) unsigned char encoder_storage[sizeof(format::Encoder)] = {};
 
-  format::Encoder& encoder() noexcept { return *reinterpret_cast<format::Encoder*>(encoder_storage); }
+  // The encoder, for an event written directly: the staged records ticketed
+  // before it are encoded first, so that the trace keeps one total order.
+  format::Encoder& encoder() noexcept {
+    if (staging.active()) drain_staged(kSettleNs);
+    return raw_encoder();
+  }
+  format::Encoder& raw_encoder() noexcept {
+    return *reinterpret_cast<format::Encoder*>(encoder_storage);
+  }
 };
 
 // Constant-initialised and never destroyed: exit handlers and other threads use
@@ -103,7 +125,7 @@ Gap gap_for_next_call(ThreadState& t) noexcept;
 
 // Ends the trace: final CallTotals, TraceEnd, everything written and the file
 // closed. Idempotent. With `wait_for_lock` false (abort), gives up if the trace
-// lock is busy rather than risk deadlocking.
+// lock stays busy for kSettleNs rather than risk deadlocking.
 void end_session(format::EndReason reason, bool wait_for_lock = true) noexcept;
 
 // In a fork child (pthread_atfork): by default the child ends its copy of the

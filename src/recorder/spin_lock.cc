@@ -7,14 +7,6 @@ namespace {
 // About a microsecond of spinning: longer than a typical critical section (encode
 // one event, update the table), shorter than a futex round trip.
 constexpr int kSpins = 200;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 }  // namespace
 
 void SpinLock::lock_slow() noexcept {

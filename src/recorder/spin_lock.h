@@ -12,6 +12,15 @@
 
 namespace memloupe::recorder {
 
+// The busy-wait hint: lets the sibling hyperthread run, saves power.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 class SpinLock {
  public:
   constexpr SpinLock() noexcept = default;
@@ -33,6 +42,9 @@ class SpinLock {
     if (word_.exchange(0, std::memory_order_release) == 2) [[unlikely]]
       wake_one();
   }
+  // Whether someone holds it (acquire: what the last holder did before unlocking
+  // is visible once this returns false).
+  bool held() const noexcept { return word_.load(std::memory_order_acquire) != 0; }
   // A fork child owns the only thread: whoever held the lock in the parent is gone.
   void reset() noexcept { word_.store(0, std::memory_order_relaxed); }
 

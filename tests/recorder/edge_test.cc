@@ -83,6 +83,20 @@ TEST_F(EdgeTest, ManyThreadsFreeingEachOthersBlocks) {
   EXPECT_EQ(t.total(format::Func::NewArray).calls, 30000u);
 }
 
+// --all mode: the trace's order (the staging ring's tickets) agrees with the
+// allocator's under heavy cross-thread address reuse, reallocs included.
+TEST_F(EdgeTest, AddressesAreNeverHeldByTwoLiveBlocks) {
+  const RunResult r = run_both({binary("recorder_cxx_forms"), "realloc_race"}, kAll);
+  ASSERT_EQ(r.out, "realloc_race steps 80000\nrealloc_race done\n");
+  const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  EXPECT_TRUE(t.order_errors.empty()) << t.order_errors.size() << " errors, first: " << t.order_errors.front();
+  size_t reallocs = 0, moved = 0;
+  for (const auto& a : t.allocs)
+    if (a.event.func == format::Func::Realloc) ++reallocs, moved += a.event.realloc_of.has_value();
+  EXPECT_EQ(reallocs, t.total(format::Func::Realloc).calls);  // each call is one event
+  EXPECT_GT(moved, 40000u);  // most reallocs grow a recorded block
+}
+
 // Sampled mode with every block sampled: the module map is checked before each
 // sample there (--all mode checks at most once a millisecond).
 TEST_F(EdgeTest, DlopenAndDlcloseOfALibraryThatAllocates) {

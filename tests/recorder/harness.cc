@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <map>
 #include <sstream>
 
 namespace memloupe::recorder_test {
@@ -99,13 +100,31 @@ Expected<TraceData> read_trace(const fs::path& path) {
   TraceData t;
   t.info = r.info();
   t.file_size = fs::file_size(path);
+  std::map<uint64_t, uint64_t> live_at;    // address -> id of the live block there
+  std::map<uint64_t, uint64_t> address_of;  // id -> address, for live blocks
+  const auto end_block = [&](uint64_t id) {  // a realloc's old block gets its Free first
+    const auto it = address_of.find(id);
+    if (it == address_of.end()) {
+      t.order_errors.push_back("free of block " + std::to_string(id) + ", not live");
+      return;
+    }
+    live_at.erase(it->second);
+    address_of.erase(it);
+  };
   while (const format::Event* e = r.next()) {
     if (const auto* a = std::get_if<format::Alloc>(e)) {
       TraceData::AllocEvent copy{*a, {a->backtrace.begin(), a->backtrace.end()}};
       copy.event.backtrace = {};
       t.allocs.push_back(std::move(copy));
+      if (t.info.mode == format::Mode::All) {
+        if (const auto [it, fresh] = live_at.emplace(a->address, a->id.value); !fresh)
+          t.order_errors.push_back("block " + std::to_string(a->id.value) + " at the address of live block " +
+                                   std::to_string(it->second));
+        address_of[a->id.value] = a->address;
+      }
     } else if (const auto* f = std::get_if<format::Free>(e)) {
       t.frees.push_back(*f);
+      if (t.info.mode == format::Mode::All) end_block(f->id.value);
     } else if (const auto* c = std::get_if<format::CallTotals>(e)) {
       t.totals.push_back(*c);
     } else if (const auto* end = std::get_if<format::TraceEnd>(e)) {

@@ -84,6 +84,10 @@ struct TraceData {
   reader::SymbolTable symbols;
   std::optional<Error> error;  // where reading stopped early, if it did
   uint64_t file_size = 0;
+  // --all mode, replaying the events in trace order: allocations at an address
+  // that a live block still holds, and frees of blocks that are not live. Both
+  // must be empty: the trace's order must agree with the allocator's.
+  std::vector<std::string> order_errors;
 
   // From the last CallTotals.
   format::FuncTotal total(format::Func f) const;

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -145,6 +147,44 @@ void threads() {
   std::printf("threads blocks %d\n", kProducers * kEach);
 }
 
+// Threads pass blocks around a shared pool: each takes a random slot's block,
+// grows it with realloc (often moving it), and either puts it back or frees it and
+// puts a fresh one there. Addresses are reused across threads all the time: the
+// test checks that the trace never shows one address held by two live blocks.
+void realloc_race() {
+  constexpr int kThreads = 4, kSteps = 20000, kPool = 64;
+  std::mutex m;
+  std::vector<char*> pool(kPool, nullptr);
+  std::vector<std::thread> all;
+  for (int w = 0; w < kThreads; ++w)
+    all.emplace_back([&, w] {
+      unsigned x = 2463534242u + static_cast<unsigned>(w);
+      for (int i = 0; i < kSteps; ++i) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        const size_t slot = x % kPool;
+        char* block;
+        {
+          std::lock_guard<std::mutex> g(m);
+          block = pool[slot];
+          pool[slot] = nullptr;
+        }
+        if (block == nullptr) block = static_cast<char*>(std::malloc(16 + x % 300));
+        block = static_cast<char*>(std::realloc(block, 16 + (x >> 8) % 2000));
+        block[0] = 1;
+        if (x & 1) {
+          std::free(block);
+          block = static_cast<char*>(std::malloc(16 + (x >> 4) % 500));
+        }
+        std::lock_guard<std::mutex> g(m);
+        std::swap(block, pool[slot]);
+        std::free(block);  // what another thread left there meanwhile, if anything
+      }
+    });
+  for (auto& t : all) t.join();
+  for (char* block : pool) std::free(block);
+  std::printf("realloc_race steps %d\n", kThreads * kSteps);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +193,7 @@ int main(int argc, char** argv) {
   else if (!std::strcmp(mode, "exceptions")) exceptions();
   else if (!std::strcmp(mode, "tls")) tls();
   else if (!std::strcmp(mode, "threads")) threads();
+  else if (!std::strcmp(mode, "realloc_race")) realloc_race();
   else if (std::strcmp(mode, "baseline")) return 2;
   std::printf("%s done\n", mode);
   return 0;

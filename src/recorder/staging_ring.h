@@ -1,0 +1,140 @@
+// --all mode's hand-off from the hooks to the encoder: a ticketed ring.
+//
+// Encoding every call under one trace lock serialises the program's threads on it,
+// and the encoder's state migrates between cores with the lock: on 2 cores a
+// 4-thread program spent a quarter of its time spinning (docs/RECORDER.md). Here a
+// recorded call instead takes a ticket (one fetch_add), writes its record into the
+// ring slots its tickets name, and returns; whoever holds the trace lock next — the
+// flush thread, woken when the ring fills — encodes the records in ticket order.
+//
+//   tickets:  consumed            issued = next_
+//                 │ published…  gap │
+//   slots:   ─────┼──■──■──■──□──■──┼───────   slot = ticket mod kSlots
+//                 └─ drained in order; a gap (□: ticket taken, record not yet
+//                    written) stops the drain until its writer publishes
+//
+// The ticket order is the trace's one total order (docs/FORMAT.md §6), so it must
+// agree with the order in which the allocator hands addresses out: an allocation
+// takes its ticket after the real call returns, a free before the real free runs,
+// and a realloc under a lock that allocations wait for (the rules in record.cc).
+// A record is a 48-byte head (after its publication word) plus its frames: 9 in
+// the head's slot, 15 in each further slot, so one record takes
+// 1 + ceil((n - 9) / 15) consecutive tickets. A writer whose slots are still
+// occupied (the ring is full) calls its `help` function — drain it itself, or
+// yield — until they are free: since the consumer drains in ticket order and a
+// writer only waits for tickets below its own, nobody waits on a writer that is
+// itself waiting.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "format/funcs.h"
+#include "recorder/sys.h"
+
+namespace memloupe::recorder {
+
+enum class StagedKind : uint8_t {
+  Alloc,    // a new block: address, size, alignment, frames
+  Free,     // address (may be unknown to the trace: the consumer looks it up)
+  Realloc,  // address (0 if the call failed), old_address, size, alignment, frames
+};
+
+struct StagedRecord {
+  StagedKind kind = StagedKind::Alloc;
+  format::Func func = format::Func::Malloc;
+  bool sampled = true;  // Realloc: the new block is recorded (not paused)
+  uint32_t thread = 0;  // format::ThreadId value
+  uint32_t alignment = 0;
+  uint64_t time_ns = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t old_address = 0;
+};
+
+class StagingRing {
+ public:
+  static constexpr size_t kSlots = 4096;  // power of two; 512 KiB
+  static constexpr size_t kSlotBytes = 128;
+  static constexpr size_t kHeadFrames = 9;
+  static constexpr size_t kMoreFrames = 15;
+  static constexpr size_t kMaxFrames = 256;
+  static constexpr size_t kReleaseEvery = 64;  // records drained between releases of their slots
+
+  StagingRing() noexcept = default;
+  StagingRing(const StagingRing&) = delete;
+  StagingRing& operator=(const StagingRing&) = delete;
+
+  // Maps the slots. False if the mapping failed (the caller encodes directly).
+  bool init() noexcept;
+  bool active() const noexcept { return slots_ != nullptr; }
+
+  static size_t slots_for(size_t frames) noexcept {
+    return frames <= kHeadFrames ? 1 : 1 + (frames - kHeadFrames + kMoreFrames - 1) / kMoreFrames;
+  }
+
+  // Writer: takes tickets, waits (calling help()) until their slots are free,
+  // writes and publishes. Frames past kMaxFrames are dropped. Returns the ring's
+  // fill as this writer saw it (tickets issued up to its own, minus drained).
+  template <class Help>
+  uint64_t put(const StagedRecord& r, std::span<const uint64_t> frames, Help help) noexcept {
+    if (frames.size() > kMaxFrames) frames = frames.first(kMaxFrames);
+    const size_t k = slots_for(frames.size());
+    const uint64_t t = next_.fetch_add(k, std::memory_order_relaxed);
+    uint64_t drained;
+    while ((drained = consumed_.load(std::memory_order_acquire)) + kSlots < t + k) help();
+    write(t, r, frames);
+    return t + k - drained;
+  }
+
+  // Consumer (one at a time: the trace-lock holder). Calls apply(record, frames)
+  // for each published record in ticket order. Stops at a gap unless `settle_ns`
+  // is non-zero: then it waits, at most that long per gap, for every ticket issued
+  // before the call. Returns the number of records applied.
+  template <class Apply>
+  size_t drain(Apply apply, uint64_t settle_ns) noexcept {
+    const uint64_t until = settle_ns ? next_.load(std::memory_order_acquire) : 0;
+    uint64_t c = consumed_.load(std::memory_order_relaxed);
+    size_t applied = 0;
+    uint64_t scratch[kMaxFrames];
+    StagedRecord r;
+    std::span<const uint64_t> frames;
+    for (;;) {
+      if (!read(c, r, frames, scratch)) {
+        if (c >= until || !wait_published(c, settle_ns)) break;
+        continue;
+      }
+      apply(r, frames);
+      c += slots_for(frames.size());
+      // Slots are freed in batches, so that the line writers read stays shared
+      // most of the time.
+      if (++applied % kReleaseEvery == 0) consumed_.store(c, std::memory_order_release);
+    }
+    consumed_.store(c, std::memory_order_release);
+    return applied;
+  }
+
+ private:
+  struct alignas(kSlotBytes) Slot {
+    std::atomic<uint64_t> published;  // ticket + 1 once the record is written (head only)
+    uint64_t words[kSlotBytes / 8 - 1];
+  };
+  static_assert(sizeof(Slot) == kSlotBytes);
+
+  Slot& slot(uint64_t ticket) noexcept { return slots_[ticket & (kSlots - 1)]; }
+  void write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> frames) noexcept;
+  // The record with ticket t, if published. Its frames stay in the slot when they
+  // fit there (the common case), else they are gathered into `scratch`.
+  bool read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames, uint64_t* scratch) noexcept;
+  bool wait_published(uint64_t t, uint64_t limit_ns) noexcept;
+
+  Mapping map_;
+  Slot* slots_ = nullptr;
+  // Apart, so that writers taking tickets do not disturb the consumer's line.
+  alignas(64) std::atomic<uint64_t> next_{0};
+  alignas(64) std::atomic<uint64_t> consumed_{0};
+};
+
+}  // namespace memloupe::recorder
