@@ -36,7 +36,7 @@ void StagingRing::write(uint64_t t, const StagedRecord& r, std::span<const uint6
   w[4] = r.size;
   w[5] = r.old_address;
   const size_t first = frames.size() < kHeadFrames ? frames.size() : kHeadFrames;
-  std::memcpy(w + kHeadWords, frames.data(), first * 8);
+  if (first != 0) std::memcpy(w + kHeadWords, frames.data(), first * 8);  // data() may be null
   for (size_t done = first, i = 1; done < frames.size(); done += kMoreFrames, ++i) {
     const size_t m = frames.size() - done < kMoreFrames ? frames.size() - done : kMoreFrames;
     std::memcpy(slot(t + i).words, frames.data() + done, m * 8);
