@@ -81,12 +81,15 @@ int flush_main(void*) {
     const uint64_t now = monotonic_ns();
     const bool flush_due = now >= next_flush;
     const bool rss_due = now >= next_rss;
+    // Read before the work: a wake that arrives during it (draining the staging
+    // ring takes a while) then makes the wait below return at once instead of
+    // being lost, as the waker saw g_wake_pending set and did not wake again.
+    const uint32_t seen = g_flush_wake.load(std::memory_order_acquire);
     g_wake_pending.store(false, std::memory_order_relaxed);
     periodic_flush(flush_due, rss_due);
     if (flush_due) next_flush = now + flush_period;
     if (rss_due) next_rss = now + kRssPeriodNs;
     const uint64_t wake_at = next_flush < next_rss ? next_flush : next_rss;
-    const uint32_t seen = g_flush_wake.load(std::memory_order_acquire);
     const uint64_t later = monotonic_ns();
     if (wake_at > later)
       futex_wait(reinterpret_cast<const uint32_t*>(&g_flush_wake), seen, wake_at - later);
