@@ -98,7 +98,9 @@ void start_session() noexcept {
     g_state.store(State::Ended, std::memory_order_release);
     return;
   }
-  new (g_session.encoder_storage) format::Encoder(g_session.output, g_config.mode);
+  // A new encoder: the first session's is as constant-initialised (its 0.5 MB of
+  // tables are zero without being written), a fork child's was reset.
+  g_session.raw_encoder().start(g_session.output, g_config.mode);
   // Without the ring (no memory for it), --all mode encodes under the lock.
   if (g_config.mode == format::Mode::All) (void)g_session.staging.init();
   write_file_header();
@@ -212,8 +214,10 @@ void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
 }
 
 void restart_in_fork_child(ThreadState& t) noexcept {
-  // Locks held by the parent's other threads at the fork are held by no one now.
+  // Locks held by the parent's other threads at the fork are held by no one now
+  // (a realloc lock left held would make every allocation of the child wait).
   g_session.lock.reset();
+  g_session.realloc_lock.reset();
   g_init_lock.reset();
   g_session.output.abandon_in_child();
   const State s = state();
@@ -226,6 +230,7 @@ void restart_in_fork_child(ThreadState& t) noexcept {
   t.phase = Phase::InHook;
   g_session.table.clear();
   g_filter.clear();
+  g_session.raw_encoder().reset();
   g_threads.reset_for_child();
   g_next_thread_id.store(0, std::memory_order_relaxed);
   start_session();

@@ -52,6 +52,19 @@ TEST_F(ProcessTest, FollowForkGivesTheChildItsOwnTrace) {
   EXPECT_EQ(child.thread_starts[0].os_tid, child.info.pid);
 }
 
+// A child forked while another thread held the recorder's locks runs (and, with
+// --follow-fork, records) normally; the run's timeout catches a hang.
+TEST_F(ProcessTest, ForkWhileAnotherThreadReallocates) {
+  for (const bool follow : {false, true}) {
+    const RunResult r = run_both({binary("recorder_process_zoo"), "fork_reallocating"}, env(follow));
+    EXPECT_EQ(r.out, "forks done, 0 failed\n") << r.describe();
+    const auto files = traces();
+    EXPECT_EQ(files.size(), follow ? 41u : 1u);
+    for (const auto& f : files) complete_trace(f, EndReason::Exit);
+    for (const auto& f : files) fs::remove(f);
+  }
+}
+
 TEST_F(ProcessTest, ForkThenExecLeavesTheChildUntraced) {
   const RunResult r = run_both({binary("recorder_process_zoo"), "fork_exec"}, env(false));
   EXPECT_EQ(r.out, "exec child ok\nparent ok, child 0\n");

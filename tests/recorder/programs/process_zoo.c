@@ -39,6 +39,40 @@ static int do_fork(void) {
   return 0;
 }
 
+// Forks while another thread reallocates nonstop, so that some forks happen with
+// the recorder's locks (the realloc lock in --all mode) held by that thread: the
+// child, which inherits them with nobody to release them, must still run.
+static volatile int g_stop;
+
+static void* reallocate_nonstop(void* arg) {
+  (void)arg;
+  void* p = NULL;
+  for (unsigned i = 0; !g_stop; ++i) sink = p = realloc(p, 16 + (i * 2654435761u) % 4096);
+  free(p);
+  return NULL;
+}
+
+static int do_fork_while_reallocating(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, reallocate_nonstop, NULL);
+  int failed = 0;
+  for (int i = 0; i < 40; ++i) {
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      churn(200);
+      sink = realloc(malloc(10), 5000);
+      _exit(0);
+    }
+    failed += wait_child(pid) != 0;
+    churn(100);
+  }
+  g_stop = 1;
+  pthread_join(t, NULL);
+  printf("forks done, %d failed\n", failed);
+  return 0;
+}
+
 static int do_fork_exec(const char* self) {
   churn(1000);
   fflush(stdout);
@@ -167,6 +201,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "child")) { churn(100); printf("exec child ok\n"); return 0; }
   if (!strcmp(mode, "fork")) return do_fork();
   if (!strcmp(mode, "fork_exec")) return do_fork_exec(argv[0]);
+  if (!strcmp(mode, "fork_reallocating")) return do_fork_while_reallocating();
   if (!strcmp(mode, "exec_self")) return do_exec_self(argv[0]);
   if (!strcmp(mode, "signal")) return do_signal();
   if (!strcmp(mode, "_exit")) return do_underscore_exit();
