@@ -7,7 +7,8 @@
 // The fingerprint ties the index to the chunks before it: the number of events
 // chunks and a CRC-32C over every preceding chunk header's payload CRC (headers
 // only, so checking it costs a hop per chunk). A re-compacted or edited file no
-// longer matches, and the index is ignored. The key is the query it answers:
+// longer matches, and the index is ignored; so is an index behind a chunk whose
+// payload does not match its CRC (find_index checks every one). The key is the query it answers:
 // the default QueryArgs with series_buckets = kIndexSeriesBuckets.
 #pragma once
 

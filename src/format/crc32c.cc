@@ -1,6 +1,12 @@
 #include "format/crc32c.h"
 
 #include <array>
+#include <atomic>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace memloupe::format {
 namespace {
@@ -26,7 +32,7 @@ constexpr Tables kTables = make_tables();
 
 }  // namespace
 
-uint32_t crc32c(const uint8_t* p, size_t n, uint32_t crc) noexcept {
+uint32_t crc32c_portable(const uint8_t* p, size_t n, uint32_t crc) noexcept {
   uint32_t c = ~crc;
   while (n >= 8) {
     uint32_t lo = c ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
@@ -39,6 +45,48 @@ uint32_t crc32c(const uint8_t* p, size_t n, uint32_t crc) noexcept {
   }
   while (n--) c = (c >> 8) ^ kTables[0][(c ^ *p++) & 0xff];
   return ~c;
+}
+
+#if defined(__x86_64__)
+namespace {
+
+// SSE4.2's crc32 instruction computes exactly this CRC, 8 bytes per ~3 cycles:
+// about 5x the tables' speed, which shows when a whole trace's chunks are checked
+// (the analysis index does that before it answers).
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t n, uint32_t crc) noexcept {
+  uint64_t c = ~crc;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = __builtin_ia32_crc32di(c, word);
+  }
+  auto c32 = static_cast<uint32_t>(c);
+  while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return ~c32;
+}
+
+// cpuid rather than __builtin_cpu_supports: the recorder calls this from inside
+// malloc, possibly before any constructor has run. 0 unknown, 1 no, 2 yes; a
+// race only repeats the cpuid.
+bool has_sse42() noexcept {
+  static constinit std::atomic<int> known{0};
+  int k = known.load(std::memory_order_relaxed);
+  if (k == 0) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) ? 2 : 1;
+    known.store(k, std::memory_order_relaxed);
+  }
+  return k == 2;
+}
+
+}  // namespace
+#endif
+
+uint32_t crc32c(const uint8_t* p, size_t n, uint32_t crc) noexcept {
+#if defined(__x86_64__)
+  if (has_sse42()) return crc32c_sse42(p, n, crc);
+#endif
+  return crc32c_portable(p, n, crc);
 }
 
 }  // namespace memloupe::format

@@ -25,6 +25,21 @@ TEST(Crc32c, KnownVectors) {
   EXPECT_EQ(crc32c(nullptr, 0), 0u);
 }
 
+// crc32c() uses the CPU's instruction where it can: it must agree with the
+// tables on every length and alignment, chained or not.
+TEST(Crc32c, InstructionAndTablesAgree) {
+  std::vector<uint8_t> data(4096 + 16);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (uint8_t& b : data) b = static_cast<uint8_t>((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+  for (size_t start = 0; start < 16; ++start)
+    for (size_t n : {0u, 1u, 7u, 8u, 9u, 15u, 16u, 63u, 64u, 65u, 1000u, 4096u}) {
+      const uint8_t* p = data.data() + start;
+      EXPECT_EQ(crc32c(p, n), crc32c_portable(p, n)) << start << " " << n;
+      EXPECT_EQ(crc32c(p, n, 0x12345678u), crc32c_portable(p, n, 0x12345678u)) << start << " " << n;
+    }
+  EXPECT_EQ(crc32c_portable(reinterpret_cast<const uint8_t*>("123456789"), 9), 0xE3069283u);
+}
+
 TEST(Crc32c, ChainsAcrossPieces) {
   std::vector<uint8_t> data(1000);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 3);

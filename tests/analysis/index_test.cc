@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,35 @@ TEST_F(AnalysisIndex, DamagedIndexIsIgnoredWithAWarning) {
   ASSERT_TRUE(m);
   EXPECT_FALSE(m->from_index);
   ASSERT_TRUE(m->index_note);
+}
+
+// Damage in the events, behind intact chunk headers: the index must not answer
+// for them. The indexed run says why it ignored the index, then prints what the
+// streaming run prints (the events before the damage, and the damage).
+TEST_F(AnalysisIndex, DamagedEventsAreNotAnsweredFromTheIndex) {
+  auto file = read_file(path("all.trace"));
+  std::optional<reader::ChunkView> events;
+  for (const reader::ChunkView& c : reader::scan_chunks(file).chunks)
+    if (c.type == static_cast<uint8_t>(format::ChunkType::EventsColumns)) events = events ? events : c;
+  ASSERT_TRUE(events);
+  file[events->offset + format::kChunkHeaderSize + events->stored.size() / 2] ^= 0x5a;
+  write_file(path("damaged_events.trace"), file);
+  const std::string t = quote(path("damaged_events.trace"));
+  for (const std::string view : {"summary", "top", "leaks --csv"}) {
+    const Result indexed = memloupe(view + " " + t);
+    const Result streamed = memloupe(view + " --no-index " + t);
+    EXPECT_EQ(indexed.out, streamed.out) << view;
+    EXPECT_EQ(indexed.status, streamed.status) << view;
+    EXPECT_NE(indexed.err.find("ignored the analysis index (the chunk at offset " + std::to_string(events->offset) +
+                               " does not match its CRC-32C)"),
+              std::string::npos)
+        << view << "\n" << indexed.err;
+    EXPECT_NE(indexed.err.find(streamed.err), std::string::npos) << view << "\n" << indexed.err;
+    EXPECT_FALSE(streamed.err.empty()) << "the streaming run reports the damage";
+  }
+  auto m = analyze("damaged_events.trace", {});
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->from_index);
 }
 
 // The sampled trace's index on the --all trace's events: it decodes, but was
