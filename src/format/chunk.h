@@ -38,6 +38,16 @@ inline void append_chunk(std::vector<uint8_t>& out, ChunkType type,
   append_chunk(out, type, 0, payload, static_cast<uint32_t>(payload.size()));
 }
 
+// Receives each finished chunk (header + payload), complete and checksummed.
+// The bytes are only valid during the call.
+class ChunkSink {
+ public:
+  virtual void write_chunk(std::span<const uint8_t> chunk) noexcept = 0;
+
+ protected:
+  ~ChunkSink() = default;
+};
+
 // The 16-byte file prologue.
 void write_prologue(uint8_t* out, uint32_t version = kFormatVersion) noexcept;
 

@@ -9,7 +9,7 @@
 // the same size and function, costs 3 bytes (header + slot word).
 #include "format/encoder.h"
 
-#include <new>
+#include <memory>
 
 #include "format/encoder_state.h"
 
@@ -18,7 +18,7 @@ namespace memloupe::format {
 // Picks the shortest address form and stores it in bits kAddrShift.. of the
 // flags byte at `flags_at` (the low byte of an AllocCached word).
 // Sets `newest` for on_alloc (AllocHistory::find_freed).
-uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr,
+uint8_t* encoder_detail::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr,
                                  unsigned& newest) noexcept {
   if (mode != Mode::All) return p;
   AddrForm form;
@@ -42,7 +42,7 @@ uint8_t* Encoder::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size, u
 }
 
 // varint common prefix | varint new frames | codewords (frame_cache.h).
-uint8_t* Encoder::State::backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept {
+uint8_t* encoder_detail::State::backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept {
   const unsigned n = static_cast<unsigned>(bt.size());
   unsigned common = 0;
   while (common < n && common < prev_n && prev_outer[common] == bt[n - 1 - common]) ++common;
@@ -55,7 +55,7 @@ uint8_t* Encoder::State::backtrace(uint8_t* p, std::span<const uint64_t> bt) noe
   return p;
 }
 
-AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
+AllocId encoder_detail::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
   std::span<const uint64_t> bt = r.backtrace;
   if (bt.size() > kMaxFrames) bt = bt.first(kMaxFrames);
   const uint64_t hash = hash_of(bt);
@@ -109,15 +109,15 @@ AllocId Encoder::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
   return AllocId{id};
 }
 
-Encoder::Encoder(ChunkSink& sink, Mode mode) noexcept {
-  static_assert(sizeof(State) <= sizeof(storage_), "grow Encoder::storage_");
-  static_assert(alignof(State) <= 64);
-  new (storage_) State(sink, mode);
+void Encoder::start(ChunkSink& sink, Mode mode) noexcept {
+  state_.sink = &sink;
+  state_.mode = mode;
 }
 
-Encoder::State& Encoder::s() noexcept { return *std::launder(reinterpret_cast<State*>(storage_)); }
-const Encoder::State& Encoder::s() const noexcept {
-  return *std::launder(reinterpret_cast<const State*>(storage_));
+void Encoder::reset() noexcept {
+  // Not `state_ = State{}`: a 0.5 MB temporary would not fit on every stack.
+  std::destroy_at(&state_);
+  std::construct_at(&state_);
 }
 
 AllocId Encoder::alloc(const AllocRecord& r) noexcept {

@@ -3,7 +3,9 @@
 // Used from inside malloc by the recorder, so it must not allocate, throw, take
 // locks or make system calls: all state lives in fixed arrays inside the object
 // (place it in static storage or an mmap'd region), and finished chunks go to a
-// ChunkSink. The caller serialises calls (the recorder holds its trace lock);
+// ChunkSink (chunk.h). The state is a member (encoder_state.h) rather than bytes
+// behind the class, so that a new encoder is constant-initialised to all zero
+// bytes: one in static storage costs no start-up work. The caller serialises calls (the recorder holds its trace lock);
 // one Encoder produces one totally ordered event stream.
 #pragma once
 
@@ -12,19 +14,11 @@
 #include <span>
 #include <string_view>
 
+#include "format/chunk.h"
+#include "format/encoder_state.h"
 #include "format/events.h"
 
 namespace memloupe::format {
-
-// Receives each finished chunk (header + payload), complete and checksummed.
-// The bytes are only valid during the call.
-class ChunkSink {
- public:
-  virtual void write_chunk(std::span<const uint8_t> chunk) noexcept = 0;
-
- protected:
-  ~ChunkSink() = default;
-};
 
 // The header fields, as views, so the recorder can fill them without a heap.
 struct HeaderFields {
@@ -60,12 +54,22 @@ class Encoder {
  public:
   static constexpr size_t kMaxFrames = 256;
 
+  // A new encoder without a sink; start() gives it one. Every table starts at
+  // zero, so this writes nothing the zero-initialisation of static storage has
+  // not (the recorder's encoder lives there: 0.5 MB it need not clear).
+  constexpr Encoder() noexcept = default;
   // `sink` must outlive the encoder. Times passed to the encoder should be
   // non-decreasing; an earlier time is clamped to the previous one (threads read
   // the clock before taking the recorder's lock, so small inversions happen).
-  Encoder(ChunkSink& sink, Mode mode) noexcept;
+  Encoder(ChunkSink& sink, Mode mode) noexcept { start(sink, mode); }
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;
+
+  // Binds a new (or reset) encoder to its sink, before its first event.
+  void start(ChunkSink& sink, Mode mode) noexcept;
+  // Back to the state of a new encoder, without a sink (for a fresh trace, as a
+  // fork child's: the whole state is cleared, which costs what it is worth).
+  void reset() noexcept;
 
   // Each returns the id the trace gives the allocation.
   AllocId alloc(const AllocRecord& record) noexcept;
@@ -90,12 +94,10 @@ class Encoder {
   uint64_t bytes_written() const noexcept;  // all chunks handed to the sink so far
 
  private:
-  struct State;
-  // Fixed-size state; defined in encoder.cc. Sized generously and checked there
-  // with a static_assert, so that the object needs no heap.
-  alignas(64) unsigned char storage_[576 * 1024];
-  State& s() noexcept;
-  const State& s() const noexcept;
+  using State = encoder_detail::State;
+  State state_;
+  State& s() noexcept { return state_; }
+  const State& s() const noexcept { return state_; }
 };
 
 }  // namespace memloupe::format

@@ -1,4 +1,5 @@
 // Encoder: the rare events, each an Ext header (docs/FORMAT.md §5.7) and fields.
+#include "format/encoder.h"
 #include "format/encoder_state.h"
 
 namespace memloupe::format {

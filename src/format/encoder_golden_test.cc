@@ -216,5 +216,32 @@ TEST(EncoderGolden, SampledModeBytesAreFrozen) {
   EXPECT_EQ(s.crc, 3053249406u);
 }
 
+// The recorder's encoder is constant-initialised in static storage and its first
+// session only start()s it, trusting that a new encoder is all zero bytes
+// (encoder_state.h): a member initialised to anything else shows up here.
+TEST(EncoderStatic, ANewEncoderIsAllZeroBytes) {
+  static constinit Encoder fresh;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&fresh);
+  size_t non_zero = 0;
+  for (size_t i = 0; i < sizeof(fresh); ++i) non_zero += bytes[i] != 0;
+  EXPECT_EQ(non_zero, 0u);
+}
+
+// A fork child's trace starts from a reset() encoder: it must write what a new
+// one writes, after a stream that filled every table.
+TEST(EncoderStatic, StartedAndResetEncodersWriteWhatANewOneWrites) {
+  constexpr uint64_t kEvents = 60'000;
+  const CrcSink expected = encode_stream(Mode::All, 7, kEvents);
+  static constinit Encoder enc;
+  for (int session = 0; session < 2; ++session) {
+    CrcSink sink;
+    enc.start(sink, Mode::All);
+    Stream(Mode::All, 7).run(enc, kEvents);
+    EXPECT_EQ(sink.bytes, expected.bytes) << "session " << session;
+    EXPECT_EQ(sink.crc, expected.crc) << "session " << session;
+    enc.reset();
+  }
+}
+
 }  // namespace
 }  // namespace memloupe::format

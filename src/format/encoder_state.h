@@ -1,17 +1,27 @@
-// The encoder's state (private to src/format/encoder*.cc): everything lives
-// in fixed arrays inside Encoder::storage_, so encoding never allocates.
+// The encoder's state: everything lives in fixed arrays inside the Encoder, so
+// encoding never allocates. Only src/format/encoder*.cc use it; encoder.h holds
+// it as a member so that a new Encoder is constant-initialised.
+//
+// A new State is all zero bytes (sink null, Mode::Sampled) and is not written
+// again by Encoder's constexpr constructor: every member's initial value must be
+// zero. (Where the natural initial value is not, the member stores it offset:
+// see HashMemo::n and AllocHistory::free_for_.)
 #pragma once
 
 #include <cstring>
+#include <span>
 
 #include "format/chunk.h"
-#include "format/encoder.h"
+#include "format/events.h"
 #include "format/frame_cache.h"
 #include "format/history.h"
 #include "format/varint.h"
 #include "format/wire.h"
 
 namespace memloupe::format {
+
+struct AllocRecord;  // encoder.h
+
 namespace encoder_detail {
 
 inline constexpr size_t kChunkPayload = 64 * 1024;
@@ -41,30 +51,20 @@ struct BtEntry {
 // and comparing the frames with a remembered copy (memcmp, vectorised) costs a
 // fraction of hashing them.
 struct HashMemo {
-  uint64_t hash;
-  uint32_t n = ~0u;  // no backtrace yet (a real one has at most kMaxFrames)
-  uint64_t frames[kMaxFrames];
+  uint64_t hash = 0;
+  // 0 until the first backtrace: hash_of() only looks up non-empty ones.
+  uint32_t n = 0;
+  uint64_t frames[kMaxFrames] = {};
 };
 inline constexpr unsigned kHashMemoBits = 4;
 
-}  // namespace encoder_detail
-
-using encoder_detail::BtEntry;
-using encoder_detail::HashMemo;
-using encoder_detail::kHashMemoBits;
-using encoder_detail::kChunkPayload;
-using encoder_detail::kEventsPrefix;
-using encoder_detail::kReserve;
-
-struct Encoder::State {
-  State(ChunkSink& s, Mode m) noexcept : sink(&s), mode(m) {}
-
-  ChunkSink* sink;
-  Mode mode;
+struct State {
+  ChunkSink* sink = nullptr;
+  Mode mode = Mode::Sampled;
   FrameCacheEncoder frames;
   AllocHistory history;
   BtEntry bt_cache[kBtCacheSize] = {};
-  HashMemo hash_memo[1u << kHashMemoBits];
+  HashMemo hash_memo[1u << kHashMemoBits] = {};
   // The last explicitly written backtrace, outermost first, and its frames' slots.
   uint64_t prev_outer[kMaxFrames] = {};
   uint16_t prev_slots[kMaxFrames] = {};
@@ -75,7 +75,7 @@ struct Encoder::State {
   uint64_t last_us = 0;
   uint64_t bytes_written = 0;
   size_t len = 0;  // payload bytes in `buf` after the chunk header
-  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload];
+  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload] = {};
 
   uint8_t* payload() noexcept { return buf + kChunkHeaderSize; }
 
@@ -148,5 +148,14 @@ struct Encoder::State {
   uint8_t* backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept;
   AllocId alloc(uint8_t* p, const AllocRecord& r) noexcept;
 };
+
+}  // namespace encoder_detail
+
+using encoder_detail::BtEntry;
+using encoder_detail::HashMemo;
+using encoder_detail::kHashMemoBits;
+using encoder_detail::kChunkPayload;
+using encoder_detail::kEventsPrefix;
+using encoder_detail::kReserve;
 
 }  // namespace memloupe::format

@@ -28,7 +28,7 @@ namespace memloupe::format {
 
 class FrameCacheEncoder {
  public:
-  FrameCacheEncoder() noexcept : loc_{}, next_{}, date_{} {}
+  constexpr FrameCacheEncoder() noexcept = default;
 
   // Encodes frames outer[from..n) as codewords at `out` (at most 13 bytes per
   // frame), starting from predictor context `ctx`. Stores each frame's slot in
@@ -49,9 +49,9 @@ class FrameCacheEncoder {
     return static_cast<unsigned>((x * 0xc2b2ae3d27d4eb4full) >> (64 - kFrameCacheBits));
   }
 
-  uint64_t loc_[kFrameCacheSize];
-  uint16_t next_[kFrameCacheSize];
-  uint32_t date_[kFrameCacheSize];  // last use, for choosing which way to evict
+  uint64_t loc_[kFrameCacheSize] = {};
+  uint16_t next_[kFrameCacheSize] = {};
+  uint32_t date_[kFrameCacheSize] = {};  // last use, for choosing which way to evict
   uint32_t clock_ = 0;
 };
 

@@ -4,11 +4,6 @@ namespace memloupe::format {
 
 static_assert(kRecentAllocs % 64 == 0);
 
-AllocHistory::AllocHistory() noexcept
-    : recent_{}, live_{}, last_freed_{}, freed_{}, class_prev_{}, prev_addr_{}, prev_size_{} {
-  for (Func& f : free_for_) f = Func::Free;
-}
-
 // ---- addresses ----
 
 uint64_t AllocHistory::freed_address(uint64_t size, uint32_t thread, unsigned k) const noexcept {
@@ -168,18 +163,18 @@ uint64_t AllocHistory::resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thre
 }
 
 Func AllocHistory::predicted_free_func(uint64_t id, uint64_t next_id) const noexcept {
-  if (!known(id, next_id)) return last_free_;
-  return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)];
+  if (!known(id, next_id)) return last_free_.get();
+  return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();
 }
 
 void AllocHistory::on_free(uint64_t id, uint64_t next_id, Func func, bool realloc,
                            uint32_t thread) noexcept {
-  if (!realloc) last_free_ = func;
+  if (!realloc) last_free_.set(func);
   if (!known(id, next_id)) return;
   live_[(id % kRecentAllocs) / 64] &= ~(uint64_t{1} << (id % 64));
   last_freed_[thread % kThreadBuckets] = id + 1;
   const Recent& r = recent_[id % kRecentAllocs];
-  if (!realloc) free_for_[static_cast<unsigned>(r.func)] = func;
+  if (!realloc) free_for_[static_cast<unsigned>(r.func)].set(func);
   if (r.address == 0) return;
   Freed& f = freed_[r.cls];
   if (f.depth == kFreedDepth) {

@@ -62,7 +62,8 @@ inline constexpr unsigned kFreedDepth = 16;    // freed addresses remembered per
 
 class AllocHistory {
  public:
-  AllocHistory() noexcept;
+  // All zero bytes (the encoder's state relies on it: encoder_state.h).
+  constexpr AllocHistory() noexcept = default;
 
   // --- addresses (Mode::All) ---
   // The k-th most recently freed address of `size`'s class freed by `thread`, or
@@ -108,6 +109,14 @@ class AllocHistory {
     Func func;
     uint16_t cls;
   };
+  // A free function stored so that zero means Func::Free, the prediction before
+  // any free is seen (xor: every value round-trips).
+  struct FreeFunc {
+    uint8_t bits = 0;
+    Func get() const noexcept { return static_cast<Func>(bits ^ kFreeBits); }
+    void set(Func f) noexcept { bits = static_cast<uint8_t>(static_cast<uint8_t>(f) ^ kFreeBits); }
+    static constexpr uint8_t kFreeBits = static_cast<uint8_t>(Func::Free);
+  };
   struct Freed {  // a stack: [depth - 1] is the most recent
     uint64_t addr[kFreedDepth];
     uint8_t thread[kFreedDepth];  // freeing thread's bucket
@@ -129,15 +138,15 @@ class AllocHistory {
 
   static constexpr unsigned kWords = kRecentAllocs / 64;
 
-  Recent recent_[kRecentAllocs];
-  uint64_t live_[kWords];  // bit (id % kRecentAllocs): id is live
-  uint64_t last_freed_[kThreadBuckets];  // id + 1 of the block each thread freed last; 0: none
-  Freed freed_[kSizeClasses];
-  uint64_t class_prev_[kSizeClasses];  // the last address allocated in each class
-  uint64_t prev_addr_[kThreadBuckets];
-  uint64_t prev_size_[kThreadBuckets];
-  Func free_for_[kFuncCount];  // the last free function seen for each allocating function
-  Func last_free_ = Func::Free;
+  Recent recent_[kRecentAllocs] = {};
+  uint64_t live_[kWords] = {};  // bit (id % kRecentAllocs): id is live
+  uint64_t last_freed_[kThreadBuckets] = {};  // id + 1 of the block each thread freed last; 0: none
+  Freed freed_[kSizeClasses] = {};
+  uint64_t class_prev_[kSizeClasses] = {};  // the last address allocated in each class
+  uint64_t prev_addr_[kThreadBuckets] = {};
+  uint64_t prev_size_[kThreadBuckets] = {};
+  FreeFunc free_for_[kFuncCount] = {};  // the last free function seen for each allocating function
+  FreeFunc last_free_;
 };
 
 }  // namespace memloupe::format

@@ -50,7 +50,8 @@ struct Session {
   SpinLock realloc_lock;
   uint64_t start_mono_ns = 0;
   uint32_t pid = 0;
-  alignas(format::Encoder) unsigned char encoder_storage[sizeof(format::Encoder)] = {};
+  // Constant-initialised, so the first start_session() only binds it to `output`.
+  format::Encoder encoder_;
 
   // The encoder, for an event written directly: the staged records ticketed
   // before it are encoded first, so that the trace keeps one total order.
@@ -58,9 +59,7 @@ struct Session {
     if (staging.active()) drain_staged(kSettleNs);
     return raw_encoder();
   }
-  format::Encoder& raw_encoder() noexcept {
-    return *reinterpret_cast<format::Encoder*>(encoder_storage);
-  }
+  format::Encoder& raw_encoder() noexcept { return encoder_; }
 };
 
 // Constant-initialised and never destroyed: exit handlers and other threads use
