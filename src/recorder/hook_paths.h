@@ -6,11 +6,16 @@
 //   malloc: 7 instructions, the tail jump to the real malloc included —
 //           TLS offset load, `sub %size, %fs:countdown` + jle, slot load,
 //           two counter adds to memory, jmp *real.malloc
-//   free:  15 instructions — TLS offset load, countdown sign test + js, slot
-//           load, counter add, filter address, hash (movabs, imul, mov, two
-//           shr: word and bit index), summary word load, bt + jb, jmp *real.free
-// 22 instructions added per malloc(64)/free pair (callgrind measured 20 with the
-// 13-instruction free of the filter without summary bits; glibc alone: 139).
+//   free:  13 instructions — TLS offset load, countdown sign test + js, filter
+//           address, slot load, counter add, hash (movabs, mul: sample_filter.h),
+//           word index shift, summary word load, bt + jb, jmp *real.free
+//   operator new: 13, as many as libstdc++'s own (which calls malloc): it keeps
+//           the size for the new-handler and tests the result, so it calls the
+//           real malloc instead of jumping to it; n == 0 is left to malloc(0)
+//   operator delete (every form): 13, as free
+// Callgrind, hooks with no sample due (MEMLOUPE_EVERY=1TiB) against none, per
+// pair in a loop: malloc(64)/free +20 instructions (glibc alone: 139);
+// new/sized delete of 64 bytes +7 (libstdc++ and glibc alone: 159).
 // bench/hook_bench.cc measures the time: ~1.2 ns per pair on the dev machine.
 #pragma once
 

@@ -27,16 +27,32 @@ uint64_t product_or_overflow(size_t a, size_t b, bool& overflow) noexcept {
   return overflow ? ~uint64_t{0} : n;
 }
 
+// operator new(0) must return a unique pointer, which it gets by asking for 0
+// bytes: malloc(0) does return one from glibc (a minimum-size chunk, as for
+// malloc(1)), jemalloc, tcmalloc and musl. An allocator that answers null is
+// asked for 1 byte here, on the failure path, so the fast path has no test.
+[[gnu::cold]] void* zero_size_retry() noexcept { return g_real.malloc(1); }
+
 // After a failed allocation: the C++ runtime's operator new runs the
 // new-handler loop and throws std::bad_alloc (the nothrow forms return null).
 // Without a C++ runtime in the process nobody calls these hooks.
+[[gnu::cold, gnu::noinline]] void* new_failed(size_t size) {
+  if (size == 0)
+    if (void* p = zero_size_retry()) return p;
+  return g_real.new_throw ? g_real.new_throw(size) : nullptr;
+}
+[[gnu::cold, gnu::noinline]] void* new_nothrow_failed(size_t size, const std::nothrow_t& nt) noexcept {
+  if (size == 0)
+    if (void* p = zero_size_retry()) return p;
+  return g_real.new_nothrow ? g_real.new_nothrow(size, nt) : nullptr;
+}
 inline void* new_or_handler(void* p, size_t size) {
   if (p != nullptr) [[likely]] return p;
-  return g_real.new_throw ? g_real.new_throw(size) : nullptr;
+  return new_failed(size);
 }
 inline void* new_or_null(void* p, size_t size, const std::nothrow_t& nt) noexcept {
   if (p != nullptr) [[likely]] return p;
-  return g_real.new_nothrow ? g_real.new_nothrow(size, nt) : nullptr;
+  return new_nothrow_failed(size, nt);
 }
 inline void* new_aligned_or_handler(void* p, size_t size, std::align_val_t al) {
   if (p != nullptr) [[likely]] return p;
@@ -128,12 +144,12 @@ MEMLOUPE_HOOK size_t malloc_usable_size(void* p) {
 // ---- C++ operator new ---------------------------------------------------------
 
 MEMLOUPE_CXX_HOOK void* operator new(size_t n) {
-  void* p = allocate<Func::New>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::New>(n, 0, [n] { return g_real.malloc(n); });
   return new_or_handler(p, n);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new(size_t n, const std::nothrow_t& nt) noexcept {
-  void* p = allocate<Func::NewNothrow>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::NewNothrow>(n, 0, [n] { return g_real.malloc(n); });
   return new_or_null(p, n, nt);
 }
 
@@ -148,12 +164,12 @@ MEMLOUPE_CXX_HOOK void* operator new(size_t n, std::align_val_t al, const std::n
 }
 
 MEMLOUPE_CXX_HOOK void* operator new[](size_t n) {
-  void* p = allocate<Func::NewArray>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::NewArray>(n, 0, [n] { return g_real.malloc(n); });
   return new_or_handler(p, n);
 }
 
 MEMLOUPE_CXX_HOOK void* operator new[](size_t n, const std::nothrow_t& nt) noexcept {
-  void* p = allocate<Func::NewArrayNothrow>(n, 0, [n] { return g_real.malloc(n ? n : 1); });
+  void* p = allocate<Func::NewArrayNothrow>(n, 0, [n] { return g_real.malloc(n); });
   return new_or_null(p, n, nt);
 }
 

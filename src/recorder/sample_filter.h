@@ -4,13 +4,23 @@
 // alignment, TCMalloc's tagged page heap), so frees are screened by address, in
 // three levels, each consulted only when the one before says "maybe":
 //
-//   address ──hash h──► summary bit  h >> (64 - kSummaryBits)   32 KiB: every free reads it
+//   address ──hash──► summary bit  (word, bit)                 32 KiB: every free reads it
 //                        │ set
 //                        ▼
-//                       count slot   h >> (64 - kCountBits)     1 MiB: slow path, no lock
+//                       count slot   (word, bit, group index)   1 MiB: slow path, no lock
 //                        │ non-zero
 //                        ▼
 //                       AddressTable (exact, under the trace lock)
+//
+// The hash is the 128-bit product address * K (K: 2^64 / golden ratio, odd),
+// one `mul`. Its positions, chosen for the free hook's instruction count:
+//   word   the top kSummaryBits - 6 bits of the low half: one shift
+//   bit    bits 0..5 of the high half, used as they are: `bt` takes a register
+//          bit offset modulo 64, so the index needs no shift, mask or copy
+//   group  the next kCountBits - kSummaryBits bits of the low half
+// and slot = (word, bit, group) read as one number, so the slots under a bit are
+// adjacent. (The free check is movabs, mul, shr, lea, load, bt, jb; a 64-bit
+// product's top bits for both indices took two more: a copy and a second shift.)
 //
 // The count slots are a counting filter: registering a sampled block increments
 // its slot, freeing it decrements it. A summary bit covers the 2^(kCountBits -
@@ -54,23 +64,48 @@ class SummarisedFilter {
   static constexpr size_t kSlots = size_t{1} << kCountBits;
   static constexpr size_t kBits = size_t{1} << kSummaryBits;
   static constexpr size_t kSlotsPerBit = kSlots / kBits;
+  static constexpr unsigned kWordBits = kSummaryBits - 6;  // 2^kWordBits summary words
+  static constexpr unsigned kGroupBits = kCountBits - kSummaryBits;
 
   constexpr SummarisedFilter() noexcept = default;
 
-  static uint64_t hash(uint64_t address) noexcept { return address * 0x9e3779b97f4a7c15u; }
-  static size_t slot_of(uint64_t address) noexcept {
-    return static_cast<size_t>(hash(address) >> (64 - kCountBits));
+  struct Hash {
+    uint64_t lo, hi;  // halves of the 128-bit product
+  };
+  static Hash hash(uint64_t address) noexcept {
+    constexpr uint64_t kMultiplier = 0x9e3779b97f4a7c15u;
+#if defined(__x86_64__)
+    // The same product; gcc's own `mul` loads the constant into a spare register
+    // and copies it to rax (an instruction per free), this loads rax directly.
+    Hash h;
+    asm("mulq %3" : "=a"(h.lo), "=d"(h.hi) : "0"(kMultiplier), "r"(address) : "cc");
+    return h;
+#else
+    const unsigned __int128 p = static_cast<unsigned __int128>(address) * kMultiplier;
+    return {static_cast<uint64_t>(p), static_cast<uint64_t>(p >> 64)};
+#endif
+  }
+  static size_t word_of(Hash h) noexcept {
+    // Two shifts (folded into one) so that kWordBits == 0 gives word 0.
+    return static_cast<size_t>((h.lo >> (63 - kWordBits)) >> 1);
   }
   static size_t bit_of(uint64_t address) noexcept {
-    return static_cast<size_t>(hash(address) >> (64 - kSummaryBits));
+    const Hash h = hash(address);
+    return word_of(h) << 6 | (h.hi & 63);
+  }
+  static size_t slot_of(uint64_t address) noexcept {
+    const Hash h = hash(address);
+    const size_t group = static_cast<size_t>(h.lo >> (64 - kWordBits - kGroupBits)) & (kSlotsPerBit - 1);
+    return bit_of(address) << kGroupBits | group;
   }
 
-  // The free hook's test: one word of the summary, one bit of it.
+  // The free hook's test: one word of the summary, one bit of it (bit_of(), with
+  // the bit index left for `bt` to reduce modulo 64).
   bool may_contain(uint64_t address) const noexcept {
-    const size_t b = bit_of(address);
+    const Hash h = hash(address);
     // Matched by the release in add(); a plain load on x86-64.
-    const uint64_t word = __atomic_load_n(&summary_[b / 64], __ATOMIC_ACQUIRE);
-    return (word >> (b % 64)) & 1;
+    const uint64_t word = __atomic_load_n(&summary_[word_of(h)], __ATOMIC_ACQUIRE);
+    return (word >> (h.hi % 64)) & 1;
   }
 
   // The slow path's second look, before taking the lock: the block's own slot.
