@@ -131,6 +131,22 @@ TEST_F(ExactTest, EveryFreeEndsOneEarlierAllocation) {
   EXPECT_GT(reallocs, 0u);
 }
 
+// Sampled (the hooks' fast path) and --all (the slow path): operator new(0) and
+// new char[0] give distinct non-null blocks, and each is one counted call.
+TEST_F(ExactTest, OperatorNewOfZeroBytes) {
+  for (const char* mode : {"MEMLOUPE_EVERY=512KiB", "MEMLOUPE_MODE=all"}) {
+    run_both({binary("recorder_cxx_forms"), "baseline"},
+             {mode, "MEMLOUPE_OUTPUT=" + trace_path("baseline").string()});
+    const RunResult r = run_both({binary("recorder_cxx_forms"), "new_zero"}, {mode});
+    EXPECT_EQ(r.out, "new_zero distinct\nnew_zero done\n") << mode;
+    const TraceData base = complete_trace(trace_path("baseline"), format::EndReason::Exit);
+    const TraceData t = complete_trace(trace_path(), format::EndReason::Exit);
+    EXPECT_EQ(t.total(Func::New).calls - base.total(Func::New).calls, 4u) << mode;
+    EXPECT_EQ(t.total(Func::NewArray).calls - base.total(Func::NewArray).calls, 4u) << mode;
+    EXPECT_EQ(t.total(Func::New).bytes - base.total(Func::New).bytes, 0u) << mode;
+  }
+}
+
 TEST_F(ExactTest, ZeroSizesAndNullPointers) {
   run_both({binary("recorder_known_sites"), "baseline"},
            {"MEMLOUPE_MODE=all", "MEMLOUPE_OUTPUT=" + trace_path("baseline").string()});

@@ -147,6 +147,24 @@ void threads() {
   std::printf("threads blocks %d\n", kProducers * kEach);
 }
 
+// operator new(0) must return distinct non-null pointers (the hooks' fast path
+// passes size 0 through to malloc, which gives a unique pointer for it).
+void new_zero() {
+  void* blocks[8];  // not a vector: its own allocations would be counted
+  for (size_t i = 0; i < 8; i += 2) {
+    blocks[i] = keep(::operator new(0));
+    blocks[i + 1] = keep(new char[0]);
+  }
+  bool ok = true;
+  for (size_t i = 0; i < 8; ++i)
+    for (size_t j = 0; j < i; ++j) ok &= blocks[i] != nullptr && blocks[i] != blocks[j];
+  std::printf("new_zero %s\n", ok ? "distinct" : "NOT DISTINCT");
+  for (size_t i = 0; i < 8; i += 2) {
+    ::operator delete(blocks[i]);
+    delete[] static_cast<char*>(blocks[i + 1]);
+  }
+}
+
 // Threads pass blocks around a shared pool: each takes a random slot's block,
 // grows it with realloc (often moving it), and either puts it back or frees it and
 // puts a fresh one there. Addresses are reused across threads all the time: the
@@ -194,6 +212,7 @@ int main(int argc, char** argv) {
   else if (!std::strcmp(mode, "tls")) tls();
   else if (!std::strcmp(mode, "threads")) threads();
   else if (!std::strcmp(mode, "realloc_race")) realloc_race();
+  else if (!std::strcmp(mode, "new_zero")) new_zero();
   else if (std::strcmp(mode, "baseline")) return 2;
   std::printf("%s done\n", mode);
   return 0;
