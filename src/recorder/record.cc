@@ -132,15 +132,19 @@ constinit std::atomic<bool> g_table_failed{false};
 
 bool staged() noexcept { return g_session.staging.active() && !has_alloc_callback(); }
 
-// The ring is full: encode what is there if the lock is free, else let its holder
-// (or the writer of the oldest ticket) run.
+// The ring is full: encode what is there if the lock is free. When that frees
+// nothing (the lock is busy, or the oldest ticket's writer has not published:
+// it was preempted), give the CPU away rather than spin: the thread we wait for
+// may need it (and under valgrind, which runs one thread at a time, always does;
+// spinning there multiplied --all's instruction count by 4.7). Pausing a little
+// before yielding measured no different in wall time (11 paired runs).
 void help_drain() noexcept {
   if (g_session.lock.try_lock()) {
-    drain_staged(0);
+    const size_t drained = drain_staged(0);
     g_session.lock.unlock();
-  } else {
-    sys_call(SYS_sched_yield);
+    if (drained != 0) return;
   }
+  sys_call(SYS_sched_yield);
 }
 
 void stage(const StagedRecord& rec, std::span<const uint64_t> bt = {}) noexcept {
@@ -451,7 +455,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   return p;
 }
 
-void drain_staged(uint64_t settle_ns) noexcept { g_session.staging.drain(apply_staged, settle_ns); }
+size_t drain_staged(uint64_t settle_ns) noexcept { return g_session.staging.drain(apply_staged, settle_ns); }
 
 ThreadSlot* current_thread_slot() noexcept {
   ThreadState& t = t_state;

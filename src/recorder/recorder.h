@@ -31,8 +31,9 @@ namespace memloupe::recorder {
 enum class State : uint8_t { Uninit, Off, Recording, Paused, Ended };
 
 // Under the trace lock: encodes the staged records (--all mode) in ticket order,
-// waiting up to `settle_ns` for each one ticketed but not yet written (record.cc).
-void drain_staged(uint64_t settle_ns) noexcept;
+// waiting up to `settle_ns` for each one ticketed but not yet written
+// (record.cc). Returns the number of records encoded.
+size_t drain_staged(uint64_t settle_ns) noexcept;
 // How long an event written directly waits for a staged record's writer (a
 // preempted thread) before it goes ahead without it.
 inline constexpr uint64_t kSettleNs = 50'000'000;

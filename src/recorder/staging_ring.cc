@@ -76,7 +76,7 @@ bool StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& f
 // away, unless it was preempted: spin briefly, then yield the CPU to it.
 bool StagingRing::wait_published(uint64_t t, uint64_t limit_ns) noexcept {
   Slot& head = slot(t);
-  for (int i = 0; i < 256; ++i) {
+  for (int i = 0; i < 64; ++i) {
     if (head.published.load(std::memory_order_acquire) == t + 1) return true;
     cpu_relax();
   }
