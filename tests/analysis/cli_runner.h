@@ -8,11 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace memloupe::analysis_testing {
 
@@ -46,16 +48,25 @@ inline Result run_memloupe(const std::filesystem::path& scratch, const std::stri
   return r;
 }
 
-// ctest runs each test in a process of its own, several at once: `record` (which
-// records the suite's traces into `scratch` unless they are already there) runs
-// under a lock on a file in `scratch`, so one process records and the others reuse.
+// ctest runs each test in a process of its own, several at once: `record`, which
+// records the suite's `traces` into `scratch`, runs under a lock on a file there,
+// and only when one of them is missing or older than the binaries that make
+// traces; so one process records and the others reuse.
 template <class Record>
-void record_once(const std::filesystem::path& scratch, Record record) {
-  std::filesystem::create_directories(scratch);
+void record_once(const std::filesystem::path& scratch, const std::vector<std::string>& traces, Record record) {
+  namespace fs = std::filesystem;
+  fs::create_directories(scratch);
   const int lock = ::open((scratch / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   ASSERT_GE(lock, 0);
   ASSERT_EQ(::flock(lock, LOCK_EX), 0);
-  record();
+  const fs::path bin = fs::path(MEMLOUPE_BINARY_DIR) / "bin";
+  fs::file_time_type newest_binary = fs::file_time_type::min();
+  for (const char* b : {"memloupe", "libmemloupe_preload.so", "analysis_pattern"})
+    newest_binary = std::max(newest_binary, fs::last_write_time(bin / b));
+  bool fresh = true;
+  for (const std::string& t : traces)
+    fresh = fresh && fs::exists(scratch / t) && fs::last_write_time(scratch / t) > newest_binary;
+  if (!fresh) record();
   ::close(lock);  // releases the lock
 }
 

@@ -123,22 +123,13 @@ class AnalysisCli : public ::testing::Test {
 #ifdef MEMLOUPE_SANITIZED
     GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
 #endif
-    memloupe::analysis_testing::record_once(dir(), record_traces);
+    std::vector<std::string> traces = {"all.trace", "more.trace"};
+    for (int seed = 1; seed <= kSeeds; ++seed) traces.push_back("s" + std::to_string(seed) + ".trace");
+    memloupe::analysis_testing::record_once(dir(), traces, record_traces);
   }
 
   static void record_traces() {
     const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
-    std::vector<std::string> traces = {"all.trace", "more.trace"};
-    for (int seed = 1; seed <= kSeeds; ++seed) traces.push_back("s" + std::to_string(seed) + ".trace");
-    fs::file_time_type newest_binary = fs::file_time_type::min();
-    for (const char* b : {"memloupe", "libmemloupe_preload.so", "analysis_pattern"}) {
-      newest_binary = std::max(newest_binary, fs::last_write_time(bin + b));
-    }
-    bool fresh = true;
-    for (const std::string& t : traces) {
-      fresh = fresh && fs::exists(dir() / t) && fs::last_write_time(dir() / t) > newest_binary;
-    }
-    if (fresh) return;
     const std::string prog = quote(bin + "analysis_pattern");
     ASSERT_EQ(memloupe("run --all -o " + trace("all.trace") + " -- " + prog).status, 0);
     ASSERT_EQ(memloupe("run --all -o " + trace("more.trace") + " -- " + prog + " 4000").status, 0);

@@ -85,17 +85,10 @@ class AnalysisIndex : public ::testing::Test {
 #ifdef MEMLOUPE_SANITIZED
     GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
 #endif
-    memloupe::analysis_testing::record_once(dir(), record_traces);
+    memloupe::analysis_testing::record_once(dir(), {"all.trace", "sampled.trace"}, record_traces);
   }
   static void record_traces() {
     const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
-    fs::file_time_type newest_binary = fs::file_time_type::min();
-    for (const char* b : {"memloupe", "libmemloupe_preload.so", "analysis_pattern"})
-      newest_binary = std::max(newest_binary, fs::last_write_time(bin + b));
-    bool fresh = true;
-    for (const char* t : {"all.trace", "sampled.trace"})
-      fresh = fresh && fs::exists(dir() / t) && fs::last_write_time(dir() / t) > newest_binary;
-    if (fresh) return;
     const std::string prog = quote(bin + "analysis_pattern");
     Result r = memloupe("run --all -o " + quote(path("all.trace")) + " -- " + prog);
     ASSERT_EQ(r.status, 0) << r.err;
