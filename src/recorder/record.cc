@@ -218,13 +218,7 @@ void apply_staged(const StagedRecord& s, std::span<const uint64_t> bt) noexcept 
 // An allocation's address may be one that a realloc in progress has just given
 // up: wait until that realloc's event is in the order (see the invariants).
 void wait_for_reallocs() noexcept {
-  for (int spins = 0; g_session.realloc_lock.held(); ++spins) {
-    if (spins < 100) {
-      cpu_relax();
-    } else {
-      sys_call(SYS_sched_yield);
-    }
-  }
+  spin_then_yield([] { return !g_session.realloc_lock.held(); });
 }
 
 // --- the direct path ---------------------------------------------------------------

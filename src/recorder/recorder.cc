@@ -180,26 +180,14 @@ void write_call_totals() noexcept {
   g_session.encoder().call_totals(totals);
 }
 
-namespace {
-// The lock may be held by the thread a signal interrupted (waiting would never
-// end) or, far more often, by the flush thread encoding staged records (a few
-// milliseconds at most): wait a bounded time.
-bool try_lock_for(SpinLock& lock, uint64_t ns) noexcept {
-  const uint64_t give_up = monotonic_ns() + ns;
-  while (!lock.try_lock()) {
-    if (monotonic_ns() >= give_up) return false;
-    sys_call(SYS_sched_yield);
-  }
-  return true;
-}
-}  // namespace
-
 void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
   if (!tracking()) return;
   if (wait_for_lock) {
     sync_modules();  // the last dlclose may not have been seen yet
     g_session.lock.lock();
-  } else if (!try_lock_for(g_session.lock, kSettleNs)) {
+  } else if (!spin_then_yield([] { return g_session.lock.try_lock(); }, kSettleNs)) {
+    // Held by the thread a signal interrupted (waiting would never end) or, far
+    // more often, by the flush thread encoding staged records (milliseconds).
     return;
   }
   const bool ours = tracking();  // another thread may have ended it meanwhile

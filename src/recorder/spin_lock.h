@@ -7,8 +7,12 @@
 // fork child after reset().
 #pragma once
 
+#include <sys/syscall.h>
+
 #include <atomic>
 #include <cstdint>
+
+#include "recorder/sys.h"
 
 namespace memloupe::recorder {
 
@@ -19,6 +23,25 @@ inline void cpu_relax() noexcept {
 #elif defined(__aarch64__)
   asm volatile("yield");
 #endif
+}
+
+// Waits until ready() holds, for a thread that is usually running and a few
+// instructions from making it hold: spins briefly, then yields the CPU (the
+// awaited thread may have been preempted; under valgrind, which runs one thread
+// at a time, it always needs the CPU), for at most `limit_ns` (0: no limit).
+// Returns whether ready() held.
+template <class Ready>
+bool spin_then_yield(Ready ready, uint64_t limit_ns = 0) noexcept {
+  for (int i = 0; i < 64; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+  }
+  const uint64_t give_up = limit_ns ? monotonic_ns() + limit_ns : UINT64_MAX;
+  while (!ready()) {
+    if (monotonic_ns() >= give_up) return false;
+    sys_call(SYS_sched_yield);
+  }
+  return true;
 }
 
 class SpinLock {

@@ -1,7 +1,5 @@
 #include "recorder/staging_ring.h"
 
-#include <sys/syscall.h>
-
 #include <cstring>
 
 #include "recorder/spin_lock.h"
@@ -73,19 +71,10 @@ bool StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& f
 }
 
 // A writer between its ticket and its publication is a few dozen instructions
-// away, unless it was preempted: spin briefly, then yield the CPU to it.
+// away, unless it was preempted.
 bool StagingRing::wait_published(uint64_t t, uint64_t limit_ns) noexcept {
-  Slot& head = slot(t);
-  for (int i = 0; i < 64; ++i) {
-    if (head.published.load(std::memory_order_acquire) == t + 1) return true;
-    cpu_relax();
-  }
-  const uint64_t give_up = monotonic_ns() + limit_ns;
-  while (head.published.load(std::memory_order_acquire) != t + 1) {
-    if (monotonic_ns() >= give_up) return false;
-    sys_call(SYS_sched_yield);
-  }
-  return true;
+  const Slot& head = slot(t);
+  return spin_then_yield([&] { return head.published.load(std::memory_order_acquire) == t + 1; }, limit_ns);
 }
 
 }  // namespace memloupe::recorder
