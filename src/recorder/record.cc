@@ -103,9 +103,38 @@ bool remember(void* p, uint64_t value) noexcept {
   return true;
 }
 
-// Under the trace lock, when the table gave up `key`.
-void forget(uintptr_t key) noexcept {
-  if (uses_filter()) g_filter.remove(key);
+// Under the trace lock: the table value of the recorded block at `key`, which
+// is no longer findable by a free; nothing if no recorded block is there.
+std::optional<uint64_t> take_recorded(uintptr_t key) noexcept {
+  std::optional<uint64_t> value = g_session.table.take(key);
+  if (value && uses_filter()) g_filter.remove(key);
+  return value;
+}
+
+// Under the trace lock, after a realloc of the recorded block `old_value` (at
+// `old_address`) returned `p`, described by `rec`: the event it makes, into
+// `enc`, for both paths. A failed call leaves the old block alive; a recorded
+// new block continues it (a linked realloc event); otherwise the old block ends
+// with a free event.
+struct ReallocOutcome {
+  bool ended = true;                // the old block ended
+  std::optional<AllocId> new_id;    // the new block, if recorded
+  bool stored = true;               // false: the table could not grow
+};
+ReallocOutcome end_realloc(format::Encoder& enc, uint64_t old_value, uintptr_t old_address, void* p,
+                           const format::AllocRecord& rec, bool sampled) noexcept {
+  const AllocId old_id{old_value & kIdMask};
+  ReallocOutcome out;
+  if (p == nullptr && rec.size != 0) {
+    out.ended = false;
+    out.stored = remember(reinterpret_cast<void*>(old_address), old_value);
+  } else if (p != nullptr && sampled && sampling()) {
+    out.new_id = enc.realloc(old_id, rec);
+    out.stored = remember(p, out.new_id->value);
+  } else {
+    enc.free(old_id, rec.thread, rec.time_ns, rec.func);
+  }
+  return out;
 }
 
 // After an allocation event, outside the lock.
@@ -162,13 +191,14 @@ StagedRecord staged_record(StagedKind kind, const ThreadState& t, Func f, uint64
   return rec;
 }
 
-void stage_alloc(const ThreadState& t, const AllocRequest& r, void* p, uint64_t now,
-                 std::span<const uint64_t> bt) noexcept {
-  StagedRecord rec = staged_record(StagedKind::Alloc, t, r.func, now);
+// An Alloc or Realloc record: the block `p` that request `r` returned.
+StagedRecord staged_block(StagedKind kind, const ThreadState& t, const AllocRequest& r, void* p,
+                          uint64_t now) noexcept {
+  StagedRecord rec = staged_record(kind, t, r.func, now);
   rec.address = reinterpret_cast<uintptr_t>(p);
   rec.size = r.size;
   rec.alignment = r.alignment;
-  stage(rec, bt);
+  return rec;
 }
 
 format::AllocRecord from_staged(const StagedRecord& s, std::span<const uint64_t> bt) noexcept {
@@ -198,18 +228,16 @@ void apply_staged(const StagedRecord& s, std::span<const uint64_t> bt) noexcept 
       if (sampling()) store(s.address, enc.alloc(from_staged(s, bt)).value);
       return;
     case StagedKind::Free:
-      if ((old = g_session.table.take(s.address)))
+      if ((old = take_recorded(s.address)))
         enc.free(AllocId{*old & kIdMask}, ThreadId{s.thread}, s.time_ns, s.func);
       return;
     case StagedKind::Realloc:
-      if (!(old = g_session.table.take(s.old_address))) {  // not recorded: a plain allocation
-        if (s.address != 0 && s.sampled && sampling()) store(s.address, enc.alloc(from_staged(s, bt)).value);
-      } else if (s.address == 0 && s.size != 0) {  // failed: the old block lives on
-        store(s.old_address, *old);
-      } else if (s.address != 0 && s.sampled && sampling()) {
-        store(s.address, enc.realloc(AllocId{*old & kIdMask}, from_staged(s, bt)).value);
-      } else {
-        enc.free(AllocId{*old & kIdMask}, ThreadId{s.thread}, s.time_ns, s.func);
+      if ((old = take_recorded(s.old_address))) {
+        const auto p = reinterpret_cast<void*>(s.address);
+        if (!end_realloc(enc, *old, s.old_address, p, from_staged(s, bt), s.sampled).stored)
+          g_table_failed.store(true, std::memory_order_relaxed);
+      } else if (s.address != 0 && s.sampled && sampling()) {  // not recorded: a plain allocation
+        store(s.address, enc.alloc(from_staged(s, bt)).value);
       }
       return;
   }
@@ -227,7 +255,7 @@ void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void*
                   std::span<const uint64_t> bt) noexcept {
   if (g_session.staging.active()) wait_for_reallocs();
   if (staged()) {
-    if (sampling() && t.slot->announced) stage_alloc(t, r, p, now, bt);
+    if (sampling() && t.slot->announced) stage(staged_block(StagedKind::Alloc, t, r, p, now), bt);
     return;
   }
   AllocId id;
@@ -362,11 +390,8 @@ void release_slow(Func f, void* p, bool counted) noexcept {
              (!uses_filter() || g_filter.slot_may_contain(key))) {
     const uint64_t now = trace_now_ns();
     LockGuard g(g_session.lock);
-    if (tracking()) value = g_session.table.take(key);
-    if (value) {
-      forget(key);
-      g_session.encoder().free(AllocId{*value & kIdMask}, ThreadId{t.slot->thread_id}, now, f);
-    }
+    if (tracking()) value = take_recorded(key);
+    if (value) g_session.encoder().free(AllocId{*value & kIdMask}, ThreadId{t.slot->thread_id}, now, f);
   }
   if (value && (*value & kNotifyFree)) notify_free(*value & kIdMask, p);
   program_errno.real_free(p);
@@ -397,11 +422,8 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   if (old_maybe && g_session.staging.active()) realloc_guard.emplace(g_session.realloc_lock);
   if (old_maybe && staged()) {
     void* p = program_errno.real(call);
-    StagedRecord rec = staged_record(StagedKind::Realloc, t, r.func, now);
-    rec.address = reinterpret_cast<uintptr_t>(p);
+    StagedRecord rec = staged_block(StagedKind::Realloc, t, r, p, now);
     rec.old_address = old_key;
-    rec.size = r.size;
-    rec.alignment = r.alignment;
     rec.sampled = d.n_samples != 0;
     stage(rec, bt);
     realloc_guard.reset();
@@ -412,38 +434,25 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   // A recorded old block: its end and the new block are written together, with
   // the real realloc inside the lock (see the invariants at the top).
   void* p = nullptr;
-  bool called = false;
-  bool stored = true;
-  std::optional<uint64_t> ended;  // table value of the old block, if this call ended it
-  std::optional<AllocId> new_id;
+  std::optional<uint64_t> value;  // table value of the old block, if it was recorded
+  ReallocOutcome out;
   if (old_maybe) {
     LockGuard g(g_session.lock);
-    const std::optional<uint64_t> value = tracking() ? g_session.table.take(old_key) : std::nullopt;
+    if (tracking()) value = take_recorded(old_key);
     if (value) {
-      called = true;
-      forget(old_key);
       p = program_errno.real(call);
-      const AllocId old_id{*value & kIdMask};
-      if (p == nullptr && r.size != 0) {
-        stored = remember(old, *value);  // failed: the old block lives on
-      } else if (p != nullptr && d.n_samples != 0 && sampling()) {
-        ended = value;
-        new_id = g_session.encoder().realloc(old_id, make_record(t, r, d.n_samples, p, now, bt));
-        stored = remember(p, new_id->value);
-      } else {
-        ended = value;
-        g_session.encoder().free(old_id, ThreadId{t.slot->thread_id}, now, r.func);
-      }
+      out = end_realloc(g_session.encoder(), *value, old_key, p, make_record(t, r, d.n_samples, p, now, bt),
+                        d.n_samples != 0);
     }
   }
   realloc_guard.reset();  // commit_alloc waits for it
-  if (!called) {
+  if (!value) {
     p = program_errno.real(call);
     if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, now, bt);
   } else {
-    if (ended && (*ended & kNotifyFree)) notify_free(*ended & kIdMask, old);
-    if (new_id || !stored)
-      after_alloc_event(stored, {new_id ? new_id->value : 0, d.n_samples, r.func, r.size, p, bt});
+    if (out.ended && (*value & kNotifyFree)) notify_free(*value & kIdMask, old);
+    if (out.new_id || !out.stored)
+      after_alloc_event(out.stored, {out.new_id ? out.new_id->value : 0, d.n_samples, r.func, r.size, p, bt});
   }
   leave(t, d.next);
   return p;
