@@ -139,8 +139,11 @@ def main():
                                              runs, label="massif ")
     a = next((r for r in main_results if r.workload.key == "a"), None)
     analysis = measure.measure_analysis(a, tools, trace_dir, runs) if a else None
-    acc = (accuracy.compare(tools, a.configs["sampled"].last_trace, a.configs["all"].last_trace,
-                            a.configs["sampled"].every) if a else None)
+    acc = None
+    if a:
+        sampled, exact = a.configs["sampled"], a.configs["all"].last_trace
+        acc = accuracy.compare(tools, sampled.last_trace, exact, sampled.every)
+        acc["over_runs"] = accuracy.coverage(tools, sampled.sampled_traces, exact, sampled.every)
 
     data = {
         "command": command_line(args), "machine": info, "runs": runs, "size_name": size_name,

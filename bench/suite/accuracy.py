@@ -8,7 +8,9 @@ Poisson count of zero, the largest byte total B for which P(no sample) = e^(-B/e
 is still >= 2.5%.
 
 Each interval has 95% coverage, so among 10 sites one miss is expected about 40% of
-the time with correct intervals; the table shows every site, so a miss can be judged."""
+the time with correct intervals; the table shows every site, so a miss can be judged,
+and `coverage` checks the intervals over every sampled run of the suite (each an
+independent recording, so a run's misses say little, their rate over the runs more)."""
 import math
 
 from . import memloupe_cli
@@ -50,6 +52,18 @@ def compare(tools, sampled_trace, all_trace, every, limit=10):
                       "lo": lo, "hi": hi, "sampled": est is not None,
                       "inside": None not in (exact, lo, hi) and lo <= exact <= hi})
     return {"status": "ok", "every": every, "sites": sites}
+
+
+def coverage(tools, sampled_traces, all_trace, every, limit=10):
+    """(inside, compared) over the top `limit` sites of each sampled trace against the
+    one --all trace, or None if no comparison could be made."""
+    inside = compared = 0
+    for trace in sampled_traces:
+        result = compare(tools, trace, all_trace, every, limit)
+        sites = result.get("sites") or []
+        inside += sum(s["inside"] for s in sites)
+        compared += len(sites)
+    return (inside, compared) if compared else None
 
 
 def _short(stack, frames=3, width=90):

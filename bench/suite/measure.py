@@ -2,8 +2,9 @@
 
 Runs are interleaved — run i of every configuration before run i+1 of any — and the
 order of configurations rotates from run to run, so a change in the machine's load
-falls on all of them alike. Only the last run's traces are kept (for the trace-size,
-analysis and accuracy figures); earlier ones are deleted once measured.
+falls on all of them alike. Only the last run's traces are kept (for the trace-size and
+analysis figures), and every sampled run's (small; the accuracy figures compare each
+with the last --all trace); the others are deleted once measured.
 """
 import dataclasses
 import os
@@ -30,6 +31,7 @@ class ConfigResult:
     status: str = "ok"  # or why it did not run ("n/a (not built)", "failed: ...")
     runs: list = dataclasses.field(default_factory=list)
     last_trace: str | None = None
+    sampled_traces: list = dataclasses.field(default_factory=list)  # every run's, sampled only
     samples: int | None = None  # memloupe info, last trace
     every: int | None = None  # mean bytes between samples, memloupe info
     # One more sampled recording at a smaller size (record_small_sampled), so that the
@@ -93,7 +95,12 @@ def _one_run(result, config, tools, trace_dir, run_index, keep):
     cr.runs.append(rec)
     log(f"    {wl.key:9} {config.label:17} {m.wall_s:7.3f} s  cpu {m.cpu_s:7.3f} s  "
         f"rss {m.maxrss_kib / 1024:7.1f} MiB" + ("" if rec.same_output else "  OUTPUT DIFFERS"))
-    if keep:
+    if config.key == "sampled":  # kept whatever the run: removed with the directory
+        if rec.final_bytes:
+            cr.sampled_traces.append(path)
+        if keep:
+            cr.last_trace = path
+    elif keep:
         _remove(cr.last_trace)
         cr.last_trace = path
     else:
