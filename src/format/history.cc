@@ -1,5 +1,10 @@
 #include "format/history.h"
 
+#include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace memloupe::format {
 
 static_assert(kRecentAllocs % 64 == 0);
@@ -14,21 +19,55 @@ uint64_t AllocHistory::freed_address(uint64_t size, uint32_t thread, unsigned k)
   return 0;
 }
 
-// One pass serves both questions: the encoder asks them of every allocation.
+// Bit i of each mask: entry i of `f` (i < depth) holds `address` / was freed by
+// thread bucket `t`. The encoder asks of every allocation (Mode::All) where its
+// address is in its class's list; comparing all 16 entries at once and answering
+// with bit operations costs a third of an entry-by-entry scan with its
+// unpredictable branches.
+struct AllocHistory::FreedMasks {
+  uint32_t addr;
+  uint32_t thread;
+};
+AllocHistory::FreedMasks AllocHistory::freed_masks(const Freed& f, uint64_t address,
+                                                   uint8_t t) noexcept {
+  static_assert(kFreedDepth == 16);
+  const uint32_t valid = (uint32_t{1} << f.depth) - 1;
+  uint32_t a = 0, th = 0;
+#if defined(__SSE2__)
+  const __m128i key = _mm_set1_epi64x(static_cast<long long>(address));
+  for (unsigned i = 0; i < kFreedDepth; i += 2) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f.addr + i));
+    __m128i eq = _mm_cmpeq_epi32(v, key);  // SSE2 has no 64-bit compare: both halves
+    eq = _mm_and_si128(eq, _mm_shuffle_epi32(eq, 0xb1));
+    a |= static_cast<uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(eq))) << i;
+  }
+  const __m128i threads = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f.thread));
+  th = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(threads, _mm_set1_epi8(static_cast<char>(t)))));
+#else
+  for (unsigned i = 0; i < kFreedDepth; ++i) {
+    a |= uint32_t{f.addr[i] == address} << i;
+    th |= uint32_t{f.thread[i] == t} << i;
+  }
+#endif
+  return {a & valid, th & valid};
+}
+
+namespace {
+unsigned top_bit(uint32_t m) noexcept { return 31 - static_cast<unsigned>(__builtin_clz(m)); }
+}  // namespace
+
+// Scanning from the newest entry: the first of the thread's own entries holding
+// the address is the match, its index the number of the thread's entries above
+// it; the newest entry holding the address (anyone's) is the one to forget.
 AllocHistory::FreedMatch AllocHistory::find_freed(uint64_t size, uint32_t thread,
                                                   uint64_t address) const noexcept {
-  const Freed& f = freed_[size_class(size)];
-  const uint8_t t = static_cast<uint8_t>(thread % kThreadBuckets);
-  unsigned k = 0, newest = kNone;
-  for (unsigned i = f.depth; i-- > 0;) {
-    if (f.thread[i] == t) {
-      if (f.addr[i] == address) return {k, newest == kNone ? i : newest};
-      ++k;
-    } else if (f.addr[i] == address && newest == kNone) {
-      newest = i;
-    }
-  }
-  return {kNone, newest};
+  const FreedMasks m =
+      freed_masks(freed_[size_class(size)], address, static_cast<uint8_t>(thread % kThreadBuckets));
+  const unsigned newest = m.addr ? top_bit(m.addr) : kNone;
+  const uint32_t own = m.addr & m.thread;
+  if (own == 0) return {kNone, newest};
+  const unsigned i = top_bit(own);
+  return {static_cast<unsigned>(__builtin_popcount(m.thread >> (i + 1))), newest};
 }
 
 void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func,
@@ -40,13 +79,8 @@ void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func f
   // The block is in use again: forget it as freed (whoever freed it).
   Freed& f = freed_[cls];
   if (newest == kScan) {
-    newest = kNone;
-    for (unsigned i = f.depth; i-- > 0;) {
-      if (f.addr[i] == address) {
-        newest = i;
-        break;
-      }
-    }
+    const uint32_t a = freed_masks(f, address, 0).addr;
+    newest = a ? top_bit(a) : kNone;
   }
   if (newest != kNone) {
     for (unsigned j = newest + 1; j < f.depth; ++j) {
@@ -177,11 +211,9 @@ void AllocHistory::on_free(uint64_t id, uint64_t next_id, Func func, bool reallo
   if (!realloc) free_for_[static_cast<unsigned>(r.func)].set(func);
   if (r.address == 0) return;
   Freed& f = freed_[r.cls];
-  if (f.depth == kFreedDepth) {
-    for (unsigned i = 1; i < kFreedDepth; ++i) {
-      f.addr[i - 1] = f.addr[i];
-      f.thread[i - 1] = f.thread[i];
-    }
+  if (f.depth == kFreedDepth) {  // drop the oldest (fixed sizes: a few vector moves)
+    std::memmove(f.addr, f.addr + 1, (kFreedDepth - 1) * sizeof(f.addr[0]));
+    std::memmove(f.thread, f.thread + 1, kFreedDepth - 1);
     --f.depth;
   }
   f.addr[f.depth] = r.address;

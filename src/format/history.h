@@ -122,6 +122,8 @@ class AllocHistory {
     uint8_t thread[kFreedDepth];  // freeing thread's bucket
     uint8_t depth;
   };
+  struct FreedMasks;
+  static FreedMasks freed_masks(const Freed& f, uint64_t address, uint8_t t) noexcept;
   static bool known(uint64_t id, uint64_t next_id) noexcept {
     return id < next_id && next_id - id <= kRecentAllocs;
   }

@@ -163,5 +163,69 @@ TEST(History, RemembersFreedAddressesPerClassAndThread) {
   EXPECT_EQ(carve_end(0x1000, 100), 0x1000u + 112);
 }
 
+// The freed lists against the format's definition (§5.6), on addresses drawn
+// from a small pool so that lists fill, overflow and hold an address twice: a
+// class's list holds the last 16 freed addresses with their threads' buckets,
+// most recent on top; an allocation forgets the topmost copy of its address.
+TEST(History, FreedListsFollowTheFormatsDefinition) {
+  auto h = std::make_unique<AllocHistory>();
+  std::mt19937_64 rng(23);
+  struct Entry {
+    uint64_t address;
+    uint32_t bucket;
+  };
+  std::vector<Entry> model[kSizeClasses];  // back() is the most recent
+  struct Block {
+    uint64_t id, size, address;
+  };
+  std::vector<Block> live;
+  uint64_t next = 0;
+  const uint64_t sizes[] = {16, 24, 40, 2000};  // classes 1, 2, 3 and one of the large ones
+  unsigned found = 0, shared = 0;
+  for (int step = 0; step < 60000; ++step) {
+    const uint32_t thread = static_cast<uint32_t>(rng() % 11);  // buckets 0-7, some shared
+    const uint32_t bucket = thread % kThreadBuckets;
+    if (live.size() < 40 || rng() % 2) {
+      const uint64_t size = sizes[rng() % 4];
+      const uint64_t address = 0x1000 + 16 * (rng() % 24);
+      std::vector<Entry>& list = model[size_class(size)];
+      unsigned want_index = AllocHistory::kNone, want_newest = AllocHistory::kNone, own = 0;
+      for (size_t i = list.size(); i-- > 0;) {
+        if (list[i].address == address && want_newest == AllocHistory::kNone) want_newest = static_cast<unsigned>(i);
+        if (list[i].bucket != bucket) continue;
+        if (list[i].address == address) {
+          want_index = own;
+          break;
+        }
+        ++own;
+      }
+      const AllocHistory::FreedMatch got = h->find_freed(size, thread, address);
+      ASSERT_EQ(got.index, want_index) << "step " << step;
+      ASSERT_EQ(got.newest, want_newest) << "step " << step;
+      ASSERT_EQ(h->freed_index(size, thread, address), want_index);
+      if (want_index != AllocHistory::kNone) {
+        ASSERT_EQ(h->freed_address(size, thread, want_index), address);
+        ++found;
+        shared += list[want_newest].bucket != bucket;
+      }
+      // Half the time let on_alloc scan for itself, as the reader does.
+      h->on_alloc(next, size, address, Func::Malloc, thread, rng() % 2 ? got.newest : AllocHistory::kScan);
+      if (want_newest != AllocHistory::kNone) list.erase(list.begin() + want_newest);
+      live.push_back({next++, size, address});
+      continue;
+    }
+    const size_t pick = rng() % live.size();
+    const Block b = live[pick];
+    live.erase(live.begin() + static_cast<long>(pick));
+    h->on_free(b.id, next, Func::Free, false, thread);
+    if (next - b.id > kRecentAllocs) continue;  // outside the window: not pushed
+    std::vector<Entry>& list = model[size_class(b.size)];
+    if (list.size() == kFreedDepth) list.erase(list.begin());
+    list.push_back({b.address, bucket});
+  }
+  EXPECT_GT(found, 1000u);
+  EXPECT_GT(shared, 200u);  // another thread's copy above the match was forgotten instead
+}
+
 }  // namespace
 }  // namespace memloupe::format
