@@ -6,6 +6,7 @@
 
 #include "format/varint.h"
 #include "reader/chunk_io.h"
+#include "reader/chunk_writer.h"
 #include "reader/event_decoder.h"
 #include "reader/header_decoder.h"
 #include "reader/streams.h"
@@ -23,7 +24,7 @@ Cursor payload_cursor(const ChunkView& c, std::span<const uint8_t> payload) {
 // Collects the streams of one output chunk.
 class ColumnChunk {
  public:
-  ColumnChunk(std::vector<uint8_t>& out, int level) : out_(out), level_(level) {}
+  explicit ColumnChunk(ChunkWriter& out) : out_(out) {}
 
   bool open() const { return open_; }
   void start(uint64_t time_us, uint64_t id_base) {
@@ -44,18 +45,18 @@ class ColumnChunk {
   void flush() {
     if (open_ && size() != 0) {
       std::vector<uint8_t> payload(16);
+      payload.reserve(16 + 1 + kStreams * format::kMaxVarint + size());
       format::put_u64(payload.data(), time_us_);
       format::put_u64(payload.data() + 8, id_base_);
       write_columns(payload, taps_);
-      append_chunk_compressed(out_, ChunkType::EventsColumns, payload, level_);
+      out_.append(ChunkType::EventsColumns, std::move(payload));
     }
     for (auto& t : taps_) t.clear();
     open_ = false;
   }
 
  private:
-  std::vector<uint8_t>& out_;
-  int level_;
+  ChunkWriter& out_;
   std::array<std::vector<uint8_t>, kStreams> taps_;
   uint64_t time_us_ = 0, id_base_ = 0;
   bool open_ = false;
@@ -76,9 +77,11 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
 
   Compacted out;
   out.bytes.assign(trace.begin(), trace.begin() + format::kPrologueSize);
-  append_chunk_compressed(out.bytes, ChunkType::Header, *header, opt.zstd_level);
+  // From here on out.bytes belongs to the writer, until writer.finish().
+  ChunkWriter writer(out.bytes, opt.zstd_level);
+  writer.append(ChunkType::Header, {header->begin(), header->end()});
   auto decoder = std::make_unique<EventDecoder>(info.mode);
-  ColumnChunk columns(out.bytes, opt.zstd_level);
+  ColumnChunk columns(writer);
   Streams in;
   in.set_taps(&columns.taps());
   const size_t cap = std::min<size_t>(opt.max_events_payload, format::kMaxChunkRaw / 2);
@@ -93,7 +96,7 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
     const bool rows = c.type == static_cast<uint8_t>(ChunkType::Events);
     if (!rows && c.type != static_cast<uint8_t>(ChunkType::EventsColumns)) {
       columns.flush();
-      append_chunk_compressed(out.bytes, static_cast<ChunkType>(c.type), *payload, opt.zstd_level);
+      writer.append(static_cast<ChunkType>(c.type), {payload->begin(), payload->end()});
       continue;
     }
     Cursor cur = payload_cursor(c, *payload);
@@ -121,6 +124,7 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
     }
   }
   columns.flush();
+  writer.finish();
   if (!out.damage) out.damage = list.error;  // where the chunk scan stopped, if it did
   return out;
 }
