@@ -86,7 +86,8 @@ bool write_file_header() noexcept {
 // lock and its hooks are parked.
 void start_session() noexcept {
   g_session.pid = static_cast<uint32_t>(::getpid());
-  g_session.start_mono_ns = monotonic_ns();
+  g_session.clock.start();
+  g_session.start_mono_ns = g_session.clock.now_ns();
   char path[Config::kMaxPath];
   if (!expand_output_path(g_config.output, g_session.pid, path, sizeof(path))) {
     (LogLine() << "cannot write trace '" << g_config.output << "': path too long; recording disabled")
@@ -113,8 +114,6 @@ void start_session() noexcept {
 }  // namespace
 
 const Config& config() noexcept { return g_config; }
-
-uint64_t trace_now_ns() noexcept { return monotonic_ns() - g_session.start_mono_ns; }
 
 bool detail::pid_is_session_owner() noexcept {
   return static_cast<uint32_t>(::getpid()) == g_session.pid;
@@ -242,6 +241,7 @@ void periodic_flush(bool flush_due, bool rss_due) noexcept {
     LockGuard g(g_session.lock);
     drain_staged(0);
   }
+  if (rss_due) g_session.clock.calibrate();
   if (flush_due || rss_due) {
     const uint64_t rss = rss_due ? resident_bytes() : 0;
     LockGuard g(g_session.lock);

@@ -24,6 +24,7 @@
 #include "recorder/staging_ring.h"
 #include "recorder/thread_registry.h"
 #include "recorder/thread_state.h"
+#include "recorder/trace_clock.h"
 #include "recorder/trace_output.h"
 
 namespace memloupe::recorder {
@@ -49,6 +50,8 @@ struct Session {
   // --all mode: held by a realloc of a recorded block from before the real call
   // until its event is in the order; allocations wait while it is held (record.cc).
   SpinLock realloc_lock;
+  // CLOCK_MONOTONIC through the TSC where that is safe; the flush thread fits it.
+  TraceClock clock;
   uint64_t start_mono_ns = 0;
   uint32_t pid = 0;
   // Constant-initialised, so the first start_session() only binds it to `output`.
@@ -91,8 +94,8 @@ bool pid_is_session_owner() noexcept;
 inline State state() noexcept { return detail::g_state.load(std::memory_order_acquire); }
 const Config& config() noexcept;
 
-// Trace time: nanoseconds since the session started.
-uint64_t trace_now_ns() noexcept;
+// Trace time: nanoseconds since the session started (every recorded call reads it).
+inline uint64_t trace_now_ns() noexcept { return g_session.clock.now_ns() - g_session.start_mono_ns; }
 
 // False in a child created without our fork handler running (vfork, raw clone,
 // or fork before our constructor): such a child must not touch the shared

@@ -1,0 +1,114 @@
+#include "recorder/trace_clock.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include <cstring>
+
+namespace memloupe::recorder {
+namespace {
+
+#if defined(__x86_64__)
+uint64_t ticks() noexcept { return __builtin_ia32_rdtsc(); }
+
+// Invariant TSC (constant rate in every P-, C- and T-state: cpuid 0x80000007,
+// EDX bit 8), and the kernel keeps CLOCK_MONOTONIC with it: it checked that the
+// cores' TSCs agree, and on a VM that the hypervisor lets it.
+bool tsc_usable() noexcept {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
+  if (!__get_cpuid(0x80000007u, &a, &b, &c, &d) || (d & (1u << 8)) == 0) return false;
+  char source[32];
+  const size_t n = read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", source,
+                             sizeof(source));
+  return n >= 3 && std::memcmp(source, "tsc", 3) == 0 && (n == 3 || source[3] == '\n');
+}
+#else
+uint64_t ticks() noexcept { return 0; }
+bool tsc_usable() noexcept { return false; }
+#endif
+
+// A CLOCK_MONOTONIC reading and the ticks just before it and around it: of three
+// tries, the one read in the shortest span (the others were interrupted).
+struct Pair {
+  uint64_t before;  // ticks before the clock read: mono(before) <= ns
+  uint64_t mid;     // the best estimate of the ticks at ns
+  uint64_t ns;
+};
+Pair read_pair() noexcept {
+  Pair best{};
+  uint64_t best_span = ~uint64_t{0};
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t t0 = ticks();
+    const uint64_t ns = monotonic_ns();
+    const uint64_t t1 = ticks();
+    if (t1 - t0 < best_span) {
+      best_span = t1 - t0;
+      best = {t0, t0 + (t1 - t0) / 2, ns};
+    }
+  }
+  return best;
+}
+
+uint64_t to_mult(double ns_per_tick) noexcept {
+  const double m = ns_per_tick * 4294967296.0;
+  return m < 1.0 ? 1 : m > 1.8e19 ? ~uint64_t{0} : static_cast<uint64_t>(m);
+}
+
+}  // namespace
+
+void TraceClock::start(bool force_usable) noexcept {
+  // Single-threaded here (session start, or a fork child's restart): a sequence
+  // left odd by a parent's flush thread caught mid-publish is simply reset.
+  seq_.store(0, std::memory_order_relaxed);
+  publish(0, 0, 0);
+  usable_ = force_usable || tsc_usable();
+  const Pair p = read_pair();
+  base_tsc_ = p.mid;
+  base_ns_ = p.ns;
+}
+
+void TraceClock::calibrate() noexcept {
+  if (!usable_) return;
+  const Pair p = read_pair();
+  if (p.mid <= base_tsc_) {  // the TSC went back: start over
+    base_tsc_ = p.mid;
+    base_ns_ = p.ns;
+    publish(0, 0, 0);
+    return;
+  }
+  if (p.ns < base_ns_ + kMinBaselineNs) return;
+  const double rate = static_cast<double>(p.ns - base_ns_) / static_cast<double>(p.mid - base_tsc_);
+  const uint64_t mult = mult_.load(std::memory_order_relaxed);
+  if (mult == 0) {
+    // Anchored at the ticks read before the clock: the line starts at or just
+    // above CLOCK_MONOTONIC, so no thread's reading steps back at the switch.
+    publish(p.before, p.ns, to_mult(rate));
+    return;
+  }
+  const uint64_t line =
+      at(p.mid, anchor_tsc_.load(std::memory_order_relaxed), anchor_ns_.load(std::memory_order_relaxed), mult);
+  const auto error = static_cast<int64_t>(line - p.ns);  // > 0: the line is ahead
+  if (error > static_cast<int64_t>(kMaxErrorNs) || error < -static_cast<int64_t>(kMaxErrorNs)) {
+    base_tsc_ = p.mid;
+    base_ns_ = p.ns;
+    publish(0, 0, 0);
+    return;
+  }
+  // One ns above the old line's reading: a reader that still used the old line
+  // for a tick a hair past p.mid may have rounded up where this rounds down.
+  publish(p.mid, line + 1, to_mult(rate * (1.0 - static_cast<double>(error) / static_cast<double>(kSlewNs))));
+}
+
+void TraceClock::publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult) noexcept {
+  const uint64_t s = seq_.load(std::memory_order_relaxed);
+  seq_.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  anchor_tsc_.store(anchor_tsc, std::memory_order_relaxed);
+  anchor_ns_.store(anchor_ns, std::memory_order_relaxed);
+  mult_.store(mult, std::memory_order_relaxed);
+  seq_.store(s + 2, std::memory_order_release);
+}
+
+}  // namespace memloupe::recorder

@@ -1,0 +1,106 @@
+#include "recorder/trace_clock.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace memloupe::recorder {
+namespace {
+
+// How far a reading may lie outside the CLOCK_MONOTONIC readings taken just
+// before and after it: the fit's own error, not the speed of any code.
+constexpr uint64_t kToleranceNs = 20'000;
+
+void expect_between_monotonic_reads(const TraceClock& clock) {
+  const uint64_t before = monotonic_ns();
+  const uint64_t now = clock.now_ns();
+  const uint64_t after = monotonic_ns();
+  EXPECT_GE(now + kToleranceNs, before);
+  EXPECT_LE(now, after + kToleranceNs);
+}
+
+bool x86_64() {
+#if defined(__x86_64__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+TEST(TraceClockTest, ReadsClockGettimeUntilFitted) {
+  TraceClock clock;
+  clock.start(/*force_usable=*/true);
+  clock.calibrate();  // too early: the baseline is shorter than kMinBaselineNs
+  EXPECT_FALSE(clock.fitted());
+  const uint64_t before = monotonic_ns();
+  const uint64_t now = clock.now_ns();
+  EXPECT_GE(now, before);
+  EXPECT_LE(now, monotonic_ns());
+}
+
+TEST(TraceClockTest, FittedLineFollowsMonotonicAndNeverStepsBack) {
+  if (!x86_64()) GTEST_SKIP() << "no TSC";
+  TraceClock clock;
+  clock.start(/*force_usable=*/true);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(TraceClock::kMinBaselineNs + 5'000'000));
+  uint64_t last = clock.now_ns();
+  clock.calibrate();
+  ASSERT_TRUE(clock.fitted());
+  // The switch from clock_gettime to the line does not step back.
+  EXPECT_GE(clock.now_ns(), last);
+  // Re-fits (with the slew) keep the readings continuous and close to
+  // CLOCK_MONOTONIC; sleeps make the periods uneven, as the flush thread's are.
+  for (int round = 0; round < 12; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3 + round % 4 * 7));
+    for (int i = 0; i < 2000; ++i) {
+      const uint64_t now = clock.now_ns();
+      ASSERT_GE(now, last) << "round " << round << " read " << i;
+      last = now;
+    }
+    expect_between_monotonic_reads(clock);
+    clock.calibrate();
+    ASSERT_TRUE(clock.fitted());
+  }
+}
+
+// Readers on other threads while the flush thread (here: this one) re-fits:
+// each thread's readings are non-decreasing, and all stay close to
+// CLOCK_MONOTONIC (one line for every thread).
+TEST(TraceClockTest, ReadersOnOtherThreadsDuringRefits) {
+  if (!x86_64()) GTEST_SKIP() << "no TSC";
+  TraceClock clock;
+  clock.start(/*force_usable=*/true);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(TraceClock::kMinBaselineNs + 5'000'000));
+  clock.calibrate();
+  ASSERT_TRUE(clock.fitted());
+  std::atomic<bool> stop{false};
+  std::atomic<int> backwards{0}, far{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r) {
+    readers.emplace_back([&] {
+      uint64_t last = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        const uint64_t before = monotonic_ns();
+        const uint64_t now = clock.now_ns();
+        const uint64_t after = monotonic_ns();
+        if (now < last) backwards.fetch_add(1);
+        if (now + kToleranceNs < before || now > after + kToleranceNs) far.fetch_add(1);
+        last = now;
+      }
+    });
+  }
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    clock.calibrate();
+  }
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(backwards.load(), 0);
+  EXPECT_EQ(far.load(), 0);
+}
+
+}  // namespace
+}  // namespace memloupe::recorder
