@@ -26,6 +26,20 @@ class AddressTable {
   // Removes and returns the value, if present.
   std::optional<uint64_t> take(uint64_t address) noexcept;
   size_t size() const noexcept { return count_; }
+  // Starts loading the slot where a lookup of `address` begins (a hint; the
+  // table may grow before the lookup).
+  void prefetch(uint64_t address) const noexcept {
+    if (slots_ == nullptr) return;
+    const Entry* e = &slots_[home(address)];
+#if defined(__x86_64__)
+    // Not __builtin_prefetch: gcc 12 deems a function whose only effect is that
+    // builtin pure and deletes the calls to it (and so every prefetch), once
+    // it sits behind a callback. A volatile asm is never deleted.
+    asm volatile("prefetcht0 %0" : : "m"(*e));
+#else
+    __builtin_prefetch(e, 1);
+#endif
+  }
   // Drops everything and the memory.
   void clear() noexcept;
 

@@ -10,6 +10,7 @@ namespace {
 // Head slot: published, then these words, then kHeadFrames frames.
 //   w0: kind (bits 0-7) | func (8-15) | sampled (16) | frame count (17-31) | thread (32-63)
 //   w1: alignment      w2: time_ns    w3: address    w4: size    w5: old_address
+// (peek() in the header reads w3 and w5 too.)
 constexpr size_t kHeadWords = 6;
 static_assert(kHeadWords + StagingRing::kHeadFrames == StagingRing::kSlotBytes / 8 - 1);
 

@@ -93,8 +93,16 @@ class StagingRing {
   // for each published record in ticket order. Stops at a gap unless `settle_ns`
   // is non-zero: then it waits, at most that long per gap, for every ticket issued
   // before the call. Returns the number of records applied.
-  template <class Apply>
-  size_t drain(Apply apply, uint64_t settle_ns) noexcept {
+  //
+  // Before applying a record it calls ahead(address, old_address) with those
+  // fields of the record kLookahead tickets on, if that ticket is a published
+  // head (old_address is 0 unless it is a Realloc): the
+  // consumer's lookups are random accesses into tables bigger than a core's
+  // cache, and their addresses are known a few records early, so it can
+  // prefetch them (the record's slot comes into the cache on the way).
+  static constexpr uint64_t kLookahead = 4;
+  template <class Apply, class Ahead>
+  size_t drain(Apply apply, Ahead ahead, uint64_t settle_ns) noexcept {
     const uint64_t until = settle_ns ? next_.load(std::memory_order_acquire) : 0;
     uint64_t c = consumed_.load(std::memory_order_relaxed);
     size_t applied = 0;
@@ -106,6 +114,7 @@ class StagingRing {
         if (c >= until || !wait_published(c, settle_ns)) break;
         continue;
       }
+      peek(c + kLookahead, ahead);
       apply(r, frames);
       c += slots_for(frames.size());
       // Slots are freed in batches, so that the line writers read stays shared
@@ -114,6 +123,10 @@ class StagingRing {
     }
     consumed_.store(c, std::memory_order_release);
     return applied;
+  }
+  template <class Apply>
+  size_t drain(Apply apply, uint64_t settle_ns) noexcept {
+    return drain(apply, [](uint64_t, uint64_t) {}, settle_ns);
   }
 
  private:
@@ -128,6 +141,15 @@ class StagingRing {
   // The record with ticket t, if published. Its frames stay in the slot when they
   // fit there (the common case), else they are gathered into `scratch`.
   bool read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames, uint64_t* scratch) noexcept;
+  // ahead(address, old_address) of the record with ticket t, if t is a published
+  // head (it stays as it is until the consumer passes it). A slot that is not t's
+  // head holds another ticket + 1, or 0: a continuation slot's word is left from
+  // its last use as a head, a lap or more ago.
+  template <class Ahead>
+  void peek(uint64_t t, Ahead ahead) noexcept {
+    const Slot& head = slot(t);
+    if (head.published.load(std::memory_order_acquire) == t + 1) ahead(head.words[3], head.words[5]);
+  }
   bool wait_published(uint64_t t, uint64_t limit_ns) noexcept;
 
   Mapping map_;

@@ -148,5 +148,47 @@ TEST(StagingRingTest, AnUnpublishedTicketHoldsBackTheRecordsAfterIt) {
   release.join();
 }
 
+// While applying the record at ticket c, the drain hands ahead() the address
+// and old address of the record at ticket c + kLookahead, when that ticket is a
+// published head: never a continuation slot of a longer record (its word is
+// left from an earlier lap, or 0), nor a ticket not yet published.
+TEST(StagingRingTest, AheadSeesTheHeadsKLookaheadTicketsOn) {
+  StagingRing ring;
+  ASSERT_TRUE(ring.init());
+  constexpr uint64_t kNotHead = ~uint64_t{0};
+  std::vector<uint64_t> head_at;  // ticket -> record number, or kNotHead
+  uint64_t records = 0;
+  const auto put = [&](size_t n_frames) {
+    StagedRecord r;
+    r.address = 0x1000 + records * 16;
+    r.old_address = records * 3;
+    r.size = n_frames;  // lets apply() count the record's slots
+    const std::vector<uint64_t> frames(n_frames, 7);
+    head_at.push_back(records++);
+    head_at.resize(head_at.size() + StagingRing::slots_for(n_frames) - 1, kNotHead);
+    ring.put(r, frames, [] {
+      ADD_FAILURE() << "the ring filled";
+      std::abort();  // put() would wait for ever
+    });
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> want, got;
+  uint64_t ticket = 0;
+  const auto apply = [&](const StagedRecord& r, std::span<const uint64_t>) {
+    const uint64_t t = ticket + StagingRing::kLookahead;
+    if (t < head_at.size() && head_at[t] != kNotHead) want.emplace_back(0x1000 + head_at[t] * 16, head_at[t] * 3);
+    ticket += StagingRing::slots_for(r.size);
+  };
+  const auto ahead = [&](uint64_t address, uint64_t old) { got.emplace_back(address, old); };
+  // Two laps, so that the second finds earlier heads' words in continuation slots.
+  for (int lap = 0; lap < 2; ++lap) {
+    const size_t until = head_at.size() + StagingRing::kSlots - 30;
+    while (head_at.size() < until) put(records % 3 * 12);  // 1 or 2 slots
+    ring.drain(apply, ahead, 0);
+  }
+  EXPECT_EQ(ticket, head_at.size());
+  EXPECT_EQ(got, want);
+  EXPECT_GT(got.size(), 1000u);
+}
+
 }  // namespace
 }  // namespace memloupe::recorder
