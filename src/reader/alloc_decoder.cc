@@ -64,7 +64,7 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
     if (auto e = address(in, form, a.size, a.address)) return e;
 
   if (entry) {
-    bt_.assign(entry->frames.begin(), entry->frames.end());
+    fresh_frames_ = 0;  // the entry's frames were delivered when it was filled
   } else {
     if (auto e = backtrace(in)) return e;
     // The encoder's placement (format/encoder.cc, BtEntry).
@@ -83,7 +83,7 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
   last_alloc_func_ = a.func;
   a.id = format::AllocId{next_id_};
   a.thread = format::ThreadId{thread_};
-  a.backtrace = bt_;
+  a.backtrace = entry->frames;  // valid until the next event, as promised
   history_->on_alloc(next_id_, a.size, a.address, a.func, thread_);
   ++next_id_;
   return std::nullopt;
@@ -160,6 +160,7 @@ std::optional<Error> EventDecoder::backtrace(Streams& in) {
     }
   }
   prev_n_ = n;
+  fresh_frames_ = n - common;  // the outer `common` frames are the previous backtrace's
   bt_.resize(n);
   for (unsigned j = 0; j < n; ++j) bt_[j] = prev_outer_[n - 1 - j];
   return std::nullopt;

@@ -36,6 +36,11 @@ class EventDecoder {
   uint64_t time_us() const { return last_us_; }
   // True between a realloc's Free and its Alloc (already read, not yet delivered).
   bool pending() const { return has_pending_; }
+  // For the Alloc just delivered: how many of its innermost frames were read for
+  // it. The others are the outer frames shared with the previous backtrace read
+  // (prefix sharing), or all of them when the backtrace came from the backtrace
+  // cache; so each of those appeared in an Alloc delivered before (Reader::fresh_frames).
+  uint32_t fresh_frames() const { return fresh_frames_; }
 
  private:
   struct BtEntry {
@@ -66,7 +71,8 @@ class EventDecoder {
   std::array<uint64_t, format::kMaxFrames> prev_outer_{};
   std::array<uint16_t, format::kMaxFrames> prev_slots_{};
   unsigned prev_n_ = 0;
-  std::vector<uint64_t> bt_;  // the current alloc's backtrace, innermost first
+  std::vector<uint64_t> bt_;  // the backtrace being read, innermost first
+  uint32_t fresh_frames_ = 0;
   std::unique_ptr<format::AllocHistory> history_;
   format::Func last_alloc_func_ = format::Func::Malloc;
   uint32_t thread_ = 0;

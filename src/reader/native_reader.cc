@@ -47,6 +47,7 @@ class NativeReader final : public Reader {
   uint64_t file_size() const override { return bytes_->data().size(); }
   uint64_t offset() const override { return offset_; }
   uint64_t events_read() const override { return events_; }
+  uint32_t fresh_frames() const override { return decoder_->fresh_frames(); }
 
   const format::Event* next() override {
     while (!done_) {

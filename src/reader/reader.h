@@ -45,6 +45,13 @@ class Reader {
   // says whether reading stopped at damage (or truncation) rather than at the end.
   virtual const format::Event* next() = 0;
   virtual const std::optional<Error>& error() const = 0;
+  // For the Alloc next() just returned: a count n such that every frame of its
+  // backtrace past the first (innermost) n appeared in the backtrace of an Alloc
+  // delivered before. A consumer that wants each distinct address once (the
+  // finaliser) need only look at those n; with prefix sharing and the backtrace
+  // cache that is a few frames per event, not the whole depth. Readers that do
+  // not know say the whole backtrace.
+  virtual uint32_t fresh_frames() const { return UINT32_MAX; }
 
   // Symbols known so far. For a memloupe trace the symbols section is located and
   // loaded when the file is opened (so backtraces can be named while streaming);

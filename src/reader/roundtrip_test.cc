@@ -2,6 +2,9 @@
 // back exactly the events the generator asked the encoder to write.
 #include <gtest/gtest.h>
 
+#include <unordered_set>
+
+#include "reader/chunk_io.h"
 #include "reader/reader.h"
 #include "reader/test_streams.h"
 
@@ -52,6 +55,44 @@ TEST(RoundTrip, LongStreamSpansManyChunks) {
   std::string error;
   EXPECT_EQ(read_all(s.bytes, &error), s.expected);
   EXPECT_EQ(error, "");
+}
+
+// Reader::fresh_frames: every frame past the fresh ones was in an earlier
+// Alloc's backtrace, and (the point of it) many frames are past them.
+void expect_fresh_frames_cover_new_addresses(const std::vector<uint8_t>& bytes) {
+  auto r = Reader::from_bytes(bytes);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::unordered_set<uint64_t> seen;
+  uint64_t frames = 0, fresh = 0, allocs = 0;
+  while (const format::Event* e = (*r)->next()) {
+    const auto* a = std::get_if<format::Alloc>(e);
+    if (a == nullptr) continue;
+    const uint32_t n = (*r)->fresh_frames();
+    ASSERT_LE(n, a->backtrace.size()) << "alloc " << allocs;
+    for (size_t j = n; j < a->backtrace.size(); ++j)
+      ASSERT_TRUE(seen.count(a->backtrace[j])) << "alloc " << allocs << " frame " << j;
+    seen.insert(a->backtrace.begin(), a->backtrace.end());
+    frames += a->backtrace.size();
+    fresh += n;
+    ++allocs;
+  }
+  EXPECT_FALSE((*r)->error());
+  EXPECT_GT(allocs, 100u);
+  EXPECT_LT(fresh * 4, frames * 3) << fresh << " of " << frames << " frames fresh";
+}
+
+TEST(RoundTrip, FreshFramesCoverEveryNewAddress) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (const StreamOptions& o : {StreamOptions{.mode = Mode::Sampled}, StreamOptions{.mode = Mode::All},
+                                   StreamOptions{.mode = Mode::All, .events = 3000, .max_depth = 250},
+                                   StreamOptions{.mode = Mode::All, .events = 4000, .flush_often = true}}) {
+      testing::Stream s = make_stream(seed, o);
+      expect_fresh_frames_cover_new_addresses(s.bytes);
+      auto compacted = compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
+      ASSERT_TRUE(compacted.ok());
+      expect_fresh_frames_cover_new_addresses(compacted->bytes);
+    }
+  }
 }
 
 TEST(RoundTrip, HeaderFields) {
