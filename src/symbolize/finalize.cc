@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
+#include <memory>
 #include <unordered_set>
 
 #include "format/symbols_encoder.h"
@@ -24,16 +26,18 @@ struct Collected {
   std::optional<Error> damage;
 };
 
-Expected<Collected> collect(const std::string& input, FinalizeTap* tap) {
+Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) {
   auto opened = reader::Reader::open(input);
   if (!opened) return opened.error();
-  reader::Reader& r = **opened;
-  if (!r.info().source_format.empty()) {
-    return Error{input + " is a " + r.info().source_format + " trace; only memloupe traces are finalised"};
-  }
+  const std::string& source = (*opened)->info().source_format;
+  if (!source.empty()) return Error{input + " is a " + source + " trace; only memloupe traces are finalised"};
+  return opened;
+}
+
+// Pass 1 over the events (tap->first rides on it).
+Collected collect(reader::Reader& r, FinalizeTap* tap) {
   Collected c;
   c.has_symbols = r.has_symbols_section();
-  if (tap) tap->begin(r.info());
   std::unordered_set<uint64_t> seen;
   std::vector<uint64_t> unmapped;  // seen while no module covered them
   while (const format::Event* e = r.next()) {
@@ -41,7 +45,9 @@ Expected<Collected> collect(const std::string& input, FinalizeTap* tap) {
     ++c.events;
     if (tap) tap->first(*e);
     if (const auto* alloc = std::get_if<format::Alloc>(e)) {
-      for (uint64_t address : alloc->backtrace) {
+      // The other frames were seen with an earlier Alloc.
+      const size_t fresh = std::min<size_t>(r.fresh_frames(), alloc->backtrace.size());
+      for (uint64_t address : alloc->backtrace.first(fresh)) {
         if (!seen.insert(address).second) continue;
         if (auto m = c.modules.find(address)) {
           c.addresses.push_back({address, *m});
@@ -60,6 +66,18 @@ Expected<Collected> collect(const std::string& input, FinalizeTap* tap) {
   }
   c.damage = r.error();
   return c;
+}
+
+// Pass 2 for the tap: the events again, as the compaction keeps them (the two
+// agree when neither stopped at damage, the only case the index is written in).
+std::optional<Error> second_pass(const std::string& input, FinalizeTap& tap) {
+  auto opened = open_native(input);
+  if (!opened) return opened.error();
+  reader::Reader& r = **opened;
+  while (const format::Event* e = r.next()) {
+    if (!std::holds_alternative<format::SymbolDef>(*e)) tap.second(*e);
+  }
+  return r.error();
 }
 
 bool is(const reader::ChunkView& chunk, format::ChunkType type) {
@@ -99,36 +117,58 @@ void encode_symbols(const reader::SymbolTable& table, format::SymbolsEncoder& en
 
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
                                        const FinalizeOptions& options) {
-  auto collected = collect(input, options.tap);
-  if (!collected) return collected.error();
-  Collected& c = *collected;
+  auto opened = open_native(input);
+  if (!opened) return opened.error();
+  reader::Reader& r = **opened;
   FinalizeStats stats;
-  stats.events = c.events;
-  stats.addresses = c.addresses.size();
-  stats.modules = c.modules.modules().size();
-  stats.damage = c.damage;
-  const bool replace_symbols = options.symbolize && c.has_symbols;
+  const bool replace_symbols = options.symbolize && r.has_symbols_section();
   if (replace_symbols && !options.resymbolize) {
     stats.already_symbolized = true;
     return stats;
   }
-
   auto bytes = reader::Bytes::map_file(input);
   if (!bytes) return bytes.error();
-  reader::CompactOptions compact{.zstd_level = options.zstd_level};
-  if (options.tap) compact.on_event = [tap = options.tap](const format::Event& e) { tap->second(e); };
-  auto compacted = reader::compact_trace((*bytes)->data(), compact);
+
+  // Three jobs that share no state, on up to three threads: the compaction
+  // (which compresses on a thread of its own), and pass 1 (collect) followed
+  // by symbolisation (which needs only pass 1's addresses) alongside the tap's
+  // pass 2 (which needs pass 1 finished). Each job's failure surfaces through
+  // its future, here.
+  std::future<Expected<reader::Compacted>> compaction = std::async(std::launch::async, [&] {
+    return reader::compact_trace((*bytes)->data(), {.zstd_level = options.zstd_level});
+  });
+  if (options.tap) options.tap->begin(r.info());
+  Collected c = collect(r, options.tap);
+  stats.events = c.events;
+  stats.addresses = c.addresses.size();
+  stats.modules = c.modules.modules().size();
+  stats.damage = c.damage;
+
+  std::future<reader::SymbolTable> symbols;
+  if (options.symbolize) {
+    symbols = std::async(std::launch::async, [&] {
+      const auto start = std::chrono::steady_clock::now();
+      Symbolizer symbolizer(options.symbolizer);
+      reader::SymbolTable table;
+      symbolize_all(symbolizer, c.modules, c.addresses, table);
+      stats.symbolize_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return table;
+    });
+  }
+  // After damage no index is written, so pass 2 is not needed then.
+  const bool want_index = options.tap && !stats.damage;
+  if (want_index) {
+    if (auto e = second_pass(input, *options.tap)) stats.damage = *e;
+  }
+
+  auto compacted = compaction.get();
   if (!compacted) return compacted.error();
   if (!stats.damage) stats.damage = compacted->damage;
   std::vector<uint8_t> out = without(compacted->bytes, replace_symbols);
 
   if (options.symbolize) {
-    const auto start = std::chrono::steady_clock::now();
-    Symbolizer symbolizer(options.symbolizer);
-    reader::SymbolTable table;
-    symbolize_all(symbolizer, c.modules, c.addresses, table);
-    stats.symbolize_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const reader::SymbolTable table = symbols.get();
     stats.symbolized = table.size();
     format::SymbolsEncoder encoder;
     encode_symbols(table, encoder);
@@ -141,7 +181,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
 
   // An index summarises exactly the events of the file; after damage the two
   // reads may have stopped in different places, so none is written then.
-  if (options.tap && !stats.damage) {
+  if (want_index && !stats.damage) {
     if (std::optional<std::vector<uint8_t>> index = options.tap->index(out)) {
       const size_t before = out.size();
       reader::append_chunk_compressed(out, format::ChunkType::AnalysisIndex, *index, options.zstd_level);

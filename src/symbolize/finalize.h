@@ -23,16 +23,21 @@
 
 namespace memloupe::symbolize {
 
-// Work that rides on the finaliser's two reads of the events, for the layers
-// above it (the CLI builds the analysis index with one; this library knows
-// nothing of the analysis). The finaliser reads every event twice anyway: once
-// to collect addresses and modules, once to compact them.
+// Work that rides on the finaliser's reads of the events, for the layers above
+// it (the CLI builds the analysis index with one; this library knows nothing of
+// the analysis). first() rides on the read that collects addresses and modules;
+// second() gets a read of its own once that one is over, while the compaction
+// and the symbolisation run on other threads. Every call comes from the thread
+// that called finalize_trace, in this order: begin, every first, every second,
+// index.
 class FinalizeTap {
  public:
   virtual ~FinalizeTap() = default;
   virtual void begin(const format::TraceInfo& info) = 0;
   virtual void first(const format::Event& event) = 0;   // while collecting (no SymbolDefs)
-  virtual void second(const format::Event& event) = 0;  // the same events, while compacting
+  // The same events again (not called when the first read stopped at damage:
+  // no index is written then).
+  virtual void second(const format::Event& event) = 0;
   // The finished trace (prologue through symbols); returns the payload of the
   // analysis index chunk to append, or nothing. Not called for a damaged input.
   virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
@@ -52,7 +57,7 @@ struct FinalizeOptions {
 };
 
 struct FinalizeStats {
-  bool already_symbolized = false;  // nothing was written (see FinalizeOptions)
+  bool already_symbolized = false;  // nothing was read or written (see FinalizeOptions)
   uint64_t events = 0;              // events in the output
   uint64_t output_bytes = 0;
   uint64_t addresses = 0;           // distinct return addresses in backtraces
