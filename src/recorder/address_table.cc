@@ -30,14 +30,14 @@ bool AddressTable::insert(uint64_t address, uint64_t value) noexcept {
   return true;
 }
 
-std::optional<uint64_t> AddressTable::take(uint64_t address) noexcept {
-  if (count_ == 0) return std::nullopt;
+bool AddressTable::remove(uint64_t address, uint64_t& value) noexcept {
+  if (count_ == 0) return false;
   size_t i = home(address);
   while (slots_[i].key != address) {
-    if (slots_[i].key == 0) return std::nullopt;
+    if (slots_[i].key == 0) return false;
     i = (i + 1) & mask_;
   }
-  const uint64_t value = slots_[i].value;
+  value = slots_[i].value;
   // Backward shift: pull later members of the probe run into the hole when the
   // hole lies between their home slot and their current slot (cyclically).
   size_t hole = i;
@@ -51,7 +51,7 @@ std::optional<uint64_t> AddressTable::take(uint64_t address) noexcept {
   }
   slots_[hole] = {0, 0};
   --count_;
-  return value;
+  return true;
 }
 
 void AddressTable::clear() noexcept {

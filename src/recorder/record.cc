@@ -105,7 +105,8 @@ bool remember(void* p, uint64_t value) noexcept {
 
 // Under the trace lock: the table value of the recorded block at `key`, which
 // is no longer findable by a free; nothing if no recorded block is there.
-std::optional<uint64_t> take_recorded(uintptr_t key) noexcept {
+// (Inlined, so that the optional stays in registers: see AddressTable::remove.)
+[[gnu::always_inline]] inline std::optional<uint64_t> take_recorded(uintptr_t key) noexcept {
   std::optional<uint64_t> value = g_session.table.take(key);
   if (value && uses_filter()) g_filter.remove(key);
   return value;
