@@ -12,6 +12,7 @@
 // block, those the filter drops too (marked kDropped), because the overview's
 // heap needs their sizes when they are freed.
 #include <algorithm>
+#include <cassert>
 
 #include "analysis/event_time.h"
 #include "analysis/frame_names.h"
@@ -156,26 +157,36 @@ struct AggregateBuilder::Impl {
     }
   }
 
-  // Whether the filter keeps a block at allocation, and its stack's id if so.
-  std::optional<uint32_t> select(uint64_t t, const format::Alloc& e) {
+  // Whether the filter's size, thread and window clauses keep a block at allocation.
+  bool accepts(uint64_t t, const format::Alloc& e) const {
     const Filter& f = a.query.filter;
     const bool too_late = f.window && f.test != WindowTest::Freed && t > f.window->end_ns;
-    if ((f.thread && *f.thread != e.thread) || e.size < f.min_size || e.size > f.max_size || too_late) {
-      return std::nullopt;
-    }
-    auto [stack, is_new] = stack_table.intern(e.backtrace);
+    return !((f.thread && *f.thread != e.thread) || e.size < f.min_size || e.size > f.max_size || too_late);
+  }
+
+  // The stack's id; a new one gets its slots (and is tested against --focus).
+  uint32_t intern(std::span<const uint64_t> frames) {
+    auto [stack, is_new] = stack_table.intern(frames);
     if (is_new) {
       stacks.emplace_back();
-      stack_kept.push_back(stack_passes_focus(e.backtrace) ? 1 : 0);
+      stack_kept.push_back(stack_passes_focus(frames) ? 1 : 0);
       if (alongside) stack_peaks.emplace_back();
     }
+    return stack;
+  }
+
+  // Whether the filter keeps a block at allocation, and its stack's id if so.
+  std::optional<uint32_t> select(uint64_t t, const format::Alloc& e) {
+    if (!accepts(t, e)) return std::nullopt;
+    return kept(intern(e.backtrace));
+  }
+  std::optional<uint32_t> kept(uint32_t stack) const {
     if (!stack_kept[stack]) return std::nullopt;
     return stack;
   }
 
-  void on_alloc(uint64_t t, const format::Alloc& e) {
+  void on_alloc(uint64_t t, const format::Alloc& e, std::optional<uint32_t> stack) {
     if (overview && overview->peak.alloc && *overview->peak.alloc == e.id) peak_passed = true;
-    const std::optional<uint32_t> stack = select(t, e);
     if (!stack) ++a.rejected_blocks;
     if (!alongside) {
       if (stack) live.insert(e.id.value, Block{t, e.size, *stack, e.thread.value, e.n_samples});
@@ -294,13 +305,32 @@ AggregateBuilder::AggregateBuilder(AggregateBuilder&&) noexcept = default;
 void AggregateBuilder::add(const format::Event& event) {
   Impl& s = *impl_;
   if (const auto* alloc = std::get_if<format::Alloc>(&event)) {
-    s.on_alloc(s.clock(alloc->time_ns), *alloc);
+    const uint64_t t = s.clock(alloc->time_ns);
+    s.on_alloc(t, *alloc, s.select(t, *alloc));
   } else if (const auto* free = std::get_if<format::Free>(&event)) {
     s.on_free(s.clock(free->time_ns), *free);
   } else {
     if (auto t = event_time(event)) s.clock(*t);
     if (s.alongside) s.alongside->add(event);
   }
+}
+
+void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,
+                                    std::span<const uint64_t> frames) {
+  Impl& s = *impl_;
+  if (is_new) {
+    // The caller numbers stacks as intern() does, so the ids agree.
+    const uint32_t id = s.intern(frames);
+    assert(id == stack);
+    (void)id;
+  }
+  const uint64_t t = s.clock(alloc.time_ns);
+  s.on_alloc(t, alloc, s.accepts(t, alloc) ? s.kept(stack) : std::nullopt);
+}
+
+void AggregateBuilder::add_time(uint64_t time_ns) {
+  Impl& s = *impl_;
+  s.clock(time_ns);
 }
 
 Aggregate AggregateBuilder::finish() && {

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "analysis/index_aggregate.h"
 #include "format/chunk.h"
 #include "format/crc32c.h"
 #include "format/varint.h"
@@ -461,15 +462,15 @@ struct IndexBuilder::Impl {
   OverviewBuilder first;
   std::optional<Overview> overview;
   std::optional<Query> query;
-  reader::SymbolTable no_symbols;  // the index's query has no --focus
-  std::unique_ptr<AggregateBuilder> second;
+  // The index's query has no filter and no --focus, as ThreadedAggregate needs.
+  std::unique_ptr<ThreadedAggregate> second;
 
   // Pass 1 is over: its Overview resolves the query of pass 2.
   void start_second() {
     if (second) return;
     overview = std::move(first).finish();
     query = resolve(index_args(), *overview).value();  // the default arguments always resolve
-    second = std::make_unique<AggregateBuilder>(*overview, no_symbols, *query);
+    second = std::make_unique<ThreadedAggregate>(*overview, *query);
   }
 };
 

@@ -241,6 +241,18 @@ class AggregateBuilder {
   ~AggregateBuilder();
   AggregateBuilder(AggregateBuilder&&) noexcept;
   void add(const format::Event& event);
+  // add() in parts, for a caller that interns the backtraces itself (the index
+  // builder, on another thread than this builder's). add_interned: an Alloc
+  // whose backtrace (not read) has the stack id `stack`, numbered from 0 in
+  // order of first appearance among all Allocs so far; a new one (`is_new`)
+  // comes with its frames. add() numbers stacks among the Allocs the filter's
+  // size, thread and window clauses keep, so the two number them alike when
+  // those clauses keep every Alloc, as the index's query does. add_time: any
+  // event but an Alloc or a Free, by its time (in pass 2 that is all add()
+  // uses of it). Not for one pass (OverviewBuilder alongside).
+  void add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,
+                    std::span<const uint64_t> frames);
+  void add_time(uint64_t time_ns);
   Aggregate finish() &&;
 
  private:
