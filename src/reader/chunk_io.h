@@ -56,8 +56,13 @@ struct CompactOptions {
   uint32_t max_events_payload = 4u << 20;  // events chunks are merged up to this raw size
   // Called with every event as the compaction decodes it (the same events, in the
   // same order, that a Reader of the output delivers, SymbolDefs aside), so work
-  // over the events can ride on this read instead of another one.
-  std::function<void(const format::Event&)> on_event{};
+  // over the events can ride on this read instead of another one. The second
+  // argument is Reader::fresh_frames() for it.
+  std::function<void(const format::Event&, uint32_t fresh_frames)> on_event{};
+  // Called once the last event is decoded, before the compression of the last
+  // chunks is waited for, with Compacted::damage (not called when the header
+  // is unreadable).
+  std::function<void(const std::optional<Error>& damage)> on_events_done{};
 };
 struct Compacted {
   std::vector<uint8_t> bytes;   // a valid trace: prologue, header, merged compressed chunks

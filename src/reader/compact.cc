@@ -118,14 +118,15 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
         if (out.damage) columns.truncate(before);
         break;
       }
-      if (opt.on_event) opt.on_event(*event);
+      if (opt.on_event) opt.on_event(*event, decoder->fresh_frames());
       // Cut only between events: never between a realloc's Free and its Alloc.
       if (columns.size() >= cap && !decoder->pending()) columns.flush();
     }
   }
   columns.flush();
-  writer.finish();
   if (!out.damage) out.damage = list.error;  // where the chunk scan stopped, if it did
+  if (opt.on_events_done) opt.on_events_done(out.damage);
+  writer.finish();
   return out;
 }
 

@@ -22,8 +22,49 @@ struct Collected {
   ModuleMap modules;
   std::vector<AddressInModule> addresses;
   uint64_t events = 0;
-  bool has_symbols = false;
   std::optional<Error> damage;
+};
+
+// Pass 1 over the events (tap->first rides on it), from whichever read.
+class Collector {
+ public:
+  explicit Collector(FinalizeTap* tap) : tap_(tap) {}
+
+  // `fresh`: Reader::fresh_frames() for an Alloc.
+  void add(const format::Event& e, uint32_t fresh) {
+    if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
+    ++c_.events;
+    if (tap_) tap_->first(e);
+    if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
+      // The other frames were seen with an earlier Alloc.
+      for (uint64_t address : alloc->backtrace.first(std::min<size_t>(fresh, alloc->backtrace.size()))) {
+        if (!seen_.insert(address).second) continue;
+        if (auto m = c_.modules.find(address)) {
+          c_.addresses.push_back({address, *m});
+        } else {
+          unmapped_.push_back(address);
+        }
+      }
+    } else if (const auto* load = std::get_if<format::ModuleLoad>(&e)) {
+      c_.modules.load(*load);
+    } else if (const auto* unload = std::get_if<format::ModuleUnload>(&e)) {
+      c_.modules.unload(unload->start);
+    }
+  }
+
+  Collected finish(std::optional<Error> damage) && {
+    for (uint64_t address : unmapped_) {
+      if (auto m = c_.modules.find_any_time(address)) c_.addresses.push_back({address, *m});
+    }
+    c_.damage = std::move(damage);
+    return std::move(c_);
+  }
+
+ private:
+  FinalizeTap* tap_;
+  Collected c_;
+  std::unordered_set<uint64_t> seen_;
+  std::vector<uint64_t> unmapped_;  // seen while no module covered them
 };
 
 Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) {
@@ -34,38 +75,10 @@ Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) 
   return opened;
 }
 
-// Pass 1 over the events (tap->first rides on it).
 Collected collect(reader::Reader& r, FinalizeTap* tap) {
-  Collected c;
-  c.has_symbols = r.has_symbols_section();
-  std::unordered_set<uint64_t> seen;
-  std::vector<uint64_t> unmapped;  // seen while no module covered them
-  while (const format::Event* e = r.next()) {
-    if (std::holds_alternative<format::SymbolDef>(*e)) continue;  // replaced or kept as a whole
-    ++c.events;
-    if (tap) tap->first(*e);
-    if (const auto* alloc = std::get_if<format::Alloc>(e)) {
-      // The other frames were seen with an earlier Alloc.
-      const size_t fresh = std::min<size_t>(r.fresh_frames(), alloc->backtrace.size());
-      for (uint64_t address : alloc->backtrace.first(fresh)) {
-        if (!seen.insert(address).second) continue;
-        if (auto m = c.modules.find(address)) {
-          c.addresses.push_back({address, *m});
-        } else {
-          unmapped.push_back(address);
-        }
-      }
-    } else if (const auto* load = std::get_if<format::ModuleLoad>(e)) {
-      c.modules.load(*load);
-    } else if (const auto* unload = std::get_if<format::ModuleUnload>(e)) {
-      c.modules.unload(unload->start);
-    }
-  }
-  for (uint64_t address : unmapped) {
-    if (auto m = c.modules.find_any_time(address)) c.addresses.push_back({address, *m});
-  }
-  c.damage = r.error();
-  return c;
+  Collector collector(tap);
+  while (const format::Event* e = r.next()) collector.add(*e, r.fresh_frames());
+  return std::move(collector).finish(r.error());
 }
 
 // Pass 2 for the tap: the events again, as the compaction keeps them (the two
@@ -78,6 +91,20 @@ std::optional<Error> second_pass(const std::string& input, FinalizeTap& tap) {
     if (!std::holds_alternative<format::SymbolDef>(*e)) tap.second(*e);
   }
   return r.error();
+}
+
+// Whether the compaction's read of `file` delivers exactly the events, and
+// stops at exactly the damage, that a Reader's does: when every chunk is
+// intact and holds events (a recorder's raw trace, not cut short). Both then
+// run the same decoder over the same chunks. Elsewhere they differ in what
+// they skip and how they word an early end, so pass 1 reads for itself.
+bool one_read_will_do(std::span<const uint8_t> file) {
+  const reader::ChunkList list = reader::scan_chunks(file);
+  if (list.error || list.chunks.empty()) return false;
+  return std::all_of(list.chunks.begin() + 1, list.chunks.end(), [](const reader::ChunkView& c) {
+    return c.type == static_cast<uint8_t>(format::ChunkType::Events) ||
+           c.type == static_cast<uint8_t>(format::ChunkType::EventsColumns);
+  });
 }
 
 bool is(const reader::ChunkView& chunk, format::ChunkType type) {
@@ -129,16 +156,50 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   auto bytes = reader::Bytes::map_file(input);
   if (!bytes) return bytes.error();
 
-  // Three jobs that share no state, on up to three threads: the compaction
-  // (which compresses on a thread of its own), and pass 1 (collect) followed
-  // by symbolisation (which needs only pass 1's addresses) alongside the tap's
-  // pass 2 (which needs pass 1 finished). Each job's failure surfaces through
-  // its future, here.
-  std::future<Expected<reader::Compacted>> compaction = std::async(std::launch::async, [&] {
-    return reader::compact_trace((*bytes)->data(), {.zstd_level = options.zstd_level});
-  });
+  // Pass 1 (collect, and the tap's first) and the compaction are one read of
+  // the events when that changes nothing (one_read_will_do), else two reads on
+  // two threads. The compaction compresses on a thread of its own. Once pass 1
+  // is over, the symbolisation (which needs only its addresses) runs beside
+  // the tap's pass 2 (which needs it finished). Each job's failure surfaces
+  // here, through its future.
   if (options.tap) options.tap->begin(r.info());
-  Collected c = collect(r, options.tap);
+  const bool one_read = one_read_will_do((*bytes)->data());
+  std::optional<Collector> riding;
+  if (one_read) riding.emplace(options.tap);
+  // The compaction's damage once its decoding is over: set by its thread, once.
+  std::promise<std::optional<Error>> decoded;
+  bool decoded_set = false;  // touched by that thread only
+  auto decoding_over = [&](std::optional<Error> damage, std::exception_ptr failure = nullptr) {
+    if (decoded_set) return;
+    decoded_set = true;
+    if (failure) {
+      decoded.set_exception(failure);
+    } else {
+      decoded.set_value(std::move(damage));
+    }
+  };
+  std::future<Expected<reader::Compacted>> compaction = std::async(std::launch::async, [&] {
+    reader::CompactOptions compact{.zstd_level = options.zstd_level};
+    if (one_read) {
+      compact.on_event = [&](const format::Event& e, uint32_t fresh) { riding->add(e, fresh); };
+      compact.on_events_done = [&](const std::optional<Error>& damage) { decoding_over(damage); };
+    }
+    try {
+      auto result = reader::compact_trace((*bytes)->data(), compact);
+      decoding_over(result ? result->damage : result.error());
+      return result;
+    } catch (...) {
+      decoding_over(std::nullopt, std::current_exception());
+      throw;
+    }
+  });
+  Collected c;
+  if (one_read) {
+    // The wait orders the compaction thread's work on `riding` before ours.
+    c = std::move(*riding).finish(decoded.get_future().get());
+  } else {
+    c = collect(r, options.tap);
+  }
   stats.events = c.events;
   stats.addresses = c.addresses.size();
   stats.modules = c.modules.modules().size();

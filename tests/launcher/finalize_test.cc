@@ -133,6 +133,83 @@ TEST(Finalize, TruncatedTraceKeepsEveryCompleteChunk) {
   EXPECT_EQ(r->symbols().count(sites.widgets), 1u);
 }
 
+// Counts what the finaliser hands its tap.
+class CountingTap : public FinalizeTap {
+ public:
+  void begin(const format::TraceInfo&) override {}
+  void first(const format::Event&) override { ++firsts; }
+  void second(const format::Event&) override { ++seconds; }
+  std::optional<std::vector<uint8_t>> index(std::span<const uint8_t>) override {
+    asked = true;
+    return std::vector<uint8_t>{1, 2, 3};
+  }
+  uint64_t firsts = 0, seconds = 0;
+  bool asked = false;
+};
+
+// A raw trace whose chunks are all intact is compacted and collected in one
+// read. Damage the decoder finds inside such a chunk (its CRC recomputed) must
+// be reported as a Reader reports it, with the events before it kept and
+// counted as a Reader counts them, and no index.
+TEST(Finalize, DamageInsideAnIntactChunkIsReportedAsAReaderReportsIt) {
+  const Sites sites = capture_sites();
+  TraceBuilder trace(format::Mode::All);
+  for (const Module& m : loaded_modules()) trace.module_load(m);
+  trace.flush();
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    for (int i = 0; i < 10; ++i) trace.alloc({sites.widgets, sites.c}, 64 + i, 100 * chunk + i);
+    trace.flush();
+  }
+  TempDir dir;
+  trace.write(dir / "whole.trace");
+  CountingTap whole_tap;
+  auto whole = finalize_trace(dir / "whole.trace", dir / "whole.out", {.tap = &whole_tap});
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_FALSE(whole->damage);
+  EXPECT_EQ(whole->events, trace.events());
+  EXPECT_EQ(whole_tap.firsts, trace.events());
+  EXPECT_EQ(whole_tap.seconds, trace.events());
+  EXPECT_TRUE(whole_tap.asked);
+
+  // The third events chunk's first event code becomes 7 (there is none).
+  const reader::ChunkList list = reader::scan_chunks(trace.bytes());
+  ASSERT_FALSE(list.error);
+  ASSERT_GE(list.chunks.size(), 5u);
+  std::vector<uint8_t> damaged(trace.bytes().begin(), trace.bytes().begin() + format::kPrologueSize);
+  for (size_t i = 0; i < list.chunks.size(); ++i) {
+    const reader::ChunkView& c = list.chunks[i];
+    ASSERT_EQ(c.flags, 0);
+    std::vector<uint8_t> payload(c.stored.begin(), c.stored.end());
+    if (i == 4) payload.at(16) = 0xff;  // after the start time and alloc-id base
+    format::append_chunk(damaged, static_cast<format::ChunkType>(c.type), payload);
+  }
+  {
+    std::ofstream out(dir / "damaged.trace", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(damaged.data()), static_cast<std::streamsize>(damaged.size()));
+  }
+  auto r = open_or_fail(dir / "damaged.trace");
+  ASSERT_TRUE(r);
+  const uint64_t readable = count_events(*r);
+  ASSERT_TRUE(r->error());
+  EXPECT_LT(readable, trace.events());
+
+  CountingTap tap;
+  auto stats = finalize_trace(dir / "damaged.trace", dir / "damaged.out", {.tap = &tap});
+  ASSERT_TRUE(stats) << stats.error().message;
+  ASSERT_TRUE(stats->damage);
+  EXPECT_EQ(stats->damage->message, r->error()->message);
+  EXPECT_EQ(stats->damage->offset, r->error()->offset);
+  EXPECT_EQ(stats->events, readable);
+  EXPECT_EQ(tap.firsts, readable);
+  EXPECT_EQ(tap.seconds, 0u);
+  EXPECT_FALSE(tap.asked);
+  EXPECT_EQ(stats->index_bytes, 0u);
+  auto out = open_or_fail(dir / "damaged.out");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(count_events(*out), readable);
+  EXPECT_FALSE(out->error());
+}
+
 TEST(Finalize, LeavesASymbolisedTraceAloneUnlessAskedToRedoIt) {
   const Sites sites = capture_sites();
   TraceBuilder trace;
