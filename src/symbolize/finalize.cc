@@ -10,6 +10,7 @@
 #include "format/wire.h"
 #include "reader/bytes.h"
 #include "reader/chunk_io.h"
+#include "reader/native_reader.h"
 #include "reader/reader.h"
 #include "symbolize/atomic_file.h"
 
@@ -81,10 +82,21 @@ Collected collect(reader::Reader& r, FinalizeTap* tap) {
   return std::move(collector).finish(r.error());
 }
 
+// The compaction's mapping of the input, lent to pass 2's reader (a mapping
+// of its own would count twice in the resident size).
+class LentBytes final : public reader::Bytes {
+ public:
+  explicit LentBytes(const reader::Bytes& owner) : Bytes(owner.name()), data_(owner.data()) {}
+  std::span<const uint8_t> data() const override { return data_; }
+
+ private:
+  std::span<const uint8_t> data_;
+};
+
 // Pass 2 for the tap: the events again, as the compaction keeps them (the two
 // agree when neither stopped at damage, the only case the index is written in).
-std::optional<Error> second_pass(const std::string& input, FinalizeTap& tap) {
-  auto opened = open_native(input);
+std::optional<Error> second_pass(const reader::Bytes& input, FinalizeTap& tap) {
+  auto opened = reader::open_native(std::make_unique<LentBytes>(input));
   if (!opened) return opened.error();
   reader::Reader& r = **opened;
   while (const format::Event* e = r.next()) {
@@ -200,6 +212,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   } else {
     c = collect(r, options.tap);
   }
+  opened->reset();  // unmaps: three live mappings of the input would count thrice in RSS
   stats.events = c.events;
   stats.addresses = c.addresses.size();
   stats.modules = c.modules.modules().size();
@@ -220,13 +233,14 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   // After damage no index is written, so pass 2 is not needed then.
   const bool want_index = options.tap && !stats.damage;
   if (want_index) {
-    if (auto e = second_pass(input, *options.tap)) stats.damage = *e;
+    if (auto e = second_pass(**bytes, *options.tap)) stats.damage = *e;
   }
 
   auto compacted = compaction.get();
   if (!compacted) return compacted.error();
   if (!stats.damage) stats.damage = compacted->damage;
-  std::vector<uint8_t> out = without(compacted->bytes, replace_symbols);
+  // (The one read is only taken when the input holds nothing but events.)
+  std::vector<uint8_t> out = one_read ? std::move(compacted->bytes) : without(compacted->bytes, replace_symbols);
 
   if (options.symbolize) {
     const reader::SymbolTable table = symbols.get();
