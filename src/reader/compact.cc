@@ -32,7 +32,7 @@ class ColumnChunk {
     id_base_ = id_base;
     open_ = true;
   }
-  std::array<std::vector<uint8_t>, kStreams>& taps() { return taps_; }
+  Taps& taps() { return taps_; }
   size_t size() const {
     size_t n = 0;
     for (const auto& t : taps_) n += t.size();
@@ -40,7 +40,7 @@ class ColumnChunk {
   }
   // Keeps only the first sizes[i] bytes of each stream (drops a half-read event).
   void truncate(const std::array<size_t, kStreams>& sizes) {
-    for (size_t i = 0; i < kStreams; ++i) taps_[i].resize(sizes[i]);
+    for (size_t i = 0; i < kStreams; ++i) taps_[i].truncate(sizes[i]);
   }
   void flush() {
     if (open_ && size() != 0) {
@@ -57,7 +57,7 @@ class ColumnChunk {
 
  private:
   ChunkWriter& out_;
-  std::array<std::vector<uint8_t>, kStreams> taps_;
+  Taps taps_;
   uint64_t time_us_ = 0, id_base_ = 0;
   bool open_ = false;
 };

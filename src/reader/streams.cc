@@ -25,12 +25,11 @@ std::optional<Error> read_columns(Cursor& c, std::array<Cursor, kStreams>& out) 
   return std::nullopt;
 }
 
-void write_columns(std::vector<uint8_t>& payload,
-                   const std::array<std::vector<uint8_t>, kStreams>& streams) {
+void write_columns(std::vector<uint8_t>& payload, const Taps& streams) {
   payload.push_back(static_cast<uint8_t>(kStreams));
   uint8_t buf[format::kMaxVarint];
-  for (const auto& s : streams) payload.insert(payload.end(), buf, format::put_varint(buf, s.size()));
-  for (const auto& s : streams) payload.insert(payload.end(), s.begin(), s.end());
+  for (const TapBuffer& s : streams) payload.insert(payload.end(), buf, format::put_varint(buf, s.size()));
+  for (const TapBuffer& s : streams) payload.insert(payload.end(), s.bytes().begin(), s.bytes().end());
 }
 
 }  // namespace memloupe::reader

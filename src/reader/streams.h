@@ -7,9 +7,12 @@
 // also the transposer that builds the column form from the row form.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,29 @@ namespace memloupe::reader {
 
 using format::Stream;
 inline constexpr size_t kStreams = static_cast<size_t>(Stream::Count);
+
+// One stream's bytes as the taps split them off: a field (1-10 bytes) at a
+// time, millions of times per trace, so appending is an inline copy into
+// storage that grows rarely (a vector's range insert is a call per field).
+class TapBuffer {
+ public:
+  void append(const uint8_t* p, size_t n) {
+    if (n == 0) return;  // (an empty field may have no data pointer, which memcpy must not get)
+    if (storage_.size() - used_ < n) grow(n);
+    std::memcpy(storage_.data() + used_, p, n);
+    used_ += n;
+  }
+  size_t size() const { return used_; }
+  void truncate(size_t n) { used_ = std::min(used_, n); }
+  void clear() { used_ = 0; }
+  std::span<const uint8_t> bytes() const { return {storage_.data(), used_}; }
+
+ private:
+  void grow(size_t n) { storage_.resize(std::max(storage_.size() * 2, used_ + n + 4096)); }
+  std::vector<uint8_t> storage_;
+  size_t used_ = 0;
+};
+using Taps = std::array<TapBuffer, kStreams>;
 
 class Streams {
  public:
@@ -34,7 +60,7 @@ class Streams {
     row_ = false;
   }
   // Split mode: every byte a field consumes is also appended to taps[stream].
-  void set_taps(std::array<std::vector<uint8_t>, kStreams>* taps) { taps_ = taps; }
+  void set_taps(Taps* taps) { taps_ = taps; }
 
   Cursor& at(Stream s) { return cursors_[row_ ? 0 : static_cast<size_t>(s)]; }
   bool at_end(Stream s) { return at(s).at_end(); }
@@ -71,23 +97,18 @@ class Streams {
     Cursor& c = at(s);
     const size_t before = c.pos();
     if (!read(c)) return false;
-    if (taps_) {
-      auto& out = (*taps_)[static_cast<size_t>(s)];
-      out.insert(out.end(), c.data().begin() + static_cast<long>(before),
-                 c.data().begin() + static_cast<long>(c.pos()));
-    }
+    if (taps_) (*taps_)[static_cast<size_t>(s)].append(c.data().data() + before, c.pos() - before);
     return true;
   }
 
   std::array<Cursor, kStreams> cursors_{};
   bool row_ = true;
-  std::array<std::vector<uint8_t>, kStreams>* taps_ = nullptr;
+  Taps* taps_ = nullptr;
 };
 
 // The column form's layout after the 16-byte prefix: u8 stream count (kStreams),
 // kStreams varint lengths, then the streams in order, which must fill the rest.
 std::optional<Error> read_columns(Cursor& c, std::array<Cursor, kStreams>& out);
-void write_columns(std::vector<uint8_t>& payload,
-                   const std::array<std::vector<uint8_t>, kStreams>& streams);
+void write_columns(std::vector<uint8_t>& payload, const Taps& streams);
 
 }  // namespace memloupe::reader
