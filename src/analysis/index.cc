@@ -459,7 +459,7 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
 
 struct IndexBuilder::Impl {
   explicit Impl(const format::TraceInfo& info) : first(info) {}
-  OverviewBuilder first;
+  ThreadedOverview first;
   std::optional<Overview> overview;
   std::optional<Query> query;
   // The index's query has no filter and no --focus, as ThreadedAggregate needs.

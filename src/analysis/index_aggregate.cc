@@ -5,38 +5,50 @@
 #include "analysis/event_time.h"
 
 namespace memloupe::analysis {
+namespace {
 
-ThreadedAggregate::ThreadedAggregate(const Overview& overview, const Query& query)
-    : builder_(overview, no_symbols_, query) {
+using Record = EventPipe::Record;
+using Kind = EventPipe::Kind;
+
+format::Alloc alloc_of(const Record& r) {
+  format::Alloc a;
+  a.id = format::AllocId{r.id};
+  a.thread = format::ThreadId{r.thread};
+  a.time_ns = r.time_ns;
+  a.size = r.size;
+  a.n_samples = r.n_samples;
+  return a;
+}
+
+format::Free free_of(const Record& r) {
+  return format::Free{format::AllocId{r.id}, format::ThreadId{r.thread}, r.time_ns, format::Func::Free};
+}
+
+Record record_of(const format::Alloc& a, uint32_t stack = 0, bool is_new = false) {
+  return Record{Kind::Alloc, is_new, a.thread.value, a.n_samples, stack,
+                is_new ? static_cast<uint32_t>(a.backtrace.size()) : 0, a.time_ns, a.id.value, a.size};
+}
+
+Record record_of(const format::Free& f) {
+  return Record{Kind::Free, false, f.thread.value, 0, 0, 0, f.time_ns, f.id.value, 0};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- EventPipe
+
+EventPipe::EventPipe(std::function<void(const Batch&)> consume) : consume_(std::move(consume)) {
   filling_.records.reserve(kBatch);
   worker_ = std::thread([this] { run(); });
 }
 
-ThreadedAggregate::~ThreadedAggregate() { stop(); }
+EventPipe::~EventPipe() { stop(); }
 
-void ThreadedAggregate::add(const format::Event& event) {
-  Record r{};
-  if (const auto* a = std::get_if<format::Alloc>(&event)) {
-    const auto [stack, is_new] = stacks_.intern(a->backtrace);
-    if (is_new) filling_.frames.insert(filling_.frames.end(), a->backtrace.begin(), a->backtrace.end());
-    r = Record{Kind::Alloc, is_new, a->thread.value, a->n_samples, stack,
-               is_new ? static_cast<uint32_t>(a->backtrace.size()) : 0, a->time_ns, a->id.value, a->size};
-  } else if (const auto* f = std::get_if<format::Free>(&event)) {
-    r = Record{Kind::Free, false, f->thread.value, 0, 0, 0, f->time_ns, f->id.value, 0};
-  } else if (const std::optional<uint64_t> t = event_time(event)) {
-    r = Record{Kind::Time, false, 0, 0, 0, 0, *t, 0, 0};
-  } else {
-    return;  // no time: add() does nothing with it in pass 2
-  }
-  filling_.records.push_back(r);
-  if (filling_.records.size() == kBatch) send();
-}
-
-void ThreadedAggregate::send() {
+void EventPipe::send() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return queue_.size() < kMaxQueued || failure_; });
   if (failure_) {
-    filling_.records.clear();  // finish() rethrows; nothing more is counted
+    filling_.records.clear();  // drain() or finish() rethrows; nothing more is consumed
     filling_.frames.clear();
     return;
   }
@@ -51,57 +63,26 @@ void ThreadedAggregate::send() {
   changed_.notify_all();
 }
 
-void ThreadedAggregate::run() {
-  try {
-    for (;;) {
-      Batch batch;
-      {
-        std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return !queue_.empty() || closing_; });
-        if (queue_.empty()) return;
-        batch = std::move(queue_.front());
-        queue_.pop_front();
-        changed_.notify_all();
-      }
-      size_t frames_at = 0;
-      for (const Record& r : batch.records) {
-        switch (r.kind) {
-          case Kind::Alloc: {
-            format::Alloc a;
-            a.id = format::AllocId{r.id};
-            a.thread = format::ThreadId{r.thread};
-            a.time_ns = r.time_ns;
-            a.size = r.size;
-            a.n_samples = r.n_samples;
-            std::span<const uint64_t> frames;
-            if (r.new_stack) {
-              frames = std::span<const uint64_t>(batch.frames).subspan(frames_at, r.new_frames);
-              frames_at += r.new_frames;
-            }
-            builder_.add_interned(a, r.stack, r.new_stack, frames);
-            break;
-          }
-          case Kind::Free:
-            builder_.add(format::Free{format::AllocId{r.id}, format::ThreadId{r.thread}, r.time_ns, format::Func::Free});
-            break;
-          case Kind::Time:
-            builder_.add_time(r.time_ns);
-            break;
-        }
-      }
-      batch.records.clear();
-      batch.frames.clear();
-      std::lock_guard lock(mutex_);
-      spare_.push_back(std::move(batch));
-    }
-  } catch (...) {
-    std::lock_guard lock(mutex_);
-    failure_ = std::current_exception();
-    changed_.notify_all();
-  }
+void EventPipe::drain() {
+  if (!filling_.records.empty()) send();
+  std::unique_lock lock(mutex_);
+  // The mutex orders the worker's work on the batches before our return.
+  changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || failure_; });
+  lock.unlock();
+  rethrow();
 }
 
-void ThreadedAggregate::stop() {
+void EventPipe::finish() {
+  drain();
+  stop();
+}
+
+void EventPipe::rethrow() {
+  std::lock_guard lock(mutex_);
+  if (failure_) std::rethrow_exception(failure_);
+}
+
+void EventPipe::stop() {
   {
     std::lock_guard lock(mutex_);
     closing_ = true;
@@ -110,10 +91,110 @@ void ThreadedAggregate::stop() {
   if (worker_.joinable()) worker_.join();
 }
 
+void EventPipe::run() {
+  for (;;) {
+    Batch batch;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return !queue_.empty() || closing_; });
+      if (queue_.empty() || failure_) return;  // closing; or failed, with nothing to do
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      changed_.notify_all();
+    }
+    std::exception_ptr failure;
+    try {
+      consume_(batch);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    batch.records.clear();
+    batch.frames.clear();
+    std::lock_guard lock(mutex_);
+    busy_ = false;
+    if (failure) {
+      failure_ = failure;
+      queue_.clear();
+    } else {
+      spare_.push_back(std::move(batch));
+    }
+    changed_.notify_all();
+  }
+}
+
+// ---------------------------------------------------------------- ThreadedOverview
+
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info)
+    : builder_(info), pipe_([this](const EventPipe::Batch& batch) {
+        for (const Record& r : batch.records) {
+          if (r.kind == Kind::Alloc) {
+            builder_.add(alloc_of(r));
+          } else {
+            builder_.add(free_of(r));
+          }
+        }
+      }) {}
+
+void ThreadedOverview::add(const format::Event& event) {
+  if (const auto* a = std::get_if<format::Alloc>(&event)) {
+    pipe_.push(record_of(*a));
+  } else if (const auto* f = std::get_if<format::Free>(&event)) {
+    pipe_.push(record_of(*f));
+  } else {
+    pipe_.drain();
+    builder_.add(event);
+  }
+}
+
+Overview ThreadedOverview::finish() && {
+  pipe_.finish();
+  return std::move(builder_).finish();
+}
+
+// ---------------------------------------------------------------- ThreadedAggregate
+
+ThreadedAggregate::ThreadedAggregate(const Overview& overview, const Query& query)
+    : builder_(overview, no_symbols_, query), pipe_([this](const EventPipe::Batch& batch) {
+        size_t frames_at = 0;
+        for (const Record& r : batch.records) {
+          switch (r.kind) {
+            case Kind::Alloc: {
+              std::span<const uint64_t> frames;
+              if (r.new_stack) {
+                frames = std::span<const uint64_t>(batch.frames).subspan(frames_at, r.new_frames);
+                frames_at += r.new_frames;
+              }
+              builder_.add_interned(alloc_of(r), r.stack, r.new_stack, frames);
+              break;
+            }
+            case Kind::Free:
+              builder_.add(free_of(r));
+              break;
+            case Kind::Time:
+              builder_.add_time(r.time_ns);
+              break;
+          }
+        }
+      }) {}
+
+void ThreadedAggregate::add(const format::Event& event) {
+  if (const auto* a = std::get_if<format::Alloc>(&event)) {
+    const auto [stack, is_new] = stacks_.intern(a->backtrace);
+    if (is_new) {
+      std::vector<uint64_t>& frames = pipe_.filling().frames;
+      frames.insert(frames.end(), a->backtrace.begin(), a->backtrace.end());
+    }
+    pipe_.push(record_of(*a, stack, is_new));
+  } else if (const auto* f = std::get_if<format::Free>(&event)) {
+    pipe_.push(record_of(*f));
+  } else if (const std::optional<uint64_t> t = event_time(event)) {
+    pipe_.push(Record{Kind::Time, false, 0, 0, 0, 0, *t, 0, 0});
+  }  // no time: add() does nothing with it in pass 2
+}
+
 Aggregate ThreadedAggregate::finish() && {
-  if (!filling_.records.empty()) send();
-  stop();  // the join orders the worker's work before what follows
-  if (failure_) std::rethrow_exception(failure_);
+  pipe_.finish();
   return std::move(builder_).finish();
 }
 

@@ -1,6 +1,7 @@
-// ThreadedAggregate against AggregateBuilder::add over the same events: the
-// encoded index (every count, f64 bits included, every series bucket, the
-// stacks in order) must be the same bytes.
+// ThreadedOverview and ThreadedAggregate against OverviewBuilder::add and
+// AggregateBuilder::add over the same events: the encoded index (every count,
+// f64 bits included, every heap point and series bucket, the stacks in order)
+// must be the same bytes.
 #include "analysis/index_aggregate.h"
 
 #include <gtest/gtest.h>
@@ -56,7 +57,7 @@ TEST(ThreadedAggregate, GivesTheBytesOfAggregateBuilder) {
   for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
     for (uint64_t seed : {1, 2, 3}) {
       // More events than a few batches, and a seed whose trace ends mid-batch.
-      const Script s = random_trace(mode, seed, 3 * static_cast<int>(ThreadedAggregate::kBatch) * static_cast<int>(seed) + 17);
+      const Script s = random_trace(mode, seed, 3 * static_cast<int>(EventPipe::kBatch) * static_cast<int>(seed) + 17);
       OverviewBuilder ob(s.info);
       for (const format::Event& e : s.events) ob.add(e);
       const Overview overview = std::move(ob).finish();
@@ -81,6 +82,27 @@ TEST(ThreadedAggregate, GivesTheBytesOfAggregateBuilder) {
   }
 }
 
+TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    for (uint64_t seed : {5, 6}) {
+      const Script s = random_trace(mode, seed, 2 * static_cast<int>(EventPipe::kBatch) * static_cast<int>(seed) + 3);
+      OverviewBuilder serial(s.info);
+      ThreadedOverview threaded(s.info);
+      for (const format::Event& e : s.events) {
+        serial.add(e);
+        threaded.add(e);
+      }
+      const Overview want = std::move(serial).finish();
+      const Overview got = std::move(threaded).finish();
+      ASSERT_GT(want.markers.size(), 1u);  // rare events were interleaved
+      const std::vector<uint8_t> bytes = encoded(want, Aggregate{});
+      ASSERT_GT(bytes.size(), 1000u);  // the heap series is in there
+      EXPECT_EQ(encoded(got, Aggregate{}), bytes) << "seed " << seed;
+      EXPECT_EQ(got.events, want.events);
+    }
+  }
+}
+
 TEST(ThreadedAggregate, DestroyedUnfinishedStopsItsWorker) {
   const Script s = random_trace(format::Mode::All, 4, 20000);
   OverviewBuilder ob(s.info);
@@ -89,7 +111,9 @@ TEST(ThreadedAggregate, DestroyedUnfinishedStopsItsWorker) {
   const Query query = resolve(QueryArgs{}, overview).value();
   ThreadedAggregate threaded(overview, query);
   for (const format::Event& e : s.events) threaded.add(e);
-  // Leaving the scope must join the worker (a damaged input never asks for the index).
+  ThreadedOverview overview_threaded(s.info);
+  for (const format::Event& e : s.events) overview_threaded.add(e);
+  // Leaving the scope must join the workers (a damaged input never asks for the index).
 }
 
 }  // namespace
