@@ -62,7 +62,7 @@ void TraceClock::start(bool force_usable) noexcept {
   // Single-threaded here (session start, or a fork child's restart): a sequence
   // left odd by a parent's flush thread caught mid-publish is simply reset.
   seq_.store(0, std::memory_order_relaxed);
-  publish(0, 0, 0);
+  publish(0, 0, 0, 0);
   usable_ = force_usable || tsc_usable();
   const Pair p = read_pair();
   base_tsc_ = p.mid;
@@ -75,7 +75,7 @@ void TraceClock::calibrate() noexcept {
   if (p.mid <= base_tsc_) {  // the TSC went back: start over
     base_tsc_ = p.mid;
     base_ns_ = p.ns;
-    publish(0, 0, 0);
+    publish(0, 0, 0, 0);
     return;
   }
   if (p.ns < base_ns_ + kMinBaselineNs) return;
@@ -84,30 +84,36 @@ void TraceClock::calibrate() noexcept {
   if (mult == 0) {
     // Anchored at the ticks read before the clock: the line starts at or just
     // above CLOCK_MONOTONIC, so no thread's reading steps back at the switch.
-    publish(p.before, p.ns, to_mult(rate));
+    publish(p.before, p.ns, to_mult(rate), 0);
     return;
   }
-  const uint64_t line =
-      at(p.mid, anchor_tsc_.load(std::memory_order_relaxed), anchor_ns_.load(std::memory_order_relaxed), mult);
-  const auto error = static_cast<int64_t>(line - p.ns);  // > 0: the line is ahead
+  const uint64_t old_tsc = anchor_tsc_.load(std::memory_order_relaxed);
+  const uint64_t old_ns = anchor_ns_.load(std::memory_order_relaxed);
+  const auto old_slew = static_cast<int64_t>(slew_.load(std::memory_order_relaxed));
+  const auto error = static_cast<int64_t>(at(p.mid, old_tsc, old_ns, mult, old_slew) - p.ns);  // > 0: ahead
   if (error > static_cast<int64_t>(kMaxErrorNs) || error < -static_cast<int64_t>(kMaxErrorNs)) {
     base_tsc_ = p.mid;
     base_ns_ = p.ns;
-    publish(0, 0, 0);
+    publish(0, 0, 0, 0);
     return;
   }
-  // One ns above the old line's reading: a reader that still used the old line
-  // for a tick a hair past p.mid may have rounded up where this rounds down.
-  publish(p.mid, line + 1, to_mult(rate * (1.0 - static_cast<double>(error) / static_cast<double>(kSlewNs))));
+  // Anchored at a tick read just now, where the old line stands, so that
+  // readers still on the old line (until publish() below) cannot have gone
+  // further along it than the new one starts; one ns above it, for a reader
+  // a hair past this tick that rounded up where this rounds down.
+  const uint64_t now = ticks();
+  const uint64_t start = at(now, old_tsc, old_ns, mult, old_slew) + 1;
+  publish(now, start, to_mult(rate), error + 1);
 }
 
-void TraceClock::publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult) noexcept {
+void TraceClock::publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult, int64_t slew) noexcept {
   const uint64_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   anchor_tsc_.store(anchor_tsc, std::memory_order_relaxed);
   anchor_ns_.store(anchor_ns, std::memory_order_relaxed);
   mult_.store(mult, std::memory_order_relaxed);
+  slew_.store(static_cast<uint64_t>(slew), std::memory_order_relaxed);
   seq_.store(s + 2, std::memory_order_release);
 }
 

@@ -7,16 +7,21 @@
 // synchronised across cores), a read is rdtsc mapped onto CLOCK_MONOTONIC by a
 // line the flush thread fits (calibrate(), every RSS period):
 //
-//   ns = anchor_ns + (tsc - anchor_tsc) * mult / 2^32
+//   d  = (tsc - anchor_tsc) * mult / 2^32
+//   ns = anchor_ns + d - min(d / 64, slew)      (slew >= 0: the line was ahead)
+//   ns = anchor_ns + d + min(d / 64, -slew)     (slew < 0: it was behind)
 //
 //  - Until the first fit (the first 20-50 ms of a session), and wherever the TSC
 //    is not usable, reads are clock_gettime.
 //  - The first fit measures ticks per ns over at least kMinBaselineNs from the
-//    session start; each later one re-anchors the line where the old one stands
-//    (continuous, so readings never step) and sets its slope to the long-baseline
-//    rate corrected to meet CLOCK_MONOTONIC again by the next fit (slewing, as
-//    NTP does): the error stays within a few µs of CLOCK_MONOTONIC, readings on
-//    one thread never decrease, and all threads read the same line.
+//    session start, and each later one over the whole session so far (the rate
+//    only gets more exact). A re-fit anchors the new line where the old one
+//    stands (continuous, so readings never step) and absorbs the old line's
+//    error against CLOCK_MONOTONIC at 1/64 of the rate, then runs at the fitted
+//    rate (slewing, as NTP does, but bounded: however late the next fit comes,
+//    the slew cannot overshoot). The error stays within a few µs of
+//    CLOCK_MONOTONIC, readings on one thread do not decrease (but see the
+//    readers below), and all threads read the same line.
 //  - If the line and CLOCK_MONOTONIC ever disagree by more than kMaxErrorNs (a VM
 //    migrated to another host, a TSC reset), the fit starts over from there and
 //    reads fall back to clock_gettime until it is done: the one case where a
@@ -25,9 +30,13 @@
 //  - A fork child's session calls start() again; the TSC is machine-wide, so a
 //    line fitted in the parent would stay valid, but a fresh fit needs no proof.
 //
-// Readers take a sequence lock's read side (three loads and a compare: the
+// Readers take a sequence lock's read side (four loads and a compare: the
 // parameters change at most every 50 ms) and fall back to clock_gettime while
-// the parameters are being written, rather than wait.
+// the parameters are being written (a few stores), rather than wait: a reader
+// landing in that window may read up to the line's error (< 1 µs measured)
+// below its previous reading, as may one whose old-line reading raced a re-fit
+// anchored a few instructions earlier. Both are rarer than one in millions of
+// reads; the encoder clamps what they leave.
 #pragma once
 
 #include <atomic>
@@ -41,8 +50,8 @@ class TraceClock {
  public:
   static constexpr uint64_t kMinBaselineNs = 20'000'000;
   static constexpr uint64_t kMaxErrorNs = 100'000;
-  // The slew aims to close the error over this long (the flush thread's RSS period).
-  static constexpr uint64_t kSlewNs = 50'000'000;
+  // A re-fit's error is absorbed at 2^-kSlewShift of the clock's rate.
+  static constexpr unsigned kSlewShift = 6;
 
   constexpr TraceClock() noexcept = default;
   TraceClock(const TraceClock&) = delete;
@@ -60,10 +69,11 @@ class TraceClock {
     const uint64_t anchor_tsc = anchor_tsc_.load(std::memory_order_relaxed);
     const uint64_t anchor_ns = anchor_ns_.load(std::memory_order_relaxed);
     const uint64_t mult = mult_.load(std::memory_order_relaxed);
+    const auto slew = static_cast<int64_t>(slew_.load(std::memory_order_relaxed));
     const uint64_t tsc = __builtin_ia32_rdtsc();
     std::atomic_thread_fence(std::memory_order_acquire);
     if ((s & 1) == 0 && mult != 0 && seq_.load(std::memory_order_relaxed) == s) [[likely]]
-      return at(tsc, anchor_tsc, anchor_ns, mult);
+      return at(tsc, anchor_tsc, anchor_ns, mult, slew);
 #endif
     return monotonic_ns();
   }
@@ -71,11 +81,16 @@ class TraceClock {
   bool fitted() const noexcept { return mult_.load(std::memory_order_acquire) != 0; }
 
  private:
-  static uint64_t at(uint64_t tsc, uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult) noexcept {
+  static uint64_t at(uint64_t tsc, uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult,
+                     int64_t slew) noexcept {
     if (tsc <= anchor_tsc) return anchor_ns;  // an older tick than the anchor (another core, a hair early)
-    return anchor_ns + static_cast<uint64_t>((static_cast<unsigned __int128>(tsc - anchor_tsc) * mult) >> 32);
+    const auto d =
+        static_cast<uint64_t>((static_cast<unsigned __int128>(tsc - anchor_tsc) * mult) >> 32);
+    const uint64_t room = d >> kSlewShift;  // non-decreasing in d, and at most d / 64
+    if (slew >= 0) return anchor_ns + d - (room < static_cast<uint64_t>(slew) ? room : static_cast<uint64_t>(slew));
+    return anchor_ns + d + (room < static_cast<uint64_t>(-slew) ? room : static_cast<uint64_t>(-slew));
   }
-  void publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult) noexcept;
+  void publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult, int64_t slew) noexcept;
 
   // Written by calibrate() only.
   bool usable_ = false;
@@ -86,6 +101,7 @@ class TraceClock {
   std::atomic<uint64_t> anchor_tsc_{0};
   std::atomic<uint64_t> anchor_ns_{0};
   std::atomic<uint64_t> mult_{0};  // ns per tick << 32; 0: not fitted
+  std::atomic<uint64_t> slew_{0};  // int64_t: ns still to absorb (> 0: the line was ahead)
 };
 
 }  // namespace memloupe::recorder
