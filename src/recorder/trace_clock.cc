@@ -7,27 +7,35 @@
 #include <cstring>
 
 namespace memloupe::recorder {
+
+// Constant rate in every P-, C- and T-state: cpuid 0x80000007, EDX bit 8.
+bool TraceClock::invariant_tsc() noexcept {
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
+  return __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8)) != 0;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 #if defined(__x86_64__)
 uint64_t ticks() noexcept { return __builtin_ia32_rdtsc(); }
+#else
+uint64_t ticks() noexcept { return 0; }
+#endif
 
-// Invariant TSC (constant rate in every P-, C- and T-state: cpuid 0x80000007,
-// EDX bit 8), and the kernel keeps CLOCK_MONOTONIC with it: it checked that the
-// cores' TSCs agree, and on a VM that the hypervisor lets it.
+// An invariant TSC, and the kernel keeps CLOCK_MONOTONIC with it: it checked
+// that the cores' TSCs agree, and on a VM that the hypervisor lets it.
 bool tsc_usable() noexcept {
-  unsigned a, b, c, d;
-  if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
-  if (!__get_cpuid(0x80000007u, &a, &b, &c, &d) || (d & (1u << 8)) == 0) return false;
+  if (!TraceClock::invariant_tsc()) return false;
   char source[32];
   const size_t n = read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", source,
                              sizeof(source));
   return n >= 3 && std::memcmp(source, "tsc", 3) == 0 && (n == 3 || source[3] == '\n');
 }
-#else
-uint64_t ticks() noexcept { return 0; }
-bool tsc_usable() noexcept { return false; }
-#endif
 
 // A CLOCK_MONOTONIC reading and the ticks just before it and around it: of three
 // tries, the one read in the shortest span (the others were interrupted).

@@ -60,6 +60,8 @@ class TraceClock {
   // Session start: decides whether the TSC may be used and starts a fit.
   // `force_usable` is for tests on machines whose kernel keeps time otherwise.
   void start(bool force_usable = false) noexcept;
+  // Whether the cpu says its TSC ticks at a constant rate (x86-64 only).
+  static bool invariant_tsc() noexcept;
   // One thread at a time (the flush thread): fits or corrects the line.
   void calibrate() noexcept;
   // CLOCK_MONOTONIC, in ns.
