@@ -21,26 +21,17 @@ using testing::Script;
 Script random_trace(format::Mode mode, uint64_t seed, int events) {
   Script s(mode, 4096);
   std::mt19937_64 rng(seed);
-  std::vector<std::pair<format::AllocId, uint32_t>> live;
-  uint64_t t = 0;
-  for (int i = 0; i < events; ++i) {
-    t += rng() % 4;
-    const uint32_t thread = static_cast<uint32_t>(rng() % 5);
-    if (i % 997 == 0) s.rss(t, rng() % 100000);
-    if (i % 4999 == 0) s.marker(t, "m" + std::to_string(i));
-    const bool grow = (i / 5000) % 2 == 0 ? rng() % 3 != 0 : rng() % 3 == 0;
-    if (grow || live.empty()) {
-      const uint64_t size = 1 + rng() % 9000;
-      std::vector<uint64_t> stack(rng() % 40);
-      for (size_t j = 0; j < stack.size(); ++j) stack[j] = 0x1000 * (j + 1) + rng() % (j % 3 + 1);
-      live.emplace_back(s.alloc(t, size, stack, thread, 1 + static_cast<uint32_t>(size / 4096)), thread);
-    } else {
-      const size_t k = rng() % live.size();
-      s.free(live[k].first, t, rng() % 2 ? live[k].second : thread);
-      live[k] = live.back();
-      live.pop_back();
-    }
-  }
+  const testing::RandomHeap heap{.events = events, .phase = 5000, .threads = 5, .time_steps = 4,
+                                 .min_size = 1, .size_span = 9000};
+  const auto deep_stack = [](auto& r) {
+    std::vector<uint64_t> stack(r() % 40);
+    for (size_t j = 0; j < stack.size(); ++j) stack[j] = 0x1000 * (j + 1) + r() % (j % 3 + 1);
+    return stack;
+  };
+  const uint64_t t = testing::add_random_heap(s, rng, heap, deep_stack, [&](int i, uint64_t now) {
+    if (i % 997 == 0) s.rss(now, rng() % 100000);
+    if (i % 4999 == 0) s.marker(now, "m" + std::to_string(i));
+  });
   s.end(t + 5);
   return s;
 }

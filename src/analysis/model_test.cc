@@ -255,24 +255,10 @@ TEST(Model, OnePassEqualsTwoPassesOnARandomTrace) {
   for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
     Script s(mode, 4096);
     std::mt19937_64 rng(11);
-    std::vector<std::pair<format::AllocId, uint32_t>> live;
-    uint64_t t = 0;
-    for (int i = 0; i < 20000; ++i) {
-      t += rng() % 3;  // many events share a timestamp
-      const uint32_t thread = static_cast<uint32_t>(rng() % 4);
-      // Grow for a while, then shrink, then grow again: several new maxima.
-      const bool grow = (i / 3000) % 2 == 0 ? rng() % 3 != 0 : rng() % 3 == 0;
-      if (grow || live.empty()) {
-        const uint64_t size = 8 + rng() % 5000;
-        const std::vector<uint64_t> stack = {0x100 + rng() % 7, 0x200 + rng() % 3, 0x300};
-        live.emplace_back(s.alloc(t, size, stack, thread, 1 + static_cast<uint32_t>(size / 4096)), thread);
-      } else {
-        const size_t k = rng() % live.size();
-        s.free(live[k].first, t, rng() % 2 ? live[k].second : thread);
-        live[k] = live.back();
-        live.pop_back();
-      }
-    }
+    // Many events share a timestamp (time_steps 3).
+    const uint64_t t = testing::add_random_heap(
+        s, rng, {}, [](auto& r) { return std::vector<uint64_t>{0x100 + r() % 7, 0x200 + r() % 3, 0x300}; },
+        [](int, uint64_t) {});
     s.end(t + 10);
     expect_one_pass_equals_two(s, {});
     QueryArgs filtered;

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/model.h"
@@ -66,6 +67,41 @@ class Script {
   std::deque<std::vector<uint64_t>> stacks_;
   std::deque<std::string> names_;
 };
+
+// A random heap for tests that compare two ways of computing the same answer:
+// it grows for `phase` events, then shrinks, then grows again (several new
+// maxima), on `threads` threads, and a block is freed by its own thread or
+// another. `stack(rng)` makes each allocation's backtrace; `between(i, t)` may
+// add other events before event i. Returns the last event's time.
+struct RandomHeap {
+  int events = 20000;
+  int phase = 3000;
+  uint32_t threads = 4;
+  uint64_t time_steps = 3;  // time advances by [0, time_steps) per event
+  uint64_t min_size = 8;
+  uint64_t size_span = 5000;
+};
+template <class Rng, class Stack, class Between>
+uint64_t add_random_heap(Script& s, Rng& rng, const RandomHeap& p, Stack stack, Between between) {
+  std::vector<std::pair<format::AllocId, uint32_t>> live;
+  uint64_t t = 0;
+  for (int i = 0; i < p.events; ++i) {
+    t += rng() % p.time_steps;
+    const auto thread = static_cast<uint32_t>(rng() % p.threads);
+    between(i, t);
+    const bool grow = (i / p.phase) % 2 == 0 ? rng() % 3 != 0 : rng() % 3 == 0;
+    if (grow || live.empty()) {
+      const uint64_t size = p.min_size + rng() % p.size_span;
+      live.emplace_back(s.alloc(t, size, stack(rng), thread, 1 + static_cast<uint32_t>(size / 4096)), thread);
+    } else {
+      const size_t k = rng() % live.size();
+      s.free(live[k].first, t, rng() % 2 ? live[k].second : thread);
+      live[k] = live.back();
+      live.pop_back();
+    }
+  }
+  return t;
+}
 
 // The worked example the model and view tests share; answers are by hand.
 // Stacks, innermost first:
