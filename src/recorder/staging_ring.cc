@@ -5,16 +5,6 @@
 #include "recorder/spin_lock.h"
 
 namespace memloupe::recorder {
-namespace {
-
-// Head slot: published, then these words, then kHeadFrames frames.
-//   w0: kind (bits 0-7) | func (8-15) | sampled (16) | frame count (17-31) | thread (32-63)
-//   w1: alignment      w2: time_ns    w3: address    w4: size    w5: old_address
-// (peek() in the header reads w3 and w5 too.)
-constexpr size_t kHeadWords = 6;
-static_assert(kHeadWords + StagingRing::kHeadFrames == StagingRing::kSlotBytes / 8 - 1);
-
-}  // namespace
 
 bool StagingRing::init() noexcept {
   map_ = Mapping::anonymous(kSlots * kSlotBytes);
@@ -27,13 +17,13 @@ bool StagingRing::init() noexcept {
 void StagingRing::write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> frames) noexcept {
   Slot& head = slot(t);
   uint64_t* w = head.words;
-  w[0] = static_cast<uint64_t>(r.kind) | uint64_t{static_cast<uint8_t>(r.func)} << 8 |
-         uint64_t{r.sampled} << 16 | uint64_t{frames.size()} << 17 | uint64_t{r.thread} << 32;
-  w[1] = r.alignment;
-  w[2] = r.time_ns;
-  w[3] = r.address;
-  w[4] = r.size;
-  w[5] = r.old_address;
+  w[kFlagsWord] = static_cast<uint64_t>(r.kind) | uint64_t{static_cast<uint8_t>(r.func)} << 8 |
+                 uint64_t{r.sampled} << 16 | uint64_t{frames.size()} << 17 | uint64_t{r.thread} << 32;
+  w[kAlignmentWord] = r.alignment;
+  w[kTimeWord] = r.time_ns;
+  w[kAddressWord] = r.address;
+  w[kSizeWord] = r.size;
+  w[kOldAddressWord] = r.old_address;
   const size_t first = frames.size() < kHeadFrames ? frames.size() : kHeadFrames;
   if (first != 0) std::memcpy(w + kHeadWords, frames.data(), first * 8);  // data() may be null
   for (size_t done = first, i = 1; done < frames.size(); done += kMoreFrames, ++i) {
@@ -48,16 +38,17 @@ bool StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& f
   Slot& head = slot(t);
   if (head.published.load(std::memory_order_acquire) != t + 1) return false;
   const uint64_t* w = head.words;
-  r.kind = static_cast<StagedKind>(w[0] & 0xff);
-  r.func = static_cast<format::Func>((w[0] >> 8) & 0xff);
-  r.sampled = (w[0] >> 16) & 1;
-  const auto n = static_cast<size_t>((w[0] >> 17) & 0x7fff);
-  r.thread = static_cast<uint32_t>(w[0] >> 32);
-  r.alignment = static_cast<uint32_t>(w[1]);
-  r.time_ns = w[2];
-  r.address = w[3];
-  r.size = w[4];
-  r.old_address = w[5];
+  const uint64_t flags = w[kFlagsWord];
+  r.kind = static_cast<StagedKind>(flags & 0xff);
+  r.func = static_cast<format::Func>((flags >> 8) & 0xff);
+  r.sampled = (flags >> 16) & 1;
+  const auto n = static_cast<size_t>((flags >> 17) & 0x7fff);
+  r.thread = static_cast<uint32_t>(flags >> 32);
+  r.alignment = static_cast<uint32_t>(w[kAlignmentWord]);
+  r.time_ns = w[kTimeWord];
+  r.address = w[kAddressWord];
+  r.size = w[kSizeWord];
+  r.old_address = w[kOldAddressWord];
   if (n <= kHeadFrames) {
     frames = {w + kHeadWords, n};
     return true;

@@ -130,6 +130,13 @@ class StagingRing {
   }
 
  private:
+  // A head slot's words, after `published` (write() and read() pack them):
+  //   kind (bits 0-7) | func (8-15) | sampled (16) | frame count (17-31) | thread (32-63),
+  //   alignment, time_ns, address, size, old_address; then kHeadFrames frames.
+  enum HeadWord : size_t {
+    kFlagsWord, kAlignmentWord, kTimeWord, kAddressWord, kSizeWord, kOldAddressWord, kHeadWords
+  };
+  static_assert(kHeadWords + kHeadFrames == kSlotBytes / 8 - 1);
   struct alignas(kSlotBytes) Slot {
     std::atomic<uint64_t> published;  // ticket + 1 once the record is written (head only)
     uint64_t words[kSlotBytes / 8 - 1];
@@ -148,7 +155,8 @@ class StagingRing {
   template <class Ahead>
   void peek(uint64_t t, Ahead ahead) noexcept {
     const Slot& head = slot(t);
-    if (head.published.load(std::memory_order_acquire) == t + 1) ahead(head.words[3], head.words[5]);
+    if (head.published.load(std::memory_order_acquire) == t + 1)
+      ahead(head.words[kAddressWord], head.words[kOldAddressWord]);
   }
   bool wait_published(uint64_t t, uint64_t limit_ns) noexcept;
 
