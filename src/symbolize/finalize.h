@@ -27,9 +27,10 @@ namespace memloupe::symbolize {
 // it (the CLI builds the analysis index with one; this library knows nothing of
 // the analysis). first() rides on the read that collects addresses and modules;
 // second() gets a read of its own once that one is over, while the compaction
-// and the symbolisation run on other threads. Every call comes from the thread
-// that called finalize_trace, in this order: begin, every first, every second,
-// index.
+// and the symbolisation run on other threads. The calls come one at a time, each
+// finished before the next starts, in this order: begin, every first, every
+// second, index. first() runs on the compaction's thread when pass 1 shares its
+// read (a raw trace), the others on the thread that called finalize_trace.
 class FinalizeTap {
  public:
   virtual ~FinalizeTap() = default;
