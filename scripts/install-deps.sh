@@ -11,6 +11,10 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev
   python3 nodejs golang-go chromium valgrind heaptrack sqlite3
+  # allocators that `memloupe replay` compares against glibc's
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+  # shared compiler cache for developer builds (optional; CMake uses it when asked)
+  ccache
 )
 
 missing=()
