@@ -13,8 +13,6 @@ packages=(
   python3 nodejs golang-go chromium valgrind heaptrack sqlite3
   # allocators that `memloupe replay` compares against glibc's
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
-  # shared compiler cache for developer builds (optional; CMake uses it when asked)
-  ccache
 )
 
 missing=()
