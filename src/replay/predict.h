@@ -1,0 +1,27 @@
+// The prediction a user can act on: the program's own peak RSS under another
+// allocator, from the replays and what the trace recorded. Method and its
+// check against real runs: docs/REPLAY.md § Prediction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "replay/measurements.h"
+#include "replay/prepare.h"
+
+namespace memloupe::replay {
+
+// The recorder's own resident memory in an `--all` run, included in the RSS
+// samples of the trace: fixed buffers plus its table of live blocks.
+uint64_t recorder_rss_estimate(const TraceFacts& facts);
+
+// The program's memory that is not its malloc heap: its recorded peak RSS,
+// less the recorder's share, less the heap's share as glibc's replay measured
+// it (peak RSS over the replayer's own baseline). Absent without an RSS sample.
+std::optional<double> non_heap_bytes(const TraceFacts& facts, const Measurements& glibc);
+
+// non_heap + what the allocator's replay held at its peak over the replayer's baseline.
+std::optional<double> predict_peak_rss(const TraceFacts& facts, const Measurements& glibc,
+                                       const Measurements& allocator);
+
+}  // namespace memloupe::replay
