@@ -29,6 +29,7 @@ struct ReplayOptions {
   std::string allocators = replay::kDefaultAllocators;
   std::vector<std::string> extra;
   unsigned repeat = 1;
+  uint64_t window = replay::PrepareOptions{}.window;
   bool json = false;
 };
 
@@ -164,7 +165,7 @@ int run_replay(const ReplayOptions& o) {
   int exit_code = kOk;
   auto reader = open_trace(o.trace, exit_code);
   if (!reader) return exit_code;
-  auto prepared = replay::prepare(*reader);
+  auto prepared = replay::prepare(*reader, replay::PrepareOptions{o.window});
   if (!prepared) {
     fmt::print(stderr, "memloupe: {}: {}\n", o.trace, prepared.error().message);
     return kFailed;
@@ -248,6 +249,9 @@ Command add_replay_command(CLI::App& app) {
   sub->add_option("--allocator", o->extra, "Another allocator as NAME=PATH.so (repeatable)");
   sub->add_option("--repeat", o->repeat, "Runs per allocator (medians and spread)")
       ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  sub->add_option("--window", o->window,
+                  "Calls per ordering window: no thread runs ahead of the others by more (0: off)")
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON object");
   return {sub, [o] { return run_replay(*o); }};

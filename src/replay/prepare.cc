@@ -6,6 +6,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -26,6 +27,11 @@ struct Block {
 
 struct ThreadBuild {
   std::vector<Op> ops;
+  // For the windows: the window of this thread's latest call, the index of
+  // that call, and of its last call in an earlier window (none: -1).
+  uint64_t window = 0;
+  int64_t last_call = -1;
+  int64_t last_call_before_window = -1;
   std::vector<uint32_t> free_slots;  // slots this thread freed, reused by its own allocations only
   std::vector<uint32_t> waited;      // per other thread: the highest progress already waited for
 };
@@ -41,6 +47,8 @@ bool is_realloc(Func f) { return f == Func::Realloc || f == Func::Reallocarray; 
 
 class Builder {
  public:
+  explicit Builder(const PrepareOptions& options) : options_(options) {}
+
   Prepared take() && {
     out_.threads.reserve(threads_.size());
     for (ThreadBuild& t : threads_) out_.threads.push_back(std::move(t.ops));
@@ -112,6 +120,27 @@ class Builder {
     self.waited[other] = op + 1;
     threads_[other].ops[op].flags |= kPublish;
     self.ops.push_back(Op{OpKind::Wait, 0, 0, 0, other, op + 1});
+    ++out_.facts.waits;
+  }
+
+  // Thread `t` is about to make a call at trace position `calls_`: on entering
+  // a new window, wait for every other thread's calls of the earlier windows.
+  // Each of those calls is earlier in trace order, as the deadlock argument in
+  // replayer_sync.h needs.
+  void enter_window(uint32_t t) {
+    if (options_.window == 0) return;
+    const uint64_t w = calls_ / options_.window;
+    ThreadBuild& self = threads_[t];
+    if (w != self.window) {
+      self.last_call_before_window = self.last_call;
+      self.window = w;
+      for (uint32_t u = 0; u < threads_.size(); ++u) {
+        if (u == t) continue;
+        const ThreadBuild& other = threads_[u];
+        const int64_t before = other.window < w ? other.last_call : other.last_call_before_window;
+        if (before >= 0) wait_for(t, u, static_cast<uint32_t>(before));
+      }
+    }
   }
 
   Expected<uint32_t> push(uint32_t t, const Op& op) {
@@ -122,15 +151,33 @@ class Builder {
     tb.ops.push_back(op);
     last_thread_ = t;
     last_op_ = static_cast<uint32_t>(tb.ops.size() - 1);
+    tb.last_call = last_op_;
+    ++calls_;
     return last_op_;
   }
 
+  // A slot for a new block on thread `t`: one it freed itself, else one another
+  // thread freed whose free `t` has already waited for (through a window), else
+  // (windows off) one another thread freed, with a wait for that free; else a
+  // new slot. Without reuse across threads, a producer whose blocks a consumer
+  // frees would need a new slot per block, and the slot table (8 bytes per
+  // slot, resident in the replayer) would grow with the trace.
   uint32_t new_slot(uint32_t t) {
     std::vector<uint32_t>& fs = threads_[t].free_slots;
-    if (fs.empty()) return static_cast<uint32_t>(out_.slots++);
-    const uint32_t s = fs.back();
-    fs.pop_back();
-    return s;
+    if (!fs.empty()) {
+      const uint32_t s = fs.back();
+      fs.pop_back();
+      return s;
+    }
+    if (!pool_.empty()) {
+      const Freed f = pool_.front();
+      if (options_.window == 0 || f.window < threads_[t].window) {
+        pool_.pop_front();
+        if (options_.window == 0) wait_for(t, f.thread, f.op);
+        return f.slot;
+      }
+    }
+    return static_cast<uint32_t>(out_.slots++);
   }
 
   void add_live(uint64_t size) {
@@ -142,6 +189,7 @@ class Builder {
   std::optional<Error> alloc(const format::Alloc& a) {
     auto t = thread_for(a.thread);
     if (!t) return t.error();
+    enter_window(*t);
     if (out_.slots >= UINT32_MAX) return Error{"the trace holds more live blocks than the replayer's slot ids count"};
     const uint32_t slot = new_slot(*t);
     const uint8_t al = align_log2(a.alignment);
@@ -174,12 +222,17 @@ class Builder {
   std::optional<Error> free(const format::Free& f) {
     auto t = thread_for(f.thread);
     if (!t) return t.error();
+    enter_window(*t);
     const std::optional<Block> b = end_block(f.id, *t);
     if (!b) return {};
     // Sized deletes get the allocation's size, aligned ones its alignment.
     auto op = push(*t, Op{OpKind::Free, static_cast<uint8_t>(f.func), b->align_log2, 0, b->slot, b->size});
     if (!op) return op.error();
-    threads_[*t].free_slots.push_back(b->slot);
+    if (b->thread == *t) {
+      threads_[*t].free_slots.push_back(b->slot);
+    } else {
+      pool_.push_back(Freed{b->slot, *t, *op, threads_[*t].window});
+    }
     ++out_.facts.free_calls;
     return {};
   }
@@ -187,6 +240,7 @@ class Builder {
   std::optional<Error> realloc(const format::Free& f, const format::Alloc& a) {
     auto t = thread_for(a.thread);
     if (!t) return t.error();
+    enter_window(*t);
     const std::optional<Block> b = end_block(f.id, *t);
     if (!b) return alloc(a);  // unknown old block: the new one is all there is
     auto op = push(*t, Op{OpKind::Realloc, static_cast<uint8_t>(a.func), 0, 0, b->slot, a.size});
@@ -198,12 +252,22 @@ class Builder {
     return {};
   }
 
+  PrepareOptions options_;
   Prepared out_;
+  uint64_t calls_ = 0;  // calls pushed so far, all threads: the trace position of the next
   std::vector<ThreadBuild> threads_;
   std::unordered_map<uint32_t, uint32_t> thread_index_;
   std::unordered_map<uint64_t, Block> live_;
   uint64_t live_bytes_ = 0;
   std::optional<format::Free> pending_;
+  // Slots freed by a thread that did not allocate their block, in trace order.
+  struct Freed {
+    uint32_t slot;
+    uint32_t thread;  // that freed it
+    uint32_t op;      // the free
+    uint64_t window;  // of the free
+  };
+  std::deque<Freed> pool_;
   std::optional<uint32_t> last_thread_;
   uint32_t last_op_ = 0;
 };
@@ -216,12 +280,12 @@ uint64_t Prepared::total_ops() const {
   return n;
 }
 
-Expected<Prepared> prepare(reader::Reader& reader) {
+Expected<Prepared> prepare(reader::Reader& reader, const PrepareOptions& options) {
   if (reader.info().mode != format::Mode::All) {
     return Error{"this is a sampled trace: a replay needs every allocation call; record one with "
                  "`memloupe run --all`"};
   }
-  Builder builder;
+  Builder builder(options);
   while (const format::Event* e = reader.next()) {
     if (auto error = builder.add(*e)) return *error;
   }

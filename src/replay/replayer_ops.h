@@ -1,5 +1,5 @@
 // The replayer's view of the op file (op_file.h): the header and thread table,
-// checked, and the ops read in windows into the replayer's own mmap'd buffers.
+// checked, and the ops read in blocks into the replayer's own mmap'd buffers.
 //
 // The ops are read with pread, not mapped: a mapped file's pages would count
 // in the replayer's resident set, and with 16 bytes per call they would be a
@@ -21,7 +21,7 @@ struct OpSource {
 };
 
 // Opens and checks `path`: header, thread table, and every op (kinds,
-// functions, slots, wait targets that exist and publish). On failure writes
+// functions, slots, wait targets that exist). On failure writes
 // one line naming the problem to stderr and returns false.
 bool open_ops(const char* path, OpSource& out);
 
