@@ -124,6 +124,7 @@ void print_json(const replay::TraceFacts& f, const std::vector<AllocatorResult>&
   j.key("realloc_calls").integer(f.realloc_calls);
   j.key("cross_thread_frees").integer(f.cross_thread_frees);
   j.key("ideal_peak_bytes").integer(f.ideal_peak_bytes);
+  j.key("max_live_blocks").integer(f.max_live_blocks);
   j.key("recorded_peak_rss_bytes").integer(f.recorded_peak_rss_bytes);
   j.key("recorder_rss_estimate_bytes").integer(replay::recorder_rss_estimate(f));
   j.key("trace_duration_s").number(static_cast<double>(f.duration_ns) * 1e-9);

@@ -4,9 +4,30 @@
 
 namespace memloupe::replay {
 
+namespace {
+
+// The recorder's fixed resident memory in --all mode: its 4 MiB output ring
+// (a trace of more than 4 MiB of raw chunks has touched all of it), the 512 KiB
+// staging ring, ~400 KiB of encoder state, and the rest (flush thread stack,
+// module table, the dlopen'ed libunwind, the library's own pages). The total is
+// measured: the recorded peak RSS against the native peak (VmHWM) on
+// bench_alloc_mt and sqlite3, less their address tables (docs/REPLAY.md §
+// Prediction has the figures).
+constexpr double kRecorderFixedBytes = 5.75 * 1024 * 1024;
+
+// The recorder's address table (src/recorder/address_table.h): 16-byte slots,
+// a power of two of them (at least 4096), doubled when 70% full; the old table
+// is still mapped while the new one fills, so its peak is 1.5 times the last.
+double address_table_peak_bytes(uint64_t live_blocks) {
+  uint64_t slots = 4096;
+  while (live_blocks * 10 > slots * 7) slots *= 2;
+  return static_cast<double>(slots * 16) * (slots > 4096 ? 1.5 : 1.0);
+}
+
+}  // namespace
+
 uint64_t recorder_rss_estimate(const TraceFacts& facts) {
-  (void)facts;
-  return 0;
+  return static_cast<uint64_t>(kRecorderFixedBytes + address_table_peak_bytes(facts.max_live_blocks));
 }
 
 std::optional<double> non_heap_bytes(const TraceFacts& facts, const Measurements& glibc) {
@@ -20,7 +41,10 @@ std::optional<double> predict_peak_rss(const TraceFacts& facts, const Measuremen
                                        const Measurements& allocator) {
   const std::optional<double> rest = non_heap_bytes(facts, glibc);
   if (!rest) return std::nullopt;
-  return std::max(0.0, *rest + allocator.peak_rss_bytes - allocator.baseline_rss_bytes);
+  // Over glibc's baseline, not the allocator's own: what an allocator sets up
+  // before the first call (tcmalloc's and jemalloc's metadata) is memory the
+  // program pays too.
+  return std::max(0.0, *rest + allocator.peak_rss_bytes - glibc.baseline_rss_bytes);
 }
 
 }  // namespace memloupe::replay

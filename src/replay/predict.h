@@ -20,7 +20,9 @@ uint64_t recorder_rss_estimate(const TraceFacts& facts);
 // it (peak RSS over the replayer's own baseline). Absent without an RSS sample.
 std::optional<double> non_heap_bytes(const TraceFacts& facts, const Measurements& glibc);
 
-// non_heap + what the allocator's replay held at its peak over the replayer's baseline.
+// non_heap + the allocator's replayed peak RSS over the replayer's baseline
+// under glibc; that is, the recorded peak less the recorder's share, moved by
+// the difference between the two replays' peaks.
 std::optional<double> predict_peak_rss(const TraceFacts& facts, const Measurements& glibc,
                                        const Measurements& allocator);
 
