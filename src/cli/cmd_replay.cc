@@ -44,6 +44,8 @@ struct AllocatorResult {
 
 // The replay must have run every prepared call, no more and no fewer.
 std::optional<std::string> check_counts(const Measurements& m, const replay::TraceFacts& f) {
+  if (m.order_violations != 0)
+    return fmt::format("{} calls ran out of the recorded order (a replayer defect)", m.order_violations);
   if (m.alloc_calls != static_cast<double>(f.alloc_calls) || m.free_calls != static_cast<double>(f.free_calls))
     return fmt::format("the replayer ran {} allocations and {} frees of {} and {}", m.alloc_calls, m.free_calls,
                        f.alloc_calls, f.free_calls);

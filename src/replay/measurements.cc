@@ -11,6 +11,7 @@ const std::vector<Field> kFields = {
     {"free_calls", &Measurements::free_calls},
     {"failed_calls", &Measurements::failed_calls},
     {"waits", &Measurements::waits},
+    {"order_violations", &Measurements::order_violations},
     {"wall_s", &Measurements::wall_s},
     {"cpu_s", &Measurements::cpu_s},
     {"alloc_time_s", &Measurements::alloc_time_s},

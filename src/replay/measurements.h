@@ -16,6 +16,7 @@ struct Measurements {
   double free_calls = 0;
   double failed_calls = 0;     // allocations the allocator refused
   double waits = 0;            // cross-thread waits that found the other thread behind
+  double order_violations = 0; // frees that found no block, allocations that found one (must be 0)
   double wall_s = 0;
   double cpu_s = 0;
   double alloc_time_s = 0;     // summed inside allocator calls
