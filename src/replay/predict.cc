@@ -1,7 +1,5 @@
 #include "replay/predict.h"
 
-#include <algorithm>
-
 namespace memloupe::replay {
 
 namespace {
@@ -33,8 +31,13 @@ uint64_t recorder_rss_estimate(const TraceFacts& facts) {
 std::optional<double> non_heap_bytes(const TraceFacts& facts, const Measurements& glibc) {
   if (facts.recorded_peak_rss_bytes == 0) return std::nullopt;
   const double heap = glibc.peak_rss_bytes - glibc.baseline_rss_bytes;
-  return static_cast<double>(facts.recorded_peak_rss_bytes) - static_cast<double>(recorder_rss_estimate(facts)) -
-         heap;
+  const double rest =
+      static_cast<double>(facts.recorded_peak_rss_bytes) - static_cast<double>(recorder_rss_estimate(facts)) - heap;
+  // Below zero the recorded samples missed the peak or the recorder's share is
+  // smaller than estimated (a short run has not filled its output ring): no
+  // figure is better than a wrong one.
+  if (rest < 0) return std::nullopt;
+  return rest;
 }
 
 std::optional<double> predict_peak_rss(const TraceFacts& facts, const Measurements& glibc,
@@ -44,7 +47,7 @@ std::optional<double> predict_peak_rss(const TraceFacts& facts, const Measuremen
   // Over glibc's baseline, not the allocator's own: what an allocator sets up
   // before the first call (tcmalloc's and jemalloc's metadata) is memory the
   // program pays too.
-  return std::max(0.0, *rest + allocator.peak_rss_bytes - glibc.baseline_rss_bytes);
+  return *rest + allocator.peak_rss_bytes - glibc.baseline_rss_bytes;
 }
 
 }  // namespace memloupe::replay

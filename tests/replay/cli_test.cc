@@ -91,11 +91,9 @@ TEST(ReplayCommand, ReplaysRecordedProgramsAgainstEveryAllocator) {
       if (run.find("\"skipped\"") != std::string::npos) continue;  // not installed here
       EXPECT_EQ(run.find("\"failed\""), std::string::npos) << run;
       EXPECT_GT(json_number(run, "peak_rss_bytes"), 0) << run;
-      // A prediction needs an RSS sample in the trace (the recorder takes one
-      // every 50 ms; these programs may end sooner).
-      if (json_number(r.out, "recorded_peak_rss_bytes") > 0) {
-        EXPECT_GT(json_number(run, "predicted_peak_rss_bytes"), 0) << run;
-      }
+      // (No prediction is checked here: these programs end within a few RSS
+      // samples, below the recorder's own share; predict_test.cc checks the
+      // arithmetic and the README's table the predictions on real workloads.)
     }
   }
   fs::remove_all(dir);
