@@ -115,6 +115,28 @@ TEST(Replayer, CrossThreadFreesNeverRunBeforeTheirAllocations) {
   EXPECT_GE(runs, 60);
 }
 
+// The same races under ThreadSanitizer (a build of the replayer's sources with
+// -fsanitize=thread; its allocator is TSan's): a data race in the replayer's
+// hand-over of blocks between threads makes it exit with status 66.
+TEST(Replayer, CrossThreadReplayIsRaceFreeUnderThreadSanitizer) {
+#ifndef MEMLOUPE_REPLAYER_TSAN
+  GTEST_SKIP() << "memloupe-replayer-tsan is not built (MEMLOUPE_REPLAYER_TSAN=OFF or a sanitizer build)";
+#endif
+  const std::string tsan = std::string(MEMLOUPE_BINARY_DIR) + "/bin/memloupe-replayer-tsan";
+  for (uint64_t window : {uint64_t{0}, uint64_t{64}}) {
+    for (uint32_t seed = 11; seed <= 13; ++seed) {
+      const Prepared p = prepare_bytes(cross_thread_trace(seed, 5000), PrepareOptions{window});
+      const OpFile ops = op_file(p);
+      for (int i = 0; i < 4; ++i) {
+        auto m = run_replayer(tsan, ops, "");
+        ASSERT_TRUE(m) << "window " << window << " seed " << seed << ": " << m.error().message;
+        EXPECT_EQ(m->order_violations, 0);
+        EXPECT_EQ(m->free_calls, static_cast<double>(p.facts.free_calls));
+      }
+    }
+  }
+}
+
 // The order check is not vacuous: a stream that frees a slot before filling it
 // is caught.
 TEST(Replayer, ItsOrderCheckCatchesAFreeBeforeItsAllocation) {
