@@ -1,17 +1,28 @@
 #include "replay/predict.h"
 
+#include <algorithm>
+
 namespace memloupe::replay {
 
 namespace {
 
-// The recorder's fixed resident memory in --all mode: its 4 MiB output ring
-// (a trace of more than 4 MiB of raw chunks has touched all of it), the 512 KiB
-// staging ring, ~400 KiB of encoder state, and the rest (flush thread stack,
-// module table, the dlopen'ed libunwind, the library's own pages). The total is
-// measured: the recorded peak RSS against the native peak (VmHWM) on
-// bench_alloc_mt and sqlite3, less their address tables (docs/REPLAY.md §
-// Prediction has the figures).
-constexpr double kRecorderFixedBytes = 5.75 * 1024 * 1024;
+constexpr double kMiB = 1024 * 1024;
+
+// The recorder's resident memory in --all mode, apart from the two parts that
+// grow: the 512 KiB staging ring, ~400 KiB of encoder state, the flush thread's
+// stack, the module table, the dlopen'ed libunwind and the library's own pages.
+// Measured: the recorded peak RSS against the native peak (VmHWM) of
+// bench_alloc_mt and sqlite3, less their output ring and address table
+// (docs/REPLAY.md § Prediction has the figures).
+constexpr double kRecorderFixedBytes = 1.75 * kMiB;
+
+// The output ring (src/recorder/trace_output.h, 4 MiB) is touched as far as
+// the recorder has written chunks into it: about 4.2 raw bytes per --all event
+// (docs/FORMAT.md § 9), until it wraps.
+double output_ring_bytes(const TraceFacts& f) {
+  const double events = static_cast<double>(f.alloc_calls + f.free_calls + f.realloc_calls);
+  return std::min(4 * kMiB, 4.2 * events);
+}
 
 // The recorder's address table (src/recorder/address_table.h): 16-byte slots,
 // a power of two of them (at least 4096), doubled when 70% full; the old table
@@ -25,7 +36,8 @@ double address_table_peak_bytes(uint64_t live_blocks) {
 }  // namespace
 
 uint64_t recorder_rss_estimate(const TraceFacts& facts) {
-  return static_cast<uint64_t>(kRecorderFixedBytes + address_table_peak_bytes(facts.max_live_blocks));
+  return static_cast<uint64_t>(kRecorderFixedBytes + output_ring_bytes(facts) +
+                               address_table_peak_bytes(facts.max_live_blocks));
 }
 
 std::optional<double> non_heap_bytes(const TraceFacts& facts, const Measurements& glibc) {
