@@ -28,7 +28,14 @@ Expected<Measurements> parse_measurements(const std::string& text) {
   std::istringstream in(text);
   std::string key;
   double value = 0;
-  while (in >> key >> value) {
+  while (in >> key) {
+    if (key == "probe_rss") {
+      size_t index = 0;
+      if (!(in >> index >> value) || index != m.probe_rss.size()) return Error{"the replayer's probes are out of order"};
+      m.probe_rss.push_back(value);
+      continue;
+    }
+    if (!(in >> value)) break;
     for (size_t i = 0; i < kFields.size(); ++i) {
       if (key == kFields[i].name) {
         m.*kFields[i].member = value;
@@ -53,6 +60,15 @@ Measurements per_field(const std::vector<Measurements>& runs, Reduce reduce) {
     for (const Measurements& r : runs) v.push_back(r.*f.member);
     std::sort(v.begin(), v.end());
     out.*f.member = reduce(v);
+  }
+  // The probes, index by index, when every run has them all.
+  for (size_t i = 0; i < runs.front().probe_rss.size(); ++i) {
+    std::vector<double> v;
+    for (const Measurements& r : runs) {
+      if (r.probe_rss.size() == runs.front().probe_rss.size()) v.push_back(r.probe_rss[i]);
+    }
+    std::sort(v.begin(), v.end());
+    out.probe_rss.push_back(reduce(v));
   }
   return out;
 }

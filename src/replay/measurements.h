@@ -25,6 +25,7 @@ struct Measurements {
   double peak_rss_bytes = 0;      // VmHWM
   double final_rss_bytes = 0;     // after the last call (blocks the program never freed stay)
   double minor_faults = 0;
+  std::vector<double> probe_rss;  // the replayer's RSS at each Probe op (TraceFacts::rss_points)
 };
 
 // One field of Measurements, by the name the replayer prints and --json uses.

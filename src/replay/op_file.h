@@ -10,7 +10,7 @@
 //
 // Op (16 bytes):
 //   0 u8 OpKind   1 u8 format::Func   2 u8 log2(alignment)   3 u8 flags
-//   4 u32 slot (Wait: the thread waited for)
+//   4 u32 slot (Wait: the thread waited for; Probe: the probe's index)
 //   8 u64 size (Wait: the progress count waited for; Free: the block's size,
 //          for sized deletes)
 //
@@ -36,6 +36,7 @@ enum class OpKind : uint8_t {
   Free = 1,     // func frees the block in `slot` (sized forms pass `size`, aligned forms the alignment)
   Realloc = 2,  // func reallocates the block in `slot` to `size`; the result stays in `slot`
   Wait = 3,     // wait until thread `slot` has published progress >= `size`
+  Probe = 4,    // read the replayer's RSS into probe `slot` (where the trace has an RSS sample)
 };
 
 inline constexpr uint8_t kPublish = 1u << 0;
@@ -64,11 +65,13 @@ struct OpFileHeader {
   uint64_t total_ops;    // ops of all threads, Waits included
   uint64_t alloc_calls;  // Alloc + Realloc ops
   uint64_t free_calls;   // Free ops
+  uint64_t probes;       // Probe ops (their slots are 0 .. probes - 1)
 };
-static_assert(sizeof(OpFileHeader) == 48);
+static_assert(sizeof(OpFileHeader) == 56);
 
 // Limits the replayer checks before mapping anything in proportion to them.
 inline constexpr uint32_t kMaxThreads = 4096;
 inline constexpr uint64_t kMaxOpsPerThread = UINT32_MAX - 1;
+inline constexpr uint64_t kMaxProbes = 1u << 20;
 
 }  // namespace memloupe::replay

@@ -14,10 +14,14 @@ namespace memloupe::replay {
 // The recorder's own resident memory in an `--all` run, included in the RSS
 // samples of the trace: fixed buffers plus its table of live blocks.
 uint64_t recorder_rss_estimate(const TraceFacts& facts);
+// The same at a point of the run: `events` alloc/free events so far, with at
+// most `max_live_blocks` live blocks.
+uint64_t recorder_rss_at(uint64_t events, uint64_t max_live_blocks);
 
-// The program's memory that is not its malloc heap: its recorded peak RSS,
-// less the recorder's share, less the heap's share as glibc's replay measured
-// it (peak RSS over the replayer's own baseline). Absent without an RSS sample.
+// The program's memory that is not its malloc heap, at the trace's highest RSS
+// sample: that sample, less the recorder's share then, less what glibc's replay
+// held over its baseline at the same point (its Probe op). Without probes, the
+// sample against glibc's replayed peak. Absent without an RSS sample.
 std::optional<double> non_heap_bytes(const TraceFacts& facts, const Measurements& glibc);
 
 // non_heap + the allocator's replayed peak RSS over the replayer's baseline

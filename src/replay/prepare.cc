@@ -79,6 +79,8 @@ class Builder {
     }
     if (const auto* r = std::get_if<format::RssSample>(&event)) {
       note_time(r->time_ns);
+      if (auto e = flush_pending()) return e;
+      probe(r->rss_bytes);
       out_.facts.recorded_peak_rss_bytes = std::max(out_.facts.recorded_peak_rss_bytes, r->rss_bytes);
     } else if (const auto* end = std::get_if<format::TraceEnd>(&event)) {
       note_time(end->time_ns);
@@ -96,6 +98,19 @@ class Builder {
 
  private:
   void note_time(uint64_t t) { out_.facts.duration_ns = std::max(out_.facts.duration_ns, t); }
+
+  // An RSS sample: a Probe op right after the call that preceded it in the
+  // trace, on that call's thread. At most kMaxProbes; past that only samples
+  // that set a new maximum (the one the prediction uses).
+  static constexpr size_t kMaxProbes = 4096;
+  void probe(uint64_t rss) {
+    if (!last_thread_) return;  // nothing to compare it with yet
+    auto& points = out_.facts.rss_points;
+    if (points.size() >= kMaxProbes && rss <= out_.facts.recorded_peak_rss_bytes) return;
+    const auto index = static_cast<uint32_t>(points.size());
+    points.push_back(RssPoint{rss, events_, out_.facts.max_live_blocks});
+    threads_[*last_thread_].ops.push_back(Op{OpKind::Probe, 0, 0, 0, index, 0});
+  }
 
   // The replay thread of a recorded thread. A thread's first op waits for the
   // op that came before it in the trace: a thread does not start replaying
@@ -153,6 +168,7 @@ class Builder {
     last_op_ = static_cast<uint32_t>(tb.ops.size() - 1);
     tb.last_call = last_op_;
     ++calls_;
+    events_ += op.kind == OpKind::Realloc ? 2 : 1;
     return last_op_;
   }
 
@@ -255,6 +271,7 @@ class Builder {
   PrepareOptions options_;
   Prepared out_;
   uint64_t calls_ = 0;  // calls pushed so far, all threads: the trace position of the next
+  uint64_t events_ = 0; // Alloc and Free events so far (a realloc is both)
   std::vector<ThreadBuild> threads_;
   std::unordered_map<uint32_t, uint32_t> thread_index_;
   std::unordered_map<uint64_t, Block> live_;
@@ -320,6 +337,7 @@ Expected<bool> write_op_file(const Prepared& prepared, int fd) {
   h.total_ops = prepared.total_ops();
   h.alloc_calls = prepared.facts.alloc_calls;
   h.free_calls = prepared.facts.free_calls;
+  h.probes = prepared.facts.rss_points.size();
   std::vector<OpThread> table;
   uint64_t first = 0;
   for (const auto& t : prepared.threads) {

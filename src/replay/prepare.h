@@ -12,6 +12,13 @@
 
 namespace memloupe::replay {
 
+// An RSS sample of the trace, with what the recorder held then (predict.h).
+struct RssPoint {
+  uint64_t rss_bytes = 0;
+  uint64_t events = 0;           // allocation and free events before it
+  uint64_t max_live_blocks = 0;  // up to it
+};
+
 // What the trace says, in trace order (the recorded linearisation).
 struct TraceFacts {
   uint32_t threads = 0;            // recorded threads that made at least one call
@@ -24,6 +31,9 @@ struct TraceFacts {
   uint64_t ideal_peak_bytes = 0;   // peak of live requested bytes
   uint64_t max_live_blocks = 0;
   uint64_t recorded_peak_rss_bytes = 0;  // highest RSS sample (0: none)
+  // The RSS samples that became Probe ops, by probe index: the replayer reads
+  // its own RSS at the same point of the replay (predict.h).
+  std::vector<RssPoint> rss_points;
   uint64_t duration_ns = 0;        // time of the last event
   std::optional<Error> damage;     // the reader stopped here; everything before was prepared
 };

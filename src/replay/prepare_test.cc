@@ -105,8 +105,15 @@ TEST(Prepare, CountsCallsThreadsAndTheIdealPeak) {
   EXPECT_EQ(p->facts.recorded_peak_rss_bytes, 12345u);
   EXPECT_EQ(p->facts.cross_thread_frees, 0u);
   EXPECT_FALSE(p->facts.damage);
+  // The RSS sample becomes a probe after the call before it (thread 0's last free).
+  ASSERT_EQ(p->facts.rss_points.size(), 1u);
+  EXPECT_EQ(p->facts.rss_points[0].rss_bytes, 12345u);
+  EXPECT_EQ(p->facts.rss_points[0].events, 8u);  // 6 calls, the realloc counting 2 events
+  EXPECT_EQ(p->facts.rss_points[0].max_live_blocks, 2u);
   const auto& t0 = p->threads[0];
-  ASSERT_EQ(t0.size(), 5u);
+  ASSERT_EQ(t0.size(), 6u);
+  EXPECT_EQ(t0[5].kind, OpKind::Probe);
+  EXPECT_EQ(t0[5].slot, 0u);
   EXPECT_EQ(t0[3].kind, OpKind::Realloc);
   EXPECT_EQ(t0[3].slot, t0[1].slot);  // the realloc'd block stays in b's slot
   EXPECT_EQ(t0[3].size, 500u);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 
@@ -45,11 +46,27 @@ struct Shared {
   Progress* progress = nullptr;
   ThreadStats* stats = nullptr;
   Op* windows = nullptr;  // kOpWindow per thread
+  uint64_t* probes = nullptr;  // RSS at each Probe op
   Gate gate;
   uint64_t bracket_ticks = 0;
   bool read_failed = false;
 };
 Shared g;
+
+// The resident set from /proc/self/statm (its second field, in pages), read
+// into a stack buffer.
+uint64_t resident_bytes() {
+  char buf[256];
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char* end = nullptr;
+  std::strtoull(buf, &end, 10);
+  return std::strtoull(end, nullptr, 10) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
 
 size_t alignment_of(const Op& op) { return op.align_log2 == 0 ? alignof(std::max_align_t) : size_t{1} << op.align_log2; }
 
@@ -113,6 +130,9 @@ void run_op(uint32_t thread, const Op& op, ThreadStats& st) {
     }
     case OpKind::Wait:
       st.waits += g.progress[op.slot].wait_until(static_cast<uint32_t>(op.size));
+      return;
+    case OpKind::Probe:
+      g.probes[op.slot] = resident_bytes();
       return;
   }
   (void)thread;
@@ -191,7 +211,8 @@ int run(const char* path) {
   g.progress = static_cast<Progress*>(map_private(h.threads * sizeof(Progress)));
   g.stats = static_cast<ThreadStats*>(map_private(h.threads * sizeof(ThreadStats)));
   g.windows = static_cast<Op*>(map_private(size_t{h.threads} * kOpWindow * sizeof(Op)));
-  if (!g.slots || !g.progress || !g.stats || !g.windows) {
+  g.probes = static_cast<uint64_t*>(map_private(h.probes * sizeof(uint64_t)));
+  if (!g.slots || !g.progress || !g.stats || !g.windows || !g.probes) {
     std::fputs("memloupe-replayer: out of memory for its tables\n", stderr);
     return 2;
   }
@@ -244,6 +265,12 @@ int run(const char* path) {
   print("peak_rss_bytes", static_cast<unsigned long long>(status_bytes("VmHWM:")));
   print("final_rss_bytes", static_cast<unsigned long long>(status_bytes("VmRSS:")));
   print("minor_faults", static_cast<unsigned long long>(ru1.ru_minflt - ru0.ru_minflt));
+  for (uint64_t i = 0; i < h.probes; ++i) {
+    char line[96];
+    const int n = std::snprintf(line, sizeof line, "probe_rss %llu %llu\n", static_cast<unsigned long long>(i),
+                                static_cast<unsigned long long>(g.probes[i]));
+    (void)!::write(1, line, static_cast<size_t>(n));
+  }
   return 0;
 }
 

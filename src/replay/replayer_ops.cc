@@ -51,6 +51,11 @@ bool check_op(const OpSource& src, uint32_t thread, uint64_t index, const Op& op
         return fail("memloupe-replayer: thread %u op %llu: alignment 2^%u\n", thread,
                     static_cast<unsigned long long>(index), op.align_log2);
       return true;
+    case OpKind::Probe:
+      if (op.slot >= h.probes)
+        return fail("memloupe-replayer: thread %u op %llu: probe %u outside %llu\n", thread,
+                    static_cast<unsigned long long>(index), op.slot, static_cast<unsigned long long>(h.probes));
+      return true;
     // A wait for an op that does not publish still ends: every thread publishes
     // its full count when its stream ends (replayer_main.cc).
     case OpKind::Wait:
@@ -83,6 +88,7 @@ bool open_ops(const char* path, OpSource& out) {
   if (!pread_all(out.fd, &h, sizeof h, 0) || std::memcmp(h.magic, kOpFileMagic, sizeof h.magic) != 0 ||
       h.version != kOpFileVersion)
     return fail("memloupe-replayer: %s is not an op file of version %u\n", path, kOpFileVersion);
+  if (h.probes > kMaxProbes) return fail("memloupe-replayer: %s: too many probes\n", path);
   if (h.threads == 0 || h.threads > kMaxThreads)
     return fail("memloupe-replayer: %s: %u threads (1 to %u expected)\n", path, h.threads, kMaxThreads);
   const off_t file_size = ::lseek(out.fd, 0, SEEK_END);
