@@ -53,16 +53,22 @@ struct Shared {
 };
 Shared g;
 
-// The resident set from /proc/self/statm (its second field, in pages), read
-// into a stack buffer.
+// Reads a /proc file into a stack buffer, NUL-terminated (no heap, no stdio).
+template <size_t N>
+bool read_proc(const char* path, char (&buf)[N]) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, buf, N - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return true;
+}
+
+// The resident set: /proc/self/statm's second field, in pages.
 uint64_t resident_bytes() {
   char buf[256];
-  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
+  if (!read_proc("/proc/self/statm", buf)) return 0;
   char* end = nullptr;
   std::strtoull(buf, &end, 10);
   return std::strtoull(end, nullptr, 10) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -177,15 +183,10 @@ uint64_t measure_bracket() {
   return samples[50];
 }
 
-// VmRSS or VmHWM from /proc/self/status, in bytes (read into a stack buffer).
+// A "key: N kB" line of /proc/self/status (VmHWM), in bytes.
 uint64_t status_bytes(const char* key) {
   char buf[4096];
-  const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
+  if (!read_proc("/proc/self/status", buf)) return 0;
   const char* at = std::strstr(buf, key);
   if (at == nullptr) return 0;
   return std::strtoull(at + std::strlen(key), nullptr, 10) * 1024;
@@ -227,7 +228,7 @@ int run(const char* path) {
       return 2;
     }
   }
-  const uint64_t rss_before = status_bytes("VmRSS:");
+  const uint64_t rss_before = resident_bytes();
   rusage ru0, ru1;
   getrusage(RUSAGE_SELF, &ru0);
   const uint64_t ns0 = monotonic_ns(), tk0 = ticks();
@@ -263,7 +264,7 @@ int run(const char* path) {
   print("clock_overhead_ns", static_cast<double>(g.bracket_ticks) * ns_per_tick);
   print("baseline_rss_bytes", static_cast<unsigned long long>(rss_before));
   print("peak_rss_bytes", static_cast<unsigned long long>(status_bytes("VmHWM:")));
-  print("final_rss_bytes", static_cast<unsigned long long>(status_bytes("VmRSS:")));
+  print("final_rss_bytes", static_cast<unsigned long long>(resident_bytes()));
   print("minor_faults", static_cast<unsigned long long>(ru1.ru_minflt - ru0.ru_minflt));
   for (uint64_t i = 0; i < h.probes; ++i) {
     char line[96];
