@@ -84,7 +84,7 @@ void print_table(const replay::TraceFacts& f, const std::vector<AllocatorResult>
     std::vector<report::Cell> cells{{label}};
     for (const AllocatorResult* r : shown) {
       std::string text = show(get(*r));
-      if (base != nullptr && r != base) text += ratio(get(*r), get(*base));
+      if (base != nullptr && r != base && get(*r) > 0) text += ratio(get(*r), get(*base));
       cells.push_back({text});
     }
     table.add_row(std::move(cells));
@@ -197,6 +197,8 @@ int run_replay(const ReplayOptions& o) {
     fmt::print(stderr, "memloupe: {}\n", written.error().message);
     return kFailed;
   }
+  // The streams are in the memory file now; 16 bytes per call need not be held twice.
+  std::vector<std::vector<replay::Op>>().swap(prepared->threads);
 
   std::vector<AllocatorResult> results;
   for (const replay::Allocator& a : *allocators) {

@@ -263,8 +263,11 @@ int run(const char* path) {
   print("alloc_time_s", static_cast<double>(sum.call_ticks) * ns_per_tick * 1e-9);
   print("clock_overhead_ns", static_cast<double>(g.bracket_ticks) * ns_per_tick);
   print("baseline_rss_bytes", static_cast<unsigned long long>(rss_before));
-  print("peak_rss_bytes", static_cast<unsigned long long>(status_bytes("VmHWM:")));
-  print("final_rss_bytes", static_cast<unsigned long long>(resident_bytes()));
+  // The kernel folds per-thread RSS counts into VmHWM lazily, so a fresh
+  // VmRSS can read a little above it.
+  const uint64_t final_rss = resident_bytes();
+  print("peak_rss_bytes", static_cast<unsigned long long>(std::max(status_bytes("VmHWM:"), final_rss)));
+  print("final_rss_bytes", static_cast<unsigned long long>(final_rss));
   print("minor_faults", static_cast<unsigned long long>(ru1.ru_minflt - ru0.ru_minflt));
   for (uint64_t i = 0; i < h.probes; ++i) {
     char line[96];
