@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,8 +34,6 @@ from suite import tools as tools_mod  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 ALLOCATORS = ("glibc", "jemalloc", "tcmalloc", "mimalloc")
-SONAMES = {"jemalloc": "libjemalloc.so.2", "tcmalloc": "libtcmalloc_minimal.so.4",
-           "mimalloc": "libmimalloc.so.2"}
 
 
 def library(name, libs):
@@ -74,7 +73,6 @@ def record(tools, wl, trace):
 
 
 def replay(tools, trace, runs):
-    import subprocess
     start = time.monotonic()
     out = subprocess.run([tools.memloupe, "replay", "--json", "--repeat", str(runs), trace],
                          capture_output=True, text=True, timeout=3600)
