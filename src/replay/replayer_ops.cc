@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -14,10 +15,12 @@ namespace memloupe::replay {
 namespace {
 
 // Messages go through a stack buffer and one write(2): no stdio buffers on the heap.
-template <class... Args>
-bool fail(const char* fmt, Args... args) {
+[[gnu::format(printf, 1, 2)]] bool fail(const char* fmt, ...) {
   char line[512];
-  const int n = std::snprintf(line, sizeof line, fmt, args...);
+  va_list args;
+  va_start(args, fmt);
+  const int n = std::vsnprintf(line, sizeof line, fmt, args);
+  va_end(args);
   if (n > 0) (void)!::write(2, line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
   return false;
 }
