@@ -205,11 +205,14 @@ int run_replay(const ReplayOptions& o) {
     if (!a.missing.empty()) fmt::print(stderr, "memloupe: {}: skipped, {}\n", a.name, a.missing);
     results.push_back({a, {}, {}, {}, {}, {}});
   }
+  // A replay does less work than the recorded run (which ran under the
+  // recorder), so ten times its duration, and a minute more, means a hang.
+  const double timeout_s = 60 + 10 * static_cast<double>(facts.duration_ns) * 1e-9;
   // Repeats go round the allocators, so a slow spell of the machine hits all of them.
   for (unsigned rep = 0; rep < o.repeat; ++rep) {
     for (AllocatorResult& r : results) {
       if (!r.allocator.missing.empty() || r.failure) continue;
-      auto m = replay::run_replayer(*replayer, *ops, r.allocator.library);
+      auto m = replay::run_replayer(*replayer, *ops, r.allocator.library, timeout_s);
       if (m) {
         if (auto bad = check_counts(*m, facts)) m = Error{*bad};
       }

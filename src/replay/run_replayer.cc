@@ -2,12 +2,15 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -26,7 +29,8 @@ OpFile::~OpFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Expected<Measurements> run_replayer(const std::string& replayer, const OpFile& ops, const std::string& library) {
+Expected<Measurements> run_replayer(const std::string& replayer, const OpFile& ops, const std::string& library,
+                                    double timeout_s) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0) env.emplace_back(*e);
@@ -51,9 +55,23 @@ Expected<Measurements> run_replayer(const std::string& replayer, const OpFile& o
     ::close(out[0]);
     return Error{"cannot start " + replayer + ": " + std::strerror(rc)};
   }
+  // The replayer writes its results at the end, so the pipe stays quiet until
+  // then: wait on it until the deadline.
   std::string text;
   char buf[4096];
+  bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    pollfd p{out[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 60'000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     const ssize_t n = ::read(out[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -62,6 +80,10 @@ Expected<Measurements> run_replayer(const std::string& replayer, const OpFile& o
   ::close(out[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return Error{"the replayer did not finish within " + std::to_string(static_cast<long long>(timeout_s)) +
+                 " s and was killed (an allocator deadlock?)"};
   }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);

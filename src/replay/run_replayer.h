@@ -28,7 +28,9 @@ class OpFile {
 // Runs `replayer` on `ops` with LD_PRELOAD=`library` (none if empty; an
 // inherited LD_PRELOAD is dropped either way, so only that allocator is in the
 // process). Its stderr passes through. Errors say how the child ended: a
-// signal (an allocator crash, the OOM killer) or a non-zero exit.
-Expected<Measurements> run_replayer(const std::string& replayer, const OpFile& ops, const std::string& library);
+// signal (an allocator crash, the OOM killer), a non-zero exit, or running
+// past `timeout_s` (an allocator that deadlocks): then it is killed.
+Expected<Measurements> run_replayer(const std::string& replayer, const OpFile& ops, const std::string& library,
+                                    double timeout_s = 3600);
 
 }  // namespace memloupe::replay

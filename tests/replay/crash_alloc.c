@@ -1,7 +1,10 @@
-/* An "allocator" for the replay tests that crashes: it serves the first
-   calls through glibc, then raises SIGSEGV, as a buggy allocator would. */
+/* An "allocator" for the replay tests that fails: it serves the first calls
+   through glibc, then raises SIGSEGV, as a buggy allocator would; or, with
+   MEMLOUPE_TEST_ALLOC_HANG set, stops for good, as a deadlocked one would. */
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 extern void* __libc_malloc(size_t);
 extern void* __libc_calloc(size_t, size_t);
@@ -12,7 +15,11 @@ extern void __libc_free(void*);
 static int calls;
 
 static void count(void) {
-  if (__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED) > 2000) raise(SIGSEGV);
+  if (__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED) <= 2000) return;
+  if (getenv("MEMLOUPE_TEST_ALLOC_HANG") != NULL) {
+    for (;;) pause();
+  }
+  raise(SIGSEGV);
 }
 
 void* malloc(size_t n) {

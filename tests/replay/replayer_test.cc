@@ -182,6 +182,20 @@ TEST(Replayer, ACrashingAllocatorIsReportedAsOne) {
   EXPECT_NE(m.error().message.find("signal 11 (SIGSEGV)"), std::string::npos) << m.error().message;
 }
 
+TEST(Replayer, AHangingAllocatorIsKilledAtTheDeadline) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "no allocator can be preloaded into an ASan-built replayer";
+#endif
+  const Prepared p = prepare_bytes(cross_thread_trace(7, 20000));
+  ::setenv("MEMLOUPE_TEST_ALLOC_HANG", "1", 1);
+  auto m = run_replayer(kReplayer, op_file(p),
+                        std::string(MEMLOUPE_BINARY_DIR) + "/bin/libmemloupe_replay_crash_alloc.so", 2);
+  ::unsetenv("MEMLOUPE_TEST_ALLOC_HANG");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("did not finish within 2 s and was killed"), std::string::npos)
+      << m.error().message;
+}
+
 TEST(Replayer, RefusesAFileThatIsNotAnOpFile) {
   auto f = OpFile::create();
   ASSERT_TRUE(f);
