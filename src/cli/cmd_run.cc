@@ -16,6 +16,7 @@
 
 #include "analysis/query.h"
 #include "cli/commands.h"
+#include "cli/companion.h"
 #include "cli/finalize_report.h"
 #include "cli/run_launch.h"
 #include "cli/run_output.h"
@@ -36,27 +37,8 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
-bool is_file(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-// MEMLOUPE_PRELOAD, else next to this executable (the build puts both in
-// <build>/bin/), else ../lib/memloupe/ relative to it (an installed layout).
-Expected<std::string> find_preload() {
-  if (const char* env = std::getenv("MEMLOUPE_PRELOAD"); env != nullptr && env[0] != '\0') {
-    if (!is_file(env)) return Error{std::string("MEMLOUPE_PRELOAD=") + env + ": no such file"};
-    return std::filesystem::absolute(env).lexically_normal().string();
-  }
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return Error{"cannot find memloupe's own directory: " + ec.message()};
-  std::vector<std::string> tried;
-  for (const auto& dir : {self.parent_path(), self.parent_path() / ".." / "lib" / "memloupe"}) {
-    const std::string candidate = (dir / kPreloadName).lexically_normal().string();
-    if (is_file(candidate)) return candidate;
-    tried.push_back(candidate);
-  }
-  return Error{fmt::format("cannot find {} (looked for {} and {}); set MEMLOUPE_PRELOAD", kPreloadName,
-                           tried[0], tried[1])};
-}
+// MEMLOUPE_PRELOAD, else beside this executable (companion.h).
+Expected<std::string> find_preload() { return find_companion(kPreloadName, "MEMLOUPE_PRELOAD"); }
 
 // The dynamic loader splits LD_PRELOAD at spaces and colons. Ours goes first
 // so its hooks see every call; an allocator the user preloads (jemalloc...)

@@ -18,6 +18,7 @@ namespace memloupe::cli {
   X(diff)                    \
   X(report)                  \
   X(export)                  \
+  X(replay)                  \
   X(dump)
 
 #define MEMLOUPE_DECLARE(name) Command add_##name##_command(CLI::App& app);
