@@ -2,6 +2,7 @@
 // symbolize`), with what happened said on stderr:
 //   memloupe: warning: cannot symbolise LIB: REASON      (once per module file)
 //   memloupe: warning: INPUT: DAMAGE; kept the N events before it
+//   memloupe: types: N of M allocation sites typed (P% of bytes), S s   (src/types/)
 //   memloupe: analysis index: N bytes                     (src/analysis/index.h)
 //   memloupe: wrote OUTPUT (N events, M bytes)
 #pragma once

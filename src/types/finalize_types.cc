@@ -1,0 +1,81 @@
+#include "types/finalize_types.h"
+
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "types/infer_site.h"
+
+namespace memloupe::types {
+namespace {
+
+// The candidate as the site's sizes allow it, or nothing (module comment).
+std::optional<SiteType> agree(const Candidate& c, uint64_t min, uint64_t max, uint64_t gcd) {
+  SiteType t{c.name, c.type_size, 0, TypeShape::Object, c.rule};
+  if (c.rule == TypeRule::MakeShared) {
+    if (min != max || min != c.block_size) return std::nullopt;
+    t.block_size = c.block_size;
+    return t;
+  }
+  if (min == max && min == c.type_size) {
+    t.block_size = c.type_size;
+    return t;
+  }
+  if (c.rule != TypeRule::Allocator || gcd % c.type_size != 0) return std::nullopt;
+  t.shape = TypeShape::Array;
+  t.name += "[]";
+  return t;
+}
+
+}  // namespace
+
+void TypesAddon::alloc(const format::Alloc& alloc) {
+  if (alloc.backtrace.empty()) return;
+  const uint64_t address = alloc.backtrace[0];
+  // Consecutive allocations from one site are common (loops): one hash lookup
+  // per run of them.
+  if (last_ == nullptr || address != last_address_) {
+    last_ = &sites_[address];
+    last_address_ = address;
+  }
+  Sizes& s = *last_;
+  s.min = std::min(s.min, alloc.size);
+  s.max = std::max(s.max, alloc.size);
+  if (s.gcd != 1) s.gcd = std::gcd(s.gcd, alloc.size);
+  s.bytes += alloc.size;
+}
+
+std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chunks(
+    symbolize::Symbolizer& symbolizer, const symbolize::ModuleMap& modules,
+    std::span<const symbolize::AddressInModule> addresses) {
+  std::unordered_map<uint64_t, symbolize::ModuleIndex> module_of;
+  module_of.reserve(addresses.size());
+  for (const auto& a : addresses) module_of.emplace(a.address, a.module);
+  // One inferrer per opened file: its caches (type names, code sections) serve every load of it.
+  std::map<symbolize::ElfFile*, std::unique_ptr<SiteInferrer>> inferrers;
+  stats_.sites = sites_.size();
+  for (const auto& [address, sizes] : sites_) {
+    stats_.bytes += sizes.bytes;
+    auto m = module_of.find(address);
+    if (m == module_of.end()) continue;
+    const symbolize::Module& module = modules[m->second];
+    if (address <= module.load_bias) continue;
+    symbolize::ElfFile* file = symbolizer.file_for(module);
+    if (file == nullptr) continue;
+    auto& inferrer = inferrers[file];
+    if (!inferrer) inferrer = std::make_unique<SiteInferrer>(file->module());
+    const std::vector<Candidate> candidates = inferrer->candidates(address - module.load_bias);
+    for (const Candidate& c : candidates) {
+      if (auto t = agree(c, sizes.min, sizes.max, sizes.gcd)) {
+        table_.emplace(address, std::move(*t));
+        ++stats_.typed_sites;
+        stats_.typed_bytes += sizes.bytes;
+        break;
+      }
+    }
+    if (!candidates.empty() && !table_.contains(address)) ++stats_.rejected_sites;
+  }
+  return {{format::ChunkType::Types, encode_types(table_)}};
+}
+
+}  // namespace memloupe::types
