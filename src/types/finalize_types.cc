@@ -56,6 +56,7 @@ std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chun
   stats_.sites = sites_.size();
   for (const auto& [address, sizes] : sites_) {
     stats_.bytes += sizes.bytes;
+    if (sizes.min == 0) continue;  // malloc(0): no type to agree with
     auto m = module_of.find(address);
     if (m == module_of.end()) continue;
     const symbolize::Module& module = modules[m->second];
@@ -74,6 +75,11 @@ std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chun
       }
     }
     if (!candidates.empty() && !table_.contains(address)) ++stats_.rejected_sites;
+  }
+  for (const auto& [address, sizes] : sites_) {
+    if (sizes.min == sizes.max && sizes.min != 0 && !table_.contains(address)) {
+      table_.emplace(address, SiteType{{}, sizes.min, sizes.min, TypeShape::Object, TypeRule::Unknown});
+    }
   }
   return {{format::ChunkType::Types, encode_types(table_)}};
 }

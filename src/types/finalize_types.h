@@ -6,8 +6,9 @@
 //   - make_shared<T>: every block is sizeof the control block;
 //   - an allocator<T>: every block sizeof(T) (node containers: one object per
 //     block), or else every size a multiple of it (a buffer: T[]).
-// Sites with no agreeing candidate stay out of the table: `memloupe types`
-// shows their blocks as "(unknown, N B)".
+// Sites with no agreeing candidate are stored as TypeRule::Unknown when all
+// their blocks had one size (`memloupe types` shows "(unknown, N B)"), and not
+// at all otherwise ("(unknown, mixed sizes)").
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,7 @@ namespace memloupe::types {
 
 std::string_view rule_name(TypeRule rule) {
   switch (rule) {
+    case TypeRule::Unknown: return "unknown";
     case TypeRule::InlinedConstructor: return "inlined-ctor";
     case TypeRule::CalledConstructor: return "called-ctor";
     case TypeRule::MakeShared: return "make_shared";
@@ -60,12 +61,13 @@ std::optional<Error> decode_types(std::span<const uint8_t> payload, uint64_t chu
     std::string_view name;
     if (!c.varint(delta) || (i > 0 && delta == 0) || delta > UINT64_MAX - address)
       return c.expected("an ascending site address");
-    if (!c.u8(rule) || rule == 0 || rule > kMaxRule) return c.expected("a type rule (1-5)");
+    if (!c.u8(rule) || rule > kMaxRule) return c.expected("a type rule (0-5)");
     if (!c.u8(shape) || shape > 1) return c.expected("a type shape (0 or 1)");
     if (!c.varint(t.type_size) || t.type_size == 0) return c.expected("a type size > 0");
     if (!c.varint(t.block_size) || (shape == 0) != (t.block_size != 0))
       return c.expected("a block size (> 0 for one object, 0 for an array)");
-    if (!c.string(name, format::kMaxString) || name.empty()) return c.expected("a type name");
+    if (!c.string(name, format::kMaxString) || (rule == 0) != name.empty() || (rule == 0 && shape != 0))
+      return c.expected("a type name (empty only for an unknown type of one block size)");
     address += delta;
     t.rule = static_cast<TypeRule>(rule);
     t.shape = static_cast<TypeShape>(shape);

@@ -17,6 +17,9 @@
 //                                    size (sizeof T, or of make_shared's control
 //                                    block); Array: 0
 //         string name }              varint length <= kMaxString, then bytes
+//                                    (empty for TypeRule::Unknown only)
+// Untyped sites are listed too when all their blocks had one size (rule
+// Unknown), so the views can group them as "(unknown, N B)".
 #pragma once
 
 #include <cstdint>
@@ -33,6 +36,7 @@ namespace memloupe::types {
 
 // In order of trust (docs/TYPES.md § Rules).
 enum class TypeRule : uint8_t {
+  Unknown = 0,             // no rule agreed; every block had block_size bytes (name empty)
   InlinedConstructor = 1,  // T::T inlined right after the call
   CalledConstructor = 2,   // the next call after it is to an out-of-line T::T
   MakeShared = 3,          // std::allocator<_Sp_counted_ptr_inplace<T, ...>>: T with its control block
