@@ -15,6 +15,15 @@ struct Key {
 
 Estimate scaled(Estimate e, double by) { return {e.value / by, e.lo / by, e.hi / by, e.bounded}; }
 
+// Finalise checked every block of the site against the type; a table that does
+// not describe these events (another build's, or damaged) is caught here by
+// what the counts can still tell: blocks of one size sum to blocks × size, and
+// blocks that are all multiples of a size sum to a multiple of it.
+bool agrees(const types::SiteType& t, const Count& c) {
+  if (t.shape == types::TypeShape::Array) return c.bytes % t.type_size == 0;
+  return c.bytes == c.blocks * t.block_size;
+}
+
 }  // namespace
 
 Estimate TypeCount::objects(Metric m, const Estimator& estimator) const {
@@ -28,9 +37,10 @@ std::vector<TypeCount> count_types(const Model& model, const types::TypeTable& t
   for (uint32_t id = 0; id < a.stacks.size(); ++id) {
     const auto frames = a.frames(StackId{id});
     const types::SiteType* site = nullptr;
+    const Count& allocated = a.stacks[id].metrics[Metric::Allocated];
     if (!frames.empty()) {
       auto it = table.find(frames[0]);
-      if (it != table.end()) site = &it->second;
+      if (it != table.end() && agrees(it->second, allocated)) site = &it->second;
     }
     Key key;
     if (site == nullptr) {
