@@ -132,10 +132,10 @@ class UnitWalk {
 
 }  // namespace
 
-std::vector<Dwarf_Die> function_chain(Dwarf_Die* cu, uint64_t pc) {
-  std::vector<std::vector<Dwarf_Die>> chains(1);
-  UnitWalk({&pc, 1}, chains).children(cu, 0, 1);
-  return std::move(chains[0]);
+std::vector<std::vector<Dwarf_Die>> function_chains(Dwarf_Die* cu, std::span<const uint64_t> pcs) {
+  std::vector<std::vector<Dwarf_Die>> chains(pcs.size());
+  UnitWalk(pcs, chains).children(cu, 0, pcs.size());
+  return chains;
 }
 
 std::string dwarf_function_name(Dwarf_Die* scope) {
@@ -272,8 +272,7 @@ std::vector<std::vector<reader::OwnedFrame>> InlineResolver::resolve(std::span<c
   for (auto& [offset, unit] : units) {
     std::vector<uint64_t> unit_pcs;  // in the unit's DWARF addresses
     for (size_t i : unit.members) unit_pcs.push_back(pcs[i] - unit.bias);
-    std::vector<std::vector<Dwarf_Die>> chains(unit_pcs.size());
-    UnitWalk(unit_pcs, chains).children(&unit.die, 0, unit_pcs.size());
+    std::vector<std::vector<Dwarf_Die>> chains = function_chains(&unit.die, unit_pcs);
     for (size_t k = 0; k < unit.members.size(); ++k) {
       out[unit.members[k]] = frames_for(pcs[unit.members[k]], chains[k], &unit.die, unit.bias);
     }

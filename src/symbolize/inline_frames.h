@@ -15,11 +15,12 @@
 
 namespace memloupe::symbolize {
 
-// The function DIEs (DW_TAG_subprogram, DW_TAG_inlined_subroutine) whose
-// ranges hold `pc` (a DWARF address of unit `cu`), outermost first: the walk
-// resolve() does, for one pc (libdw's dwarf_getscopes misses scopes whose
-// ranges are DWARF 5 range lists, as clang writes them).
-std::vector<Dwarf_Die> function_chain(Dwarf_Die* cu, uint64_t pc);
+// For each of `pcs` (DWARF addresses of unit `cu`, ascending), the function
+// DIEs (DW_TAG_subprogram, DW_TAG_inlined_subroutine) whose ranges hold it,
+// outermost first: the one walk of the unit resolve() does (libdw's
+// dwarf_getscopes walks the unit per pc, and misses scopes whose ranges are
+// DWARF 5 range lists, as clang writes them).
+std::vector<std::vector<Dwarf_Die>> function_chains(Dwarf_Die* cu, std::span<const uint64_t> pcs);
 
 // The name of a function's DIE (a subprogram or an inlined call of one, through
 // its abstract origin and specification): the demangled linkage name of a C++

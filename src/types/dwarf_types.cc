@@ -3,6 +3,7 @@
 #include <dwarf.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 
 #include "symbolize/inline_frames.h"
@@ -58,13 +59,33 @@ const char* die_name(Dwarf_Die die) {
   return name != nullptr ? name : "";
 }
 
-std::vector<Dwarf_Die> function_scopes(symbolize::UnitIndex& units, uint64_t vaddr, uint64_t& bias) {
-  Dwarf_Addr b = 0;
-  Dwarf_Die* cu = units.find(vaddr, b);
-  if (cu == nullptr) return {};
-  bias = b;
-  std::vector<Dwarf_Die> out = symbolize::function_chain(cu, vaddr - b);
-  std::ranges::reverse(out);
+std::vector<std::vector<Dwarf_Die>> function_scopes(symbolize::UnitIndex& units, std::span<const uint64_t> vaddrs,
+                                                    std::vector<uint64_t>& biases) {
+  std::vector<std::vector<Dwarf_Die>> out(vaddrs.size());
+  biases.assign(vaddrs.size(), 0);
+  struct Unit {
+    Dwarf_Die die;
+    std::vector<std::pair<uint64_t, size_t>> pcs;  // DWARF address, index into vaddrs
+  };
+  std::map<uint64_t, Unit> by_unit;
+  for (size_t i = 0; i < vaddrs.size(); ++i) {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cu = units.find(vaddrs[i], bias);
+    if (cu == nullptr) continue;
+    biases[i] = bias;
+    auto& unit = by_unit.try_emplace(dwarf_dieoffset(cu), Unit{*cu, {}}).first->second;
+    unit.pcs.emplace_back(vaddrs[i] - bias, i);
+  }
+  for (auto& [offset, unit] : by_unit) {
+    std::ranges::sort(unit.pcs);
+    std::vector<uint64_t> pcs;
+    for (const auto& p : unit.pcs) pcs.push_back(p.first);
+    std::vector<std::vector<Dwarf_Die>> chains = symbolize::function_chains(&unit.die, pcs);
+    for (size_t k = 0; k < chains.size(); ++k) {
+      std::ranges::reverse(chains[k]);
+      out[unit.pcs[k].second] = std::move(chains[k]);
+    }
+  }
   return out;
 }
 

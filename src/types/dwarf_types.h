@@ -8,16 +8,19 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "symbolize/unit_index.h"
 
 namespace memloupe::types {
 
-// The function scopes (DW_TAG_subprogram, DW_TAG_inlined_subroutine) holding
-// `vaddr` (a Dwfl address of the indexed module), innermost first; lexical blocks left
-// out. `bias`: Dwfl address = DWARF address + bias, for the DIEs' ranges.
-std::vector<Dwarf_Die> function_scopes(symbolize::UnitIndex& units, uint64_t vaddr, uint64_t& bias);
+// For each of `vaddrs` (Dwfl addresses of the indexed module), the function
+// scopes (DW_TAG_subprogram, DW_TAG_inlined_subroutine) holding it, innermost
+// first, lexical blocks left out, with `biases[i]` set (Dwfl address = DWARF
+// address + bias, for the DIEs' ranges). One walk per unit for all its addresses.
+std::vector<std::vector<Dwarf_Die>> function_scopes(symbolize::UnitIndex& units, std::span<const uint64_t> vaddrs,
+                                                    std::vector<uint64_t>& biases);
 
 // The DIE's DW_AT_name, through its abstract origin and specification; "" if none.
 const char* die_name(Dwarf_Die die);

@@ -1,7 +1,6 @@
 #include "types/finalize_types.h"
 
 #include <map>
-#include <memory>
 #include <numeric>
 
 #include "types/infer_site.h"
@@ -51,8 +50,13 @@ std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chun
   std::unordered_map<uint64_t, symbolize::ModuleIndex> module_of;
   module_of.reserve(addresses.size());
   for (const auto& a : addresses) module_of.emplace(a.address, a.module);
-  // One inferrer per opened file: its caches (type names, code sections) serve every load of it.
-  std::map<symbolize::ElfFile*, std::unique_ptr<SiteInferrer>> inferrers;
+  // The sites of each opened file go to its inferrer in one batch (one walk
+  // of each unit's DWARF for all of them).
+  struct Batch {
+    std::vector<uint64_t> addresses;
+    std::vector<uint64_t> vaddrs;
+  };
+  std::map<symbolize::ElfFile*, Batch> batches;
   stats_.sites = sites_.size();
   for (const auto& [address, sizes] : sites_) {
     stats_.bytes += sizes.bytes;
@@ -63,18 +67,25 @@ std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chun
     if (address <= module.load_bias) continue;
     symbolize::ElfFile* file = symbolizer.file_for(module);
     if (file == nullptr) continue;
-    auto& inferrer = inferrers[file];
-    if (!inferrer) inferrer = std::make_unique<SiteInferrer>(file->module());
-    const std::vector<Candidate> candidates = inferrer->candidates(address - module.load_bias);
-    for (const Candidate& c : candidates) {
-      if (auto t = agree(c, sizes.min, sizes.max, sizes.gcd)) {
-        table_.emplace(address, std::move(*t));
-        ++stats_.typed_sites;
-        stats_.typed_bytes += sizes.bytes;
-        break;
+    Batch& batch = batches[file];
+    batch.addresses.push_back(address);
+    batch.vaddrs.push_back(address - module.load_bias);
+  }
+  for (auto& [file, batch] : batches) {
+    SiteInferrer inferrer(file->module());
+    const std::vector<std::vector<Candidate>> candidates = inferrer.candidates(batch.vaddrs);
+    for (size_t i = 0; i < batch.addresses.size(); ++i) {
+      const Sizes& sizes = sites_.at(batch.addresses[i]);
+      for (const Candidate& c : candidates[i]) {
+        if (auto t = agree(c, sizes.min, sizes.max, sizes.gcd)) {
+          table_.emplace(batch.addresses[i], std::move(*t));
+          ++stats_.typed_sites;
+          stats_.typed_bytes += sizes.bytes;
+          break;
+        }
       }
+      if (!candidates[i].empty() && !table_.contains(batch.addresses[i])) ++stats_.rejected_sites;
     }
-    if (!candidates.empty() && !table_.contains(address)) ++stats_.rejected_sites;
   }
   for (const auto& [address, sizes] : sites_) {
     if (sizes.min == sizes.max && sizes.min != 0 && !table_.contains(address)) {

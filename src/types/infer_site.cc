@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "symbolize/demangle.h"
 #include "types/dwarf_types.h"
 #include "types/type_names.h"
 
@@ -53,24 +54,40 @@ const std::string& SiteInferrer::type_name(Dwarf_Die type) {
       break;
     default: {
       const char* own = dwarf_diename(&type);
-      name = own != nullptr ? own : "(anonymous)";
-      // Qualified by the namespaces and classes around it (dwarf_getscopes_die
-      // walks the unit: once per distinct type, thanks to names_).
-      Dwarf_Die* scopes = nullptr;
-      const int n = dwarf_getscopes_die(&type, &scopes);
-      for (int i = 1; i < n; ++i) {
-        const int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
-            tag != DW_TAG_union_type)
-          continue;
-        const char* outer = dwarf_diename(&scopes[i]);
-        name = std::string(outer != nullptr ? outer : "(anonymous namespace)") + "::" + name;
-      }
-      free(scopes);
+      name = scope_prefix(type) + (own != nullptr ? own : "(anonymous)");
     }
   }
   slot = tidy_type_name(name);
   return slot;
+}
+
+const std::string& SiteInferrer::scope_prefix(Dwarf_Die type) {
+  static const std::string kNone;
+  Dwarf_Die cu;
+  if (dwarf_diecu(&type, &cu, nullptr, nullptr) == nullptr) return kNone;
+  if (!units_walked_[dwarf_dieoffset(&cu)]) {
+    units_walked_[dwarf_dieoffset(&cu)] = true;
+    // Namespaces and classes only: code scopes hold local types, which keep
+    // their bare names.
+    auto walk = [&](auto& self, Dwarf_Die* parent, const std::string& prefix) -> void {
+      Dwarf_Die child;
+      if (dwarf_child(parent, &child) != 0) return;
+      do {
+        const int tag = dwarf_tag(&child);
+        const bool container = tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                               tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+        if (!prefix.empty() && (container || tag == DW_TAG_enumeration_type || tag == DW_TAG_typedef))
+          prefixes_[dwarf_dieoffset(&child)] = prefix;
+        if (container && dwarf_haschildren(&child)) {
+          const char* name = dwarf_diename(&child);
+          self(self, &child, prefix + (name != nullptr ? name : "(anonymous namespace)") + "::");
+        }
+      } while (dwarf_siblingof(&child, &child) == 0);
+    };
+    walk(walk, &cu, "");
+  }
+  auto it = prefixes_.find(dwarf_dieoffset(&type));
+  return it == prefixes_.end() ? kNone : it->second;
 }
 
 std::optional<Candidate> SiteInferrer::describe(Dwarf_Die type, TypeRule rule) {
@@ -161,14 +178,19 @@ std::optional<Candidate> SiteInferrer::called_constructor(uint64_t pc) {
     int32_t rel = 0;
     std::memcpy(&rel, bytes.data() + i + 1, 4);
     const uint64_t target = pc + i + 5 + static_cast<uint64_t>(static_cast<int64_t>(rel));
+    auto cached = called_.find(target);
+    if (cached != called_.end()) return cached->second;
     GElf_Off offset = 1;
     GElf_Sym sym;
-    if (dwfl_module_addrinfo(module_, target, &offset, &sym, nullptr, nullptr, nullptr) == nullptr || offset != 0)
-      continue;
-    uint64_t bias = 0;
-    std::vector<Dwarf_Die> scopes = function_scopes(units_, target, bias);
-    if (scopes.empty()) return std::nullopt;
-    return constructor(scopes.back(), TypeRule::CalledConstructor);
+    const char* symbol = dwfl_module_addrinfo(module_, target, &offset, &sym, nullptr, nullptr, nullptr);
+    if (symbol == nullptr || offset != 0) continue;
+    std::optional<Candidate>& answer = called_[target];
+    // The symbol's name says cheaply whether it is a constructor at all.
+    if (constructor_class(symbolize::demangle(symbol)).empty()) return answer;
+    std::vector<uint64_t> biases;
+    const std::vector<std::vector<Dwarf_Die>> scopes = function_scopes(units_, {&target, 1}, biases);
+    if (!scopes[0].empty()) answer = constructor(scopes[0].back(), TypeRule::CalledConstructor);
+    return answer;
   }
 #else
   (void)pc;
@@ -192,15 +214,21 @@ std::optional<Candidate> SiteInferrer::from_scope(Dwarf_Die scope) {
   return std::nullopt;
 }
 
-std::vector<Candidate> SiteInferrer::candidates(uint64_t return_vaddr) {
-  std::vector<Candidate> out;
-  uint64_t bias = 0;
-  std::vector<Dwarf_Die> chain = function_scopes(units_, return_vaddr - 1, bias);
-  if (chain.empty()) return out;
-  if (auto c = inlined_constructor(chain.back(), return_vaddr - bias)) out.push_back(std::move(*c));
-  if (auto c = called_constructor(return_vaddr)) out.push_back(std::move(*c));
-  for (Dwarf_Die scope : chain) {
-    if (auto c = from_scope(scope)) out.push_back(std::move(*c));
+std::vector<std::vector<Candidate>> SiteInferrer::candidates(std::span<const uint64_t> return_vaddrs) {
+  std::vector<uint64_t> calls;  // the call instructions' last bytes
+  calls.reserve(return_vaddrs.size());
+  for (uint64_t r : return_vaddrs) calls.push_back(r - 1);
+  std::vector<uint64_t> biases;
+  const std::vector<std::vector<Dwarf_Die>> chains = function_scopes(units_, calls, biases);
+  std::vector<std::vector<Candidate>> out(return_vaddrs.size());
+  for (size_t i = 0; i < return_vaddrs.size(); ++i) {
+    const std::vector<Dwarf_Die>& chain = chains[i];
+    if (chain.empty()) continue;
+    if (auto c = inlined_constructor(chain.back(), return_vaddrs[i] - biases[i])) out[i].push_back(std::move(*c));
+    if (auto c = called_constructor(return_vaddrs[i])) out[i].push_back(std::move(*c));
+    for (Dwarf_Die scope : chain) {
+      if (auto c = from_scope(scope)) out[i].push_back(std::move(*c));
+    }
   }
   return out;
 }

@@ -49,8 +49,10 @@ class SiteInferrer {
  public:
   explicit SiteInferrer(Dwfl_Module* module) : module_(module), units_(module) {}
 
-  // `return_vaddr`: the return address as an address of the module's ELF.
-  std::vector<Candidate> candidates(uint64_t return_vaddr);
+  // For each of `return_vaddrs` (return addresses as addresses of the module's
+  // ELF), its candidates. Batches are much cheaper than single sites: each
+  // unit's DIE tree is walked once per batch.
+  std::vector<std::vector<Candidate>> candidates(std::span<const uint64_t> return_vaddrs);
 
  private:
   std::optional<Candidate> inlined_constructor(Dwarf_Die subprogram, uint64_t pc);
@@ -59,11 +61,18 @@ class SiteInferrer {
   std::optional<Candidate> constructor(Dwarf_Die scope, TypeRule rule);
   std::optional<Candidate> describe(Dwarf_Die type, TypeRule rule);
   const std::string& type_name(Dwarf_Die type);
+  const std::string& scope_prefix(Dwarf_Die type);
   std::span<const uint8_t> code(uint64_t vaddr, uint64_t length);
 
   Dwfl_Module* module_;
   symbolize::UnitIndex units_;
   std::unordered_map<uint64_t, std::string> names_;  // by DIE offset
+  // "ns::Outer::" of every type DIE declared in a namespace or class, by DIE
+  // offset, for the units walked so far (each walked once: parents are not in
+  // libdw's DIEs, and dwarf_getscopes_die walks the unit for every DIE).
+  std::unordered_map<uint64_t, std::string> prefixes_;
+  std::unordered_map<uint64_t, bool> units_walked_;  // by unit DIE offset
+  std::unordered_map<uint64_t, std::optional<Candidate>> called_;  // called_constructor by target
   struct Section {
     uint64_t start = 0;
     std::span<const uint8_t> bytes;
