@@ -32,12 +32,6 @@ void top_level(std::string_view s, F f) {
   }
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 std::string_view qualified_name(std::string_view function) {
@@ -65,23 +59,6 @@ std::vector<std::string_view> components(std::string_view qualified) {
     return true;
   });
   out.push_back(qualified.substr(from));
-  return out;
-}
-
-std::vector<std::string_view> template_args(std::string_view component) {
-  const size_t open = component.find('<');
-  if (open == std::string_view::npos || component.back() != '>') return {};
-  const std::string_view inside = component.substr(open + 1, component.size() - open - 2);
-  std::vector<std::string_view> out;
-  size_t from = 0;
-  top_level(inside, [&](size_t i, char c) {
-    if (c == ',') {
-      out.push_back(trim(inside.substr(from, i - from)));
-      from = i + 1;
-    }
-    return true;
-  });
-  out.push_back(trim(inside.substr(from)));
   return out;
 }
 

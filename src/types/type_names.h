@@ -1,6 +1,6 @@
 // Reading demangled C++ function names for the parts the type rules need:
 // the function's qualified name without return type and parameters, its
-// components, and template arguments. Only the demangler's own output is
+// components, and whether it is a constructor. Only the demangler's own output is
 // parsed ("ns::C<int, std::pair<long, char> >::f(unsigned long) const",
 // "std::_MakeUniq<T>::__single_object std::make_unique<T>()"), never source.
 #pragma once
@@ -17,9 +17,6 @@ std::string_view qualified_name(std::string_view function);
 
 // "ns::C<A, B>::f" -> {"ns", "C<A, B>", "f"} (split at top-level "::").
 std::vector<std::string_view> components(std::string_view qualified);
-
-// "C<A, B<x, y> >" -> {"A", "B<x, y>"}; {} when there is no argument list.
-std::vector<std::string_view> template_args(std::string_view component);
 
 // "C<A, B>" -> "C".
 std::string_view base_name(std::string_view component);

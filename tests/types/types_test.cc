@@ -150,19 +150,31 @@ class TypesCli : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(TypesCli, ExactCountsPerTypeUnderAll) {
-  const Result r = memloupe("types --json -n 0 " + quote(all_trace(GetParam())));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::vector<Obj> rows = objects(r.out, "types");
+// `memloupe types --json -n 0 TRACE`'s types, and each expected type's row
+// (null, and a failure, when it is missing).
+std::vector<Obj> all_types(const std::string& trace, Result& r) {
+  r = memloupe("types --json -n 0 " + quote(trace));
+  EXPECT_EQ(r.status, 0) << r.err;
+  return objects(r.out, "types");
+}
+template <class Check>
+void for_each_expected(const std::vector<Obj>& rows, Check check) {
   for (const Expected& x : kExpected) {
-    const Obj* o = find(rows, x.pattern);
-    if (o == nullptr) continue;
+    if (const Obj* o = find(rows, x.pattern)) check(x, *o);
+  }
+}
+
+TEST_P(TypesCli, ExactCountsPerTypeUnderAll) {
+  Result r;
+  const std::vector<Obj> rows = all_types(all_trace(GetParam()), r);
+  for_each_expected(rows, [&](const Expected& x, const Obj& obj) {
+    const Obj* o = &obj;
     EXPECT_EQ(o->num.at("count"), x.count) << x.pattern;
     EXPECT_EQ(o->num.at("blocks"), x.blocks) << x.pattern;
     EXPECT_EQ(o->num.at("live_count"), x.live) << x.pattern;
     EXPECT_TRUE(o->interval.empty()) << "an --all trace has no intervals";
     EXPECT_TRUE(std::regex_match(o->text.at("how"), std::regex(x.how))) << x.pattern << " typed by " << o->text.at("how");
-  }
+  });
   // Every allocated byte is in one row, typed or not; the untyped ones are the
   // C library's and libstdc++'s own buffers (no DWARF for them here).
   double sum = 0, unknown = 0;
@@ -213,18 +225,15 @@ TEST_P(TypesCli, StacksOfOneTypeAreCutByDepthAndFilteredByMinCount) {
 }
 
 TEST_P(TypesCli, SampledEstimatesHoldTheTrueCountsInTheirIntervals) {
-  const Result r = memloupe("types --json -n 0 " + quote(sampled_trace(GetParam())));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::vector<Obj> rows = objects(r.out, "types");
-  for (const Expected& x : kExpected) {
-    const Obj* o = find(rows, x.pattern);
-    if (o == nullptr) continue;
+  Result r;
+  for_each_expected(all_types(sampled_trace(GetParam()), r), [&](const Expected& x, const Obj& obj) {
+    const Obj* o = &obj;
     const double truth = x.count * kSampledMultiplier;
     ASSERT_TRUE(o->interval.contains("count")) << x.pattern;
     const auto [lo, hi] = o->interval.at("count");
     EXPECT_LE(lo, truth) << x.pattern << " estimate " << o->num.at("count");
     EXPECT_GE(hi, truth) << x.pattern << " estimate " << o->num.at("count");
-  }
+  });
 }
 
 TEST_P(TypesCli, SelectionOptionsApply) {
