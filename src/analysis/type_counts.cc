@@ -24,7 +24,21 @@ bool agrees(const types::SiteType& t, const Count& c) {
   return c.bytes == c.blocks * t.block_size;
 }
 
+// The table's entry for the stack's site, if its counts do not contradict it.
+const types::SiteType* site_entry(const Aggregate& a, StackId id, const types::TypeTable& table) {
+  const auto frames = a.frames(id);
+  if (frames.empty()) return nullptr;
+  auto it = table.find(frames[0]);
+  if (it == table.end() || !agrees(it->second, a.stacks[id.value].metrics[Metric::Allocated])) return nullptr;
+  return &it->second;
+}
+
 }  // namespace
+
+const types::SiteType* stack_type(const Aggregate& aggregate, StackId id, const types::TypeTable& table) {
+  const types::SiteType* t = site_entry(aggregate, id, table);
+  return t != nullptr && t->rule != types::TypeRule::Unknown ? t : nullptr;
+}
 
 Estimate TypeCount::objects(Metric m, const Estimator& estimator) const {
   if (shape == types::TypeShape::Array) return scaled(estimator.bytes(metrics[m]), static_cast<double>(type_size));
@@ -35,13 +49,7 @@ std::vector<TypeCount> count_types(const Model& model, const types::TypeTable& t
   const Aggregate& a = model.aggregate;
   std::map<Key, TypeCount> rows;
   for (uint32_t id = 0; id < a.stacks.size(); ++id) {
-    const auto frames = a.frames(StackId{id});
-    const types::SiteType* site = nullptr;
-    const Count& allocated = a.stacks[id].metrics[Metric::Allocated];
-    if (!frames.empty()) {
-      auto it = table.find(frames[0]);
-      if (it != table.end() && agrees(it->second, allocated)) site = &it->second;
-    }
+    const types::SiteType* site = site_entry(a, StackId{id}, table);
     Key key;
     if (site == nullptr) {
       key = {"(unknown, mixed sizes)", 0};

@@ -35,6 +35,10 @@ struct TypeCount {
   Estimate objects(Metric m, const Estimator& estimator) const;
 };
 
+// The type of stack `id`'s site, or null: not in the table, untyped, or
+// contradicted by the stack's counts (type_counts.cc).
+const types::SiteType* stack_type(const Aggregate& aggregate, StackId id, const types::TypeTable& table);
+
 enum class TypeOrder : uint8_t { Count, Bytes, Live };
 
 // Every type with selected allocations, sorted largest first by `order`

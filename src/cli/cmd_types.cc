@@ -9,7 +9,6 @@
 #include "cli/commands.h"
 #include "cli/report_options.h"
 #include "cli/text_options.h"
-#include "reader/bytes.h"
 #include "report/text_types.h"
 
 namespace memloupe::cli {
@@ -52,8 +51,7 @@ Command add_types_command(CLI::App& app) {
             int exit_code = kOk;
             const std::optional<analysis::Model> model = analyze(o->view, 0, exit_code);
             if (!model) return exit_code;
-            types::LoadedTypes loaded;
-            if (auto bytes = reader::Bytes::map_file(o->view.trace)) loaded = types::load_types((*bytes)->data());
+            const types::LoadedTypes loaded = types::load_types_file(o->view.trace);
             if (loaded.problem) {
               fmt::print(stderr, "memloupe: warning: {}: damaged types table: {}\n", o->view.trace,
                          loaded.problem->message);

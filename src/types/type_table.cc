@@ -5,6 +5,7 @@
 #include "format/chunk.h"
 #include "format/varint.h"
 #include "format/wire.h"
+#include "reader/bytes.h"
 #include "reader/chunk_io.h"
 #include "reader/cursor.h"
 
@@ -104,6 +105,11 @@ LoadedTypes load_types(std::span<const uint8_t> file) {
     if (auto e = decode_types(*payload, chunk->offset, chunk->flags & format::kChunkZstd, out.table)) out.problem = e;
   }
   return out;
+}
+
+LoadedTypes load_types_file(const std::string& path) {
+  auto bytes = reader::Bytes::map_file(path);
+  return bytes ? load_types((*bytes)->data()) : LoadedTypes{};
 }
 
 }  // namespace memloupe::types

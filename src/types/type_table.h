@@ -84,5 +84,8 @@ struct LoadedTypes {
 // without one (older, or not finalised) gives an empty table; damage elsewhere
 // in the file is the event reader's to report.
 LoadedTypes load_types(std::span<const uint8_t> file);
+// The same from a file; a file that cannot be read gives an empty table (its
+// reader reports that).
+LoadedTypes load_types_file(const std::string& path);
 
 }  // namespace memloupe::types

@@ -5,6 +5,8 @@
 // missing types table.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -296,6 +298,31 @@ TEST_P(TypesCli, TraceWithoutTypesTableStillReads) {
   const Obj* p = find(objects(r.out, "types"), "typesprog::Point");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->num.at("count"), 100);
+}
+
+TEST_P(TypesCli, HtmlReportAndPprofCarryTheTypes) {
+  const std::string html = (dir() / ("report_" + GetParam() + ".html")).string();
+  Result r = memloupe("report -o " + quote(html) + " " + quote(all_trace(GetParam())));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), {});
+  // [name, objects, bytes, [node, objects, bytes]...]: SpinLock's 17 objects, 272 bytes.
+  EXPECT_NE(page.find(R"(["typesprog::SpinLock",17,272,[)"), std::string::npos);
+  EXPECT_NE(page.find("id=\"types-panel\""), std::string::npos);
+
+  const std::string pb = (dir() / ("profile_" + GetParam() + ".pb.gz")).string();
+  r = memloupe("export --format pprof -o " + quote(pb) + " " + quote(all_trace(GetParam())));
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (std::system("go version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no go toolchain to read the profile";
+  FILE* p = popen(("go tool pprof -tags " + quote(pb) + " 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string tags;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) tags.append(buf, n);
+  pclose(p);
+  // The sample label "type", by allocated bytes.
+  EXPECT_TRUE(std::regex_search(tags, std::regex(R"(272\.0B .*: typesprog::SpinLock)"))) << tags;
+  EXPECT_TRUE(std::regex_search(tags, std::regex(R"(2\.0kB .*: typesprog::Record)"))) << tags;
 }
 
 INSTANTIATE_TEST_SUITE_P(Compilers, TypesCli, ::testing::Values(std::string("gxx"), std::string("clangxx")));
