@@ -300,6 +300,20 @@ TEST_P(TypesCli, TraceWithoutTypesTableStillReads) {
   EXPECT_EQ(p->num.at("count"), 100);
 }
 
+// A shell command's stdout and stderr, and its exit status.
+std::string output_of(const std::string& command, int& status) {
+  std::string out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) {
+    status = -1;
+    return out;
+  }
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  status = pclose(p);
+  return out;
+}
+
 TEST_P(TypesCli, HtmlReportAndPprofCarryTheTypes) {
   const std::string html = (dir() / ("report_" + GetParam() + ".html")).string();
   Result r = memloupe("report -o " + quote(html) + " " + quote(all_trace(GetParam())));
@@ -309,17 +323,23 @@ TEST_P(TypesCli, HtmlReportAndPprofCarryTheTypes) {
   // [name, objects, bytes, [node, objects, bytes]...]: SpinLock's 17 objects, 272 bytes.
   EXPECT_NE(page.find(R"(["typesprog::SpinLock",17,272,[)"), std::string::npos);
   EXPECT_NE(page.find("id=\"types-panel\""), std::string::npos);
+  // The page runs without a script error in a real browser (tests/report's checker).
+  if (fs::exists("/usr/bin/chromium") && std::system("node --version >/dev/null 2>&1") == 0) {
+    int status = 0;
+    const std::string seen = output_of(
+        "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " + quote(html),
+        status);
+    EXPECT_EQ(status, 0) << seen;
+    EXPECT_NE(seen.find("errors=0\n"), std::string::npos) << seen;
+  }
 
   const std::string pb = (dir() / ("profile_" + GetParam() + ".pb.gz")).string();
   r = memloupe("export --format pprof -o " + quote(pb) + " " + quote(all_trace(GetParam())));
   ASSERT_EQ(r.status, 0) << r.err;
   if (std::system("go version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no go toolchain to read the profile";
-  FILE* p = popen(("go tool pprof -tags " + quote(pb) + " 2>&1").c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string tags;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) tags.append(buf, n);
-  pclose(p);
+  int status = 0;
+  const std::string tags = output_of("go tool pprof -tags " + quote(pb), status);
+  EXPECT_EQ(status, 0) << tags;
   // The sample label "type", by allocated bytes.
   EXPECT_TRUE(std::regex_search(tags, std::regex(R"(272\.0B .*: typesprog::SpinLock)"))) << tags;
   EXPECT_TRUE(std::regex_search(tags, std::regex(R"(2\.0kB .*: typesprog::Record)"))) << tags;
