@@ -26,7 +26,8 @@ using memloupe::analysis_testing::Result;
 using memloupe::analysis_testing::run_memloupe;
 
 // The sampled runs multiply typesprog's counts by this, so every type gets
-// samples at one per 4 KiB.
+// samples at one per 4 KiB. The seed makes the run reproducible; 95% intervals
+// miss 1 time in 20 by design (seeds 1-6 held 47 of 48 of these intervals).
 constexpr int kSampledMultiplier = 200;
 
 const fs::path& dir() {
