@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <cstdlib>
 
 #include "symbolize/inline_frames.h"
 

@@ -3,7 +3,7 @@
 #include <dwarf.h>
 #include <gelf.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "symbolize/demangle.h"
