@@ -1,6 +1,6 @@
 // Writes the reader fuzzer's seed corpus: small real traces in both modes, raw
-// (as the recorder writes them) and finalised (compressed, with symbols; with
-// an uncompressed analysis index too), with every kind of event.
+// (as the recorder writes them) and finalised (compressed, with symbols and a
+// types table; with an uncompressed analysis index too), with every kind of event.
 // Usage: reader_fuzz_corpus OUTPUT_DIR
 #include <cstdio>
 #include <memory>
@@ -12,6 +12,7 @@
 #include "format/symbols_encoder.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
+#include "types/type_table.h"
 
 namespace {
 
@@ -75,6 +76,14 @@ std::vector<uint8_t> finalised(std::vector<uint8_t> raw, int level) {
   const SymbolFrame frames[] = {{"inlined_helper", "util.h", 12, 3}, {"main", "main.cc", 40, 7}};
   for (uint64_t a = 0x401000; a < 0x401400; a += 0x100) symbols.add(a, frames);
   reader::append_symbols(out, symbols, level);
+  // The types table, as finalise writes it behind the symbols (every rule and shape).
+  types::TypeTable t;
+  t[0x401000] = {"ns::Point", 16, 16, types::TypeShape::Object, types::TypeRule::InlinedConstructor};
+  t[0x401010] = {"ns::Elem[]", 8, 0, types::TypeShape::Array, types::TypeRule::Allocator};
+  t[0x401020] = {"ns::Shared", 24, 40, types::TypeShape::Object, types::TypeRule::MakeShared};
+  t[0x401100] = {"", 24, 24, types::TypeShape::Object, types::TypeRule::Unknown};
+  t[0x401108] = {"ns::Poly", 32, 32, types::TypeShape::Object, types::TypeRule::MakeUnique};
+  reader::append_chunk_compressed(out, ChunkType::Types, types::encode_types(t), level);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // libFuzzer target: any bytes through Reader::from_bytes, every event read and
-// every field touched, plus the chunk scanner and the analysis index (decoded,
-// and when it decodes, turned into a model with its call tree). None of them
+// every field touched, plus the chunk scanner, the types table and the analysis
+// index (decoded, and when it decodes, turned into a model with its call tree). None of them
 // may crash, hang or allocate without bound, whatever the input.
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "analysis/index.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
+#include "types/type_table.h"
 
 namespace {
 
@@ -61,6 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const reader::OwnedFrame& f : frames) sink = sink + address + f.function.size() + f.line;
   while (const format::Event* e = (*r)->next()) sink = sink + touch(*e);
   if ((*r)->error()) sink = sink + (*r)->error()->message.size();
+  const types::LoadedTypes types = types::load_types(bytes);
+  for (const auto& [address, t] : types.table) sink = sink + address + t.name.size() + t.objects_in(t.type_size);
+  if (types.problem) sink = sink + types.problem->message.size();
 
   // Checksums are off in this build, so a stale fingerprint is the only thing
   // between a mutated index and the model: use the index whatever it says.

@@ -15,6 +15,7 @@
 #include "report/export_pprof.h"
 #include "report/html_data.h"
 #include "report/profile_from_model.h"
+#include "types/type_table.h"
 
 namespace memloupe::cli {
 namespace {
@@ -62,7 +63,8 @@ int run_export(Options& o) {
     uint32_t buckets = o.format == "massif" ? report::kHtmlBuckets : 0;
     auto model = analyze(o.view, buckets, exit_code);
     if (!model) return exit_code;
-    report::Profile profile = report::profile_from_model(*model);
+    const types::LoadedTypes types = types::load_types_file(o.view.trace);
+    report::Profile profile = report::profile_from_model(*model, &types.table);
     if (o.format == "pprof") {
       auto bytes = report::pprof_gzipped(profile);
       if (!bytes) {

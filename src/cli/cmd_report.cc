@@ -9,6 +9,7 @@
 #include "cli/report_options.h"
 #include "report/html_report.h"
 #include "report/profile_from_model.h"
+#include "types/type_table.h"
 
 namespace memloupe::cli {
 
@@ -27,7 +28,8 @@ Command add_report_command(CLI::App& app) {
             auto model = analyze(o->view, report::kHtmlBuckets, exit_code);
             if (!model) return exit_code;
             std::ofstream out(o->output, std::ios::binary);
-            if (out) report::write_html_report(report::profile_from_model(*model), out);
+            const types::LoadedTypes types = types::load_types_file(o->view.trace);
+            if (out) report::write_html_report(report::profile_from_model(*model, &types.table), out);
             out.close();
             if (!out) {
               std::cerr << "memloupe: cannot write '" << o->output << "'\n";

@@ -18,6 +18,7 @@ struct SymbolizeOptions {
   std::string output;
   bool force = false;
   bool no_index = false;
+  bool no_types = false;
 };
 
 int symbolize(const SymbolizeOptions& o) {
@@ -34,7 +35,7 @@ int symbolize(const SymbolizeOptions& o) {
   }
   symbolize::FinalizeOptions options;
   options.resymbolize = o.force;
-  return finalize_and_report(o.trace, o.output.empty() ? o.trace : o.output, options, !o.no_index);
+  return finalize_and_report(o.trace, o.output.empty() ? o.trace : o.output, options, !o.no_index, !o.no_types);
 }
 
 }  // namespace
@@ -48,6 +49,7 @@ Command add_symbolize_command(CLI::App& app) {
   sub->add_flag("--force", o->force, "Symbolise again a trace that already has symbols");
   sub->add_flag("--no-index", o->no_index,
                 "Write no analysis index (summary and report then read all the events each time)");
+  sub->add_flag("--no-types", o->no_types, "Infer no C++ types of allocation sites (`memloupe types` then has none)");
   return {sub, [o] { return symbolize(*o); }};
 }
 

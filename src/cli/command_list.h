@@ -15,6 +15,7 @@ namespace memloupe::cli {
   X(timeline)                \
   X(leaks)                   \
   X(lifetimes)               \
+  X(types)                   \
   X(diff)                    \
   X(report)                  \
   X(export)                  \

@@ -8,6 +8,7 @@
 #include "analysis/index.h"
 #include "cli/commands.h"
 #include "reader/reader.h"
+#include "types/finalize_types.h"
 
 namespace memloupe::cli {
 namespace {
@@ -40,12 +41,14 @@ class IndexTap : public symbolize::FinalizeTap {
 }  // namespace
 
 int finalize_and_report(const std::string& input, const std::string& output,
-                        symbolize::FinalizeOptions options, bool with_index) {
+                        symbolize::FinalizeOptions options, bool with_index, bool with_types) {
   options.symbolizer.warn = [](const std::string& message) {
     fmt::print(stderr, "memloupe: warning: {}\n", message);
   };
   IndexTap tap;
   if (with_index) options.tap = &tap;
+  types::TypesAddon types;
+  if (with_types) options.addon = &types;
   auto stats = symbolize::finalize_trace(input, output, options);
   if (!stats) {
     fmt::print(stderr, "memloupe: cannot finalise {}: {}\n", input, stats.error().message);
@@ -56,6 +59,12 @@ int finalize_and_report(const std::string& input, const std::string& output,
     return kOk;
   }
   if (stats->damage) print_damage(input, *stats->damage, stats->events);
+  if (options.symbolize && with_types) {
+    const types::TypesStats& t = types.stats();
+    fmt::print(stderr, "memloupe: types: {} of {} allocation sites typed ({:.1f}% of bytes), {:.3f} s\n",
+               t.typed_sites, t.sites, t.bytes ? 100.0 * static_cast<double>(t.typed_bytes) / static_cast<double>(t.bytes) : 0.0,
+               stats->addon_seconds);
+  }
   if (stats->index_bytes != 0) {
     fmt::print(stderr, "memloupe: analysis index: {} bytes\n", stats->index_bytes);
   }

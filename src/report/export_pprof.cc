@@ -21,7 +21,8 @@ enum Profile : uint32_t {
   kPeriod = 12, kComment = 13,
 };
 enum ValueType : uint32_t { kType = 1, kUnit = 2 };
-enum Sample : uint32_t { kLocationId = 1, kValue = 2 };
+enum Sample : uint32_t { kLocationId = 1, kValue = 2, kLabel = 3 };
+enum Label : uint32_t { kKey = 1, kStr = 2 };
 enum Mapping : uint32_t {
   kMappingId = 1, kMemoryStart = 2, kMemoryLimit = 3, kFileOffset = 4, kFilename = 5,
   kBuildId = 6, kHasFunctions = 7, kHasFilenames = 8, kHasLineNumbers = 9, kHasInlineFrames = 10,
@@ -88,6 +89,12 @@ std::vector<uint8_t> pprof_proto(const Profile& profile) {
     ProtoWriter sample;
     sample.packed_varints(field::kLocationId, ids);
     sample.packed_varints(field::kValue, values);
+    if (!site.type.empty()) {  // `pprof -tagfocus type=...`, `-tags`
+      ProtoWriter label;
+      label.varint_field(field::kKey, strings.intern("type"));
+      label.varint_field(field::kStr, strings.intern(site.type));
+      sample.message(field::kLabel, label);
+    }
     out.message(field::kSample, sample);
   }
 

@@ -197,6 +197,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   // kept ancestor.
   std::map<uint32_t, uint32_t> other_of;  // kept page node -> its "[other]" page node
   std::map<uint32_t, Dest> dests;         // page node -> merged sites
+  std::vector<uint32_t> site_dest(profile.sites.size());
   for (size_t s = 0; s < profile.sites.size(); ++s) {
     uint32_t node = site_node[s];
     uint32_t dest;
@@ -209,6 +210,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true});
       dest = it->second;
     }
+    site_dest[s] = dest;
     Dest& d = dests[dest];
     add_values(d.values, profile.sites[s].values);
     for (const Bucket& b : profile.sites[s].buckets) {
@@ -218,6 +220,23 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       into.freed += b.freed;
       into.leaked += b.leaked;
     }
+  }
+
+  // The types table: each type's objects and bytes, and its stacks as the
+  // page nodes its sites landed on (largest first, at most kTypeStacks).
+  struct TypeRow {
+    Amount allocated;  // objects: of the type (elements for buffers)
+    std::map<uint32_t, Amount> stacks;
+  };
+  std::map<std::string, TypeRow> types;
+  for (size_t s = 0; s < profile.sites.size(); ++s) {
+    const Site& site = profile.sites[s];
+    if (site.type.empty() || site.values.allocated.bytes <= 0) continue;
+    Amount a = site.values.allocated;
+    if (site.element_size != 0) a.objects = a.bytes / static_cast<double>(site.element_size);
+    TypeRow& row = types[site.type];
+    row.allocated += a;
+    row.stacks[site_dest[s]] += a;
   }
 
   // 4. The JSON.
@@ -259,6 +278,25 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       for (const Amount& a : {b.allocated, b.freed, b.leaked}) json.number(a.bytes).number(a.objects);
     }
     json.end_array().end_object();
+  }
+  json.end_array();
+
+  // [name, objects, bytes, [node, objects, bytes, ...]] per type, most objects first.
+  std::vector<std::pair<const std::string*, const TypeRow*>> type_order;
+  for (const auto& [name, row] : types) type_order.emplace_back(&name, &row);
+  std::stable_sort(type_order.begin(), type_order.end(),
+                   [](const auto& a, const auto& b) { return a.second->allocated.objects > b.second->allocated.objects; });
+  if (type_order.size() > limits.max_types) type_order.resize(limits.max_types);
+  json.key("types").begin_array();
+  for (const auto& [name, row] : type_order) {
+    json.begin_array().string(cut(*name, limits.max_name_bytes)).number(row->allocated.objects).number(row->allocated.bytes);
+    std::vector<std::pair<uint32_t, Amount>> stacks(row->stacks.begin(), row->stacks.end());
+    std::stable_sort(stacks.begin(), stacks.end(),
+                     [](const auto& a, const auto& b) { return a.second.objects > b.second.objects; });
+    if (stacks.size() > limits.max_type_stacks) stacks.resize(limits.max_type_stacks);
+    json.begin_array();
+    for (const auto& [node, a] : stacks) json.integer(node).number(a.objects).number(a.bytes);
+    json.end_array().end_array();
   }
   json.end_array();
 

@@ -11,7 +11,10 @@
 //    recompute every metric for any range of buckets);
 //  - the heap and RSS curves, at most kMaxCurvePoints points each (max per slot,
 //    so the peak survives), at most kMaxMarkers markers, names cut to
-//    kMaxNameBytes.
+//    kMaxNameBytes;
+//  - the C++ types of the sites (docs/TYPES.md), at most max_types, each with
+//    its whole-selection objects and bytes and its max_type_stacks largest
+//    stacks (as page nodes).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +30,8 @@ struct HtmlLimits {
   size_t max_curve_points = 1000;
   size_t max_markers = 200;
   size_t max_name_bytes = 200;
+  size_t max_types = 200;
+  size_t max_type_stacks = 10;
 };
 // The page recomputes ranges from the Profile's buckets; the caller (the model
 // adapter) asks for this many: the analysis index's count, so that `memloupe

@@ -85,6 +85,11 @@ struct Site {
   std::vector<LocationId> stack;  // innermost first
   SiteValues values;
   std::vector<Bucket> buckets;    // sparse, sorted by index
+  // The C++ type the site creates (docs/TYPES.md); empty if unknown. For a
+  // buffer of T (T[]), element_size is sizeof(T): objects of the type = bytes
+  // / element_size; 0: one object per block.
+  std::string type;
+  uint64_t element_size = 0;
 };
 
 struct HeapPoint {

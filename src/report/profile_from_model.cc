@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "analysis/frame_names.h"
+#include "analysis/type_counts.h"
 
 namespace memloupe::report {
 
@@ -52,7 +53,7 @@ class LocationTable {
 
 }  // namespace
 
-Profile profile_from_model(const analysis::Model& model) {
+Profile profile_from_model(const analysis::Model& model, const types::TypeTable* types) {
   const analysis::Overview& overview = model.overview;
   const analysis::Aggregate& aggregate = model.aggregate;
   const analysis::Estimator& e = aggregate.estimator;
@@ -74,6 +75,10 @@ Profile profile_from_model(const analysis::Model& model) {
     site.values.live = amount(e, stats.metrics[Metric::Live]);
     site.values.peak = amount(e, stats.metrics[Metric::Peak]);
     site.values.leaked = amount(e, stats.metrics[Metric::Leaked]);
+    if (const types::SiteType* t = types ? analysis::stack_type(aggregate, analysis::StackId{i}, *types) : nullptr) {
+      site.type = t->name;
+      if (t->shape == types::TypeShape::Array) site.element_size = t->type_size;
+    }
     for (const analysis::SeriesBucket& b : stats.series) {
       site.buckets.push_back({b.index, amount(e, b.allocated), amount(e, b.freed), amount(e, b.leaked)});
     }

@@ -11,6 +11,7 @@ target_sources(memloupe_report PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/text_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_timeline.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_top.cc
+  ${CMAKE_CURRENT_LIST_DIR}/text_types.cc
 )
 
 memloupe_test(memloupe_report_text_test

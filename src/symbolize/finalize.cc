@@ -29,7 +29,7 @@ struct Collected {
 // Pass 1 over the events (tap->first rides on it), from whichever read.
 class Collector {
  public:
-  explicit Collector(FinalizeTap* tap) : tap_(tap) {}
+  Collector(FinalizeTap* tap, FinalizeAddon* addon) : tap_(tap), addon_(addon) {}
 
   // `fresh`: Reader::fresh_frames() for an Alloc.
   void add(const format::Event& e, uint32_t fresh) {
@@ -37,6 +37,7 @@ class Collector {
     ++c_.events;
     if (tap_) tap_->first(e);
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
+      if (addon_) addon_->alloc(*alloc);
       // The other frames were seen with an earlier Alloc.
       for (uint64_t address : alloc->backtrace.first(std::min<size_t>(fresh, alloc->backtrace.size()))) {
         if (!seen_.insert(address).second) continue;
@@ -63,6 +64,7 @@ class Collector {
 
  private:
   FinalizeTap* tap_;
+  FinalizeAddon* addon_;
   Collected c_;
   std::unordered_set<uint64_t> seen_;
   std::vector<uint64_t> unmapped_;  // seen while no module covered them
@@ -76,8 +78,8 @@ Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) 
   return opened;
 }
 
-Collected collect(reader::Reader& r, FinalizeTap* tap) {
-  Collector collector(tap);
+Collected collect(reader::Reader& r, FinalizeTap* tap, FinalizeAddon* addon) {
+  Collector collector(tap, addon);
   while (const format::Event* e = r.next()) collector.add(*e, r.fresh_frames());
   return std::move(collector).finish(r.error());
 }
@@ -123,14 +125,14 @@ bool is(const reader::ChunkView& chunk, format::ChunkType type) {
   return chunk.type == static_cast<uint8_t>(type);
 }
 
-// The trace without its index chunks and, if `symbols`, its symbols chunks
-// (the others are copied as stored).
+// The trace without its index chunks and, if `symbols`, its symbols chunks and
+// what was derived with them (the others are copied as stored).
 std::vector<uint8_t> without(std::span<const uint8_t> trace, bool symbols) {
   const reader::ChunkList list = reader::scan_chunks(trace);
   std::vector<uint8_t> out(trace.begin(), trace.begin() + format::kPrologueSize);
   for (const reader::ChunkView& chunk : list.chunks) {
     if (is(chunk, format::ChunkType::AnalysisIndex)) continue;
-    if (symbols && is(chunk, format::ChunkType::Symbols)) continue;
+    if (symbols && (is(chunk, format::ChunkType::Symbols) || is(chunk, format::ChunkType::Types))) continue;
     const auto begin = trace.begin() + static_cast<ptrdiff_t>(chunk.offset);
     out.insert(out.end(), begin, begin + format::kChunkHeaderSize + chunk.stored.size());
   }
@@ -177,7 +179,8 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   if (options.tap) options.tap->begin(r.info());
   const bool one_read = one_read_will_do((*bytes)->data());
   std::optional<Collector> riding;
-  if (one_read) riding.emplace(options.tap);
+  FinalizeAddon* addon = options.symbolize ? options.addon : nullptr;
+  if (one_read) riding.emplace(options.tap, addon);
   // The compaction's damage once its decoding is over: set by its thread, once.
   std::promise<std::optional<Error>> decoded;
   bool decoded_set = false;  // touched by that thread only
@@ -210,7 +213,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     // The wait orders the compaction thread's work on `riding` before ours.
     c = std::move(*riding).finish(decoded.get_future().get());
   } else {
-    c = collect(r, options.tap);
+    c = collect(r, options.tap, addon);
   }
   opened->reset();  // unmaps: three live mappings of the input would count thrice in RSS
   stats.events = c.events;
@@ -219,14 +222,20 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   stats.damage = c.damage;
 
   std::future<reader::SymbolTable> symbols;
+  std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> addon_chunks;  // set with `symbols`
   if (options.symbolize) {
     symbols = std::async(std::launch::async, [&] {
       const auto start = std::chrono::steady_clock::now();
       Symbolizer symbolizer(options.symbolizer);
       reader::SymbolTable table;
       symbolize_all(symbolizer, c.modules, c.addresses, table);
-      stats.symbolize_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto symbolized = std::chrono::steady_clock::now();
+      stats.symbolize_seconds = std::chrono::duration<double>(symbolized - start).count();
+      if (addon) {
+        addon_chunks = addon->chunks(symbolizer, c.modules, c.addresses);
+        stats.addon_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - symbolized).count();
+      }
       return table;
     });
   }
@@ -252,6 +261,11 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     // A finalised trace always has a symbols section, if only an empty chunk:
     // that is how readers (and `memloupe symbolize`) know it is finalised.
     if (out.size() == before) format::append_chunk(out, format::ChunkType::Symbols, {});
+    const size_t before_addon = out.size();
+    for (const auto& [type, payload] : addon_chunks) {
+      reader::append_chunk_compressed(out, type, payload, options.zstd_level);
+    }
+    stats.addon_bytes = out.size() - before_addon;
   }
 
   // An index summarises exactly the events of the file; after damage the two

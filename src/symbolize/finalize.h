@@ -15,10 +15,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/events.h"
 #include "format/expected.h"
+#include "format/wire.h"
 #include "symbolize/symbolizer.h"
 
 namespace memloupe::symbolize {
@@ -44,6 +46,22 @@ class FinalizeTap {
   virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
 };
 
+// More chunks derived from the binaries, appended behind the symbols and before
+// the index (the CLI adds the types table of src/types/ this way; this library
+// knows nothing of it). A trace whose symbols are replaced loses such chunks
+// (format::ChunkType::Types) with them.
+class FinalizeAddon {
+ public:
+  virtual ~FinalizeAddon() = default;
+  // Every Alloc of pass 1, one call at a time, on the thread that reads the
+  // events; all calls are over before chunks() starts.
+  virtual void alloc(const format::Alloc& alloc) = 0;
+  // After the symbolisation, on its thread, with its open files and the
+  // addresses it resolved: the chunks to append (type, raw payload).
+  virtual std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> chunks(
+      Symbolizer& symbolizer, const ModuleMap& modules, std::span<const AddressInModule> addresses) = 0;
+};
+
 struct FinalizeOptions {
   // A trace that already has a symbols section is left alone unless this is
   // set; then its symbols are replaced.
@@ -55,6 +73,8 @@ struct FinalizeOptions {
   // Optional; must outlive the call. Any index chunk the input had is dropped
   // either way (it described the events before this rewrite).
   FinalizeTap* tap = nullptr;
+  // Optional; must outlive the call. Only runs when symbolising.
+  FinalizeAddon* addon = nullptr;
 };
 
 struct FinalizeStats {
@@ -66,6 +86,8 @@ struct FinalizeStats {
   uint64_t modules = 0;             // module loads in the trace
   double symbolize_seconds = 0;
   uint64_t index_bytes = 0;         // the analysis index chunk (0: none written)
+  uint64_t addon_bytes = 0;         // the addon's chunks, as stored
+  double addon_seconds = 0;         // time in FinalizeAddon::chunks
   // The input was cut short or damaged here; everything before it was kept.
   std::optional<Error> damage;
 };

@@ -132,6 +132,27 @@ class UnitWalk {
 
 }  // namespace
 
+std::vector<std::vector<Dwarf_Die>> function_chains(Dwarf_Die* cu, std::span<const uint64_t> pcs) {
+  std::vector<std::vector<Dwarf_Die>> chains(pcs.size());
+  UnitWalk(pcs, chains).children(cu, 0, pcs.size());
+  return chains;
+}
+
+std::string dwarf_function_name(Dwarf_Die* scope) {
+  // A C++ linkage name, demangled, is qualified and carries the parameter
+  // types. Any other linkage name is an assembler label (glibc's "__GI_"
+  // aliases), so C functions get their DW_AT_name. dwarf_attr_integrate
+  // follows DW_AT_abstract_origin and DW_AT_specification to the declaration
+  // that holds the names.
+  Dwarf_Attribute attr;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+    const char* s = dwarf_formstring(dwarf_attr_integrate(scope, name, &attr));
+    if (s != nullptr && s[0] == '_' && s[1] == 'Z') return demangle(s);
+  }
+  const char* s = dwarf_formstring(dwarf_attr_integrate(scope, DW_AT_name, &attr));
+  return s != nullptr ? s : "";
+}
+
 const std::string& InlineResolver::function_name(Dwarf_Die* scope) {
   Dwarf_Die origin_mem;
   Dwarf_Attribute attr;
@@ -141,27 +162,27 @@ const std::string& InlineResolver::function_name(Dwarf_Die* scope) {
     origin = &origin_mem;
   }
   auto [it, inserted] = names_.try_emplace(dwarf_dieoffset(origin));
-  if (!inserted) return it->second;
-  // A C++ linkage name, demangled, is qualified and carries the parameter
-  // types. Any other linkage name is an assembler label (glibc's "__GI_"
-  // aliases), so C functions get their DW_AT_name. dwarf_attr_integrate
-  // follows DW_AT_abstract_origin and DW_AT_specification to the declaration
-  // that holds the names.
-  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
-    const char* s = dwarf_formstring(dwarf_attr_integrate(origin, name, &attr));
-    if (s != nullptr && s[0] == '_' && s[1] == 'Z') return it->second = demangle(s);
-  }
-  if (const char* s = dwarf_formstring(dwarf_attr_integrate(origin, DW_AT_name, &attr))) {
-    it->second = s;
-  }
+  if (inserted) it->second = dwarf_function_name(origin);
   return it->second;
 }
 
-std::vector<reader::OwnedFrame> InlineResolver::frames_for(uint64_t pc, std::span<Dwarf_Die> chain) {
+std::vector<reader::OwnedFrame> InlineResolver::frames_for(uint64_t pc, std::span<Dwarf_Die> chain,
+                                                           Dwarf_Die* cu, Dwarf_Addr bias) {
   std::vector<reader::OwnedFrame> frames;
   // `where` walks outwards: first pc's own line, then each inlined call site.
   reader::OwnedFrame where;
-  if (Dwfl_Line* line = dwfl_module_getsrc(module_, pc)) {
+  // With its unit known, the line comes from the unit's own table (Dwfl's
+  // lookup needs .debug_aranges: unit_index.h).
+  if (Dwarf_Line* line = cu != nullptr ? dwarf_getsrc_die(cu, pc - bias) : nullptr) {
+    int lineno = 0, column = 0;
+    (void)dwarf_lineno(line, &lineno);
+    (void)dwarf_linecol(line, &column);
+    Dwarf_Attribute comp_dir;
+    where.file = full_path(dwarf_linesrc(line, nullptr, nullptr),
+                           dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &comp_dir)));
+    where.line = static_cast<uint32_t>(std::max(lineno, 0));
+    where.column = static_cast<uint32_t>(std::max(column, 0));
+  } else if (Dwfl_Line* line = dwfl_module_getsrc(module_, pc)) {
     int lineno = 0, column = 0;
     const char* file = dwfl_lineinfo(line, nullptr, &lineno, &column, nullptr, nullptr);
     where.file = full_path(file, dwfl_line_comp_dir(line));
@@ -239,7 +260,7 @@ std::vector<std::vector<reader::OwnedFrame>> InlineResolver::resolve(std::span<c
   std::vector<size_t> no_unit;
   for (size_t i : order) {
     Dwarf_Addr bias = 0;
-    if (Dwarf_Die* cu = dwfl_module_addrdie(module_, pcs[i], &bias)) {
+    if (Dwarf_Die* cu = units_.find(pcs[i], bias)) {
       auto& unit = units.try_emplace(dwarf_dieoffset(cu), Unit{*cu, bias, {}}).first->second;
       unit.members.push_back(i);
     } else {
@@ -251,13 +272,12 @@ std::vector<std::vector<reader::OwnedFrame>> InlineResolver::resolve(std::span<c
   for (auto& [offset, unit] : units) {
     std::vector<uint64_t> unit_pcs;  // in the unit's DWARF addresses
     for (size_t i : unit.members) unit_pcs.push_back(pcs[i] - unit.bias);
-    std::vector<std::vector<Dwarf_Die>> chains(unit_pcs.size());
-    UnitWalk(unit_pcs, chains).children(&unit.die, 0, unit_pcs.size());
+    std::vector<std::vector<Dwarf_Die>> chains = function_chains(&unit.die, unit_pcs);
     for (size_t k = 0; k < unit.members.size(); ++k) {
-      out[unit.members[k]] = frames_for(pcs[unit.members[k]], chains[k]);
+      out[unit.members[k]] = frames_for(pcs[unit.members[k]], chains[k], &unit.die, unit.bias);
     }
   }
-  for (size_t i : no_unit) out[i] = frames_for(pcs[i], {});
+  for (size_t i : no_unit) out[i] = frames_for(pcs[i], {}, nullptr, 0);
   return out;
 }
 

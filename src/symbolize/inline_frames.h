@@ -1,6 +1,7 @@
 // The source frames of code addresses: DWARF inlined-subroutine walk.
 #pragma once
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
 #include <cstdint>
@@ -10,8 +11,21 @@
 #include <vector>
 
 #include "reader/reader.h"
+#include "symbolize/unit_index.h"
 
 namespace memloupe::symbolize {
+
+// For each of `pcs` (DWARF addresses of unit `cu`, ascending), the function
+// DIEs (DW_TAG_subprogram, DW_TAG_inlined_subroutine) whose ranges hold it,
+// outermost first: the one walk of the unit resolve() does (libdw's
+// dwarf_getscopes walks the unit per pc, and misses scopes whose ranges are
+// DWARF 5 range lists, as clang writes them).
+std::vector<std::vector<Dwarf_Die>> function_chains(Dwarf_Die* cu, std::span<const uint64_t> pcs);
+
+// The name of a function's DIE (a subprogram or an inlined call of one, through
+// its abstract origin and specification): the demangled linkage name of a C++
+// function, qualified and with its parameter types; else DW_AT_name; else "".
+std::string dwarf_function_name(Dwarf_Die* scope);
 
 // Resolves addresses of one module (in its Dwfl address space) to frames,
 // innermost inlined frame first, the containing real function last:
@@ -31,17 +45,20 @@ namespace memloupe::symbolize {
 // so a batch costs about one pass over the DWARF of the units it touches.
 class InlineResolver {
  public:
-  explicit InlineResolver(Dwfl_Module* module) : module_(module) {}
+  explicit InlineResolver(Dwfl_Module* module) : module_(module), units_(module) {}
 
   // Frames for each of `pcs` (addresses inside instructions), in the same order.
   std::vector<std::vector<reader::OwnedFrame>> resolve(std::span<const uint64_t> pcs);
 
  private:
-  std::vector<reader::OwnedFrame> frames_for(uint64_t pc, std::span<Dwarf_Die> chain);
+  // `cu` (nullable) holds pc; Dwfl address = DWARF address + bias.
+  std::vector<reader::OwnedFrame> frames_for(uint64_t pc, std::span<Dwarf_Die> chain, Dwarf_Die* cu,
+                                             Dwarf_Addr bias);
   const std::string& function_name(Dwarf_Die* scope);
   const std::string* symbol_name(uint64_t pc);
 
   Dwfl_Module* module_;
+  UnitIndex units_;
   // The ELF function symbols, sorted by address, read on first use: libdw's
   // dwfl_module_addrinfo scans the whole table for every lookup, which
   // dominates for binaries without DWARF.

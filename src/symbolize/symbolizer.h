@@ -49,8 +49,11 @@ class Symbolizer {
   size_t files_opened() const;
   size_t modules_unusable() const;
 
- private:
+  // The opened file of `module` (opened now if it was not), or null when it
+  // cannot be used; owned by this symbolizer.
   ElfFile* file_for(const Module& module);
+
+ private:
 
   SymbolizerOptions options_;
   // Keyed by (path, build-id); null when the module's file cannot be used.

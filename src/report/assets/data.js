@@ -12,6 +12,8 @@
 //           full name is for tooltips, titles and search.
 //   sites   {n: node, t: [alloc B, alloc N, live B, live N, peak B, peak N, leak B, leak N],
 //            b: [bucket, alloc B, alloc N, freed B, freed N, leaked B, leaked N, ...]}
+//   types   [name, objects, bytes, [node, objects, bytes, ...]] per C++ type
+//           (whole selection; page.js's types table)
 // A time range is a closed range of buckets [b0, b1]; every number shown is
 // recomputed from the buckets in it.
 

@@ -164,8 +164,46 @@ window.memloupe = {
       range: state.range, flameValue: nodeValue[0] };
   },
   drawn() { return { flame: flameRects.length, timeline: Number(el('timeline').dataset.drawn) }; },
+  showType(i) { showTypeStacks(i); return el('type-stacks').textContent; },
 };
 
+// The types table (D.types: [name, objects, bytes, [node, objects, bytes, ...]]),
+// whole-selection figures; a click lists the type's stacks, innermost frame first.
+function nodePath(n) {
+  const out = [];
+  for (; n > 0; n = parent[n]) out.push(shortOf[n]);
+  return out;
+}
+function showTypeStacks(i) {
+  const [name, objects, bytes, stacks] = D.types[i];
+  el('type-title').textContent = name + ' — ' + fmtCount(objects) + ' objects, ' + fmtBytes(bytes);
+  const box = el('type-stacks');
+  box.replaceChildren();
+  for (let k = 0; k < stacks.length; k += 3) {
+    const div = text('div', fmtCount(stacks[k + 1]) + ' objects, ' + fmtBytes(stacks[k + 2]), 'type-stack');
+    div.append(text('pre', nodePath(stacks[k]).join('\n')));
+    box.append(div);
+  }
+}
+function drawTypes() {
+  if (!D.types || D.types.length === 0) return;
+  el('types-panel').hidden = false;
+  const table = el('types');
+  table.replaceChildren();
+  const head = document.createElement('tr');
+  for (const h of ['Objects', 'Bytes', 'Type']) head.append(text('th', h));
+  table.append(head);
+  D.types.forEach((t, i) => {
+    const row = document.createElement('tr');
+    row.append(text('td', fmtCount(t[1]), 'num'), text('td', fmtBytes(t[2]), 'num'), text('td', t[0], 'fn'));
+    row.style.cursor = 'pointer';
+    row.addEventListener('click', () => showTypeStacks(i));
+    table.append(row);
+  });
+  showTypeStacks(0);
+}
+
 drawInfo();
+drawTypes();
 refresh();
 document.body.dataset.ready = '1';

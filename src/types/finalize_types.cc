@@ -1,0 +1,98 @@
+#include "types/finalize_types.h"
+
+#include <map>
+#include <numeric>
+
+#include "types/infer_site.h"
+
+namespace memloupe::types {
+namespace {
+
+// The candidate as the site's sizes allow it, or nothing (module comment).
+std::optional<SiteType> agree(const Candidate& c, uint64_t min, uint64_t max, uint64_t gcd) {
+  SiteType t{c.name, c.type_size, 0, TypeShape::Object, c.rule};
+  if (c.rule == TypeRule::MakeShared) {
+    if (min != max || min != c.block_size) return std::nullopt;
+    t.block_size = c.block_size;
+    return t;
+  }
+  if (min == max && min == c.type_size) {
+    t.block_size = c.type_size;
+    return t;
+  }
+  if (c.rule != TypeRule::Allocator || gcd % c.type_size != 0) return std::nullopt;
+  t.shape = TypeShape::Array;
+  t.name += "[]";
+  return t;
+}
+
+}  // namespace
+
+void TypesAddon::alloc(const format::Alloc& alloc) {
+  if (alloc.backtrace.empty()) return;
+  const uint64_t address = alloc.backtrace[0];
+  // Consecutive allocations from one site are common (loops): one hash lookup
+  // per run of them.
+  if (last_ == nullptr || address != last_address_) {
+    last_ = &sites_[address];
+    last_address_ = address;
+  }
+  Sizes& s = *last_;
+  s.min = std::min(s.min, alloc.size);
+  s.max = std::max(s.max, alloc.size);
+  if (s.gcd != 1) s.gcd = std::gcd(s.gcd, alloc.size);
+  s.bytes += alloc.size;
+}
+
+std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chunks(
+    symbolize::Symbolizer& symbolizer, const symbolize::ModuleMap& modules,
+    std::span<const symbolize::AddressInModule> addresses) {
+  std::unordered_map<uint64_t, symbolize::ModuleIndex> module_of;
+  module_of.reserve(addresses.size());
+  for (const auto& a : addresses) module_of.emplace(a.address, a.module);
+  // The sites of each opened file go to its inferrer in one batch (one walk
+  // of each unit's DWARF for all of them).
+  struct Batch {
+    std::vector<uint64_t> addresses;
+    std::vector<uint64_t> vaddrs;
+  };
+  std::map<symbolize::ElfFile*, Batch> batches;
+  stats_.sites = sites_.size();
+  for (const auto& [address, sizes] : sites_) {
+    stats_.bytes += sizes.bytes;
+    if (sizes.min == 0) continue;  // malloc(0): no type to agree with
+    auto m = module_of.find(address);
+    if (m == module_of.end()) continue;
+    const symbolize::Module& module = modules[m->second];
+    if (address <= module.load_bias) continue;
+    symbolize::ElfFile* file = symbolizer.file_for(module);
+    if (file == nullptr) continue;
+    Batch& batch = batches[file];
+    batch.addresses.push_back(address);
+    batch.vaddrs.push_back(address - module.load_bias);
+  }
+  for (auto& [file, batch] : batches) {
+    SiteInferrer inferrer(file->module());
+    const std::vector<std::vector<Candidate>> candidates = inferrer.candidates(batch.vaddrs);
+    for (size_t i = 0; i < batch.addresses.size(); ++i) {
+      const Sizes& sizes = sites_.at(batch.addresses[i]);
+      for (const Candidate& c : candidates[i]) {
+        if (auto t = agree(c, sizes.min, sizes.max, sizes.gcd)) {
+          table_.emplace(batch.addresses[i], std::move(*t));
+          ++stats_.typed_sites;
+          stats_.typed_bytes += sizes.bytes;
+          break;
+        }
+      }
+      if (!candidates[i].empty() && !table_.contains(batch.addresses[i])) ++stats_.rejected_sites;
+    }
+  }
+  for (const auto& [address, sizes] : sites_) {
+    if (sizes.min == sizes.max && sizes.min != 0 && !table_.contains(address)) {
+      table_.emplace(address, SiteType{{}, sizes.min, sizes.min, TypeShape::Object, TypeRule::Unknown});
+    }
+  }
+  return {{format::ChunkType::Types, encode_types(table_)}};
+}
+
+}  // namespace memloupe::types

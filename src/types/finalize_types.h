@@ -1,0 +1,56 @@
+// The types table, built at finalise (a symbolize::FinalizeAddon): pass 1
+// tells it each site's requested sizes, then each distinct site is inferred
+// once (infer_site.h) with the symbolizer's open files, and the first
+// candidate its sizes agree with is kept:
+//   - a constructor or make_unique<T>: every block is sizeof(T) bytes;
+//   - make_shared<T>: every block is sizeof the control block;
+//   - an allocator<T>: every block sizeof(T) (node containers: one object per
+//     block), or else every size a multiple of it (a buffer: T[]).
+// Sites with no agreeing candidate are stored as TypeRule::Unknown when all
+// their blocks had one size (`memloupe types` shows "(unknown, N B)"), and not
+// at all otherwise ("(unknown, mixed sizes)").
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "symbolize/finalize.h"
+#include "types/type_table.h"
+
+namespace memloupe::types {
+
+struct TypesStats {
+  uint64_t sites = 0;          // distinct innermost return addresses
+  uint64_t typed_sites = 0;
+  uint64_t rejected_sites = 0; // with candidates, none agreeing with the sizes
+  uint64_t bytes = 0;          // of every Alloc seen (sampled blocks in a sampled trace)
+  uint64_t typed_bytes = 0;
+};
+
+class TypesAddon final : public symbolize::FinalizeAddon {
+ public:
+  void alloc(const format::Alloc& alloc) override;
+  std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> chunks(
+      symbolize::Symbolizer& symbolizer, const symbolize::ModuleMap& modules,
+      std::span<const symbolize::AddressInModule> addresses) override;
+
+  const TypesStats& stats() const { return stats_; }
+  const TypeTable& table() const { return table_; }
+
+ private:
+  struct Sizes {
+    uint64_t min = UINT64_MAX;
+    uint64_t max = 0;
+    uint64_t gcd = 0;  // of every size: all are multiples of s iff gcd % s == 0
+    uint64_t bytes = 0;
+  };
+  std::unordered_map<uint64_t, Sizes> sites_;
+  uint64_t last_address_ = 0;
+  Sizes* last_ = nullptr;  // the entry of last_address_ (pointers into the map are stable)
+  TypeTable table_;
+  TypesStats stats_;
+};
+
+}  // namespace memloupe::types
