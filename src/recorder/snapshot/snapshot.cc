@@ -155,6 +155,11 @@ void add_thread_roots(Scratch& s, uint32_t tid, uintptr_t pc, uintptr_t sp, uint
                       unwind_detail::Span stack, bool taker, const uint64_t* regs, size_t n_regs,
                       uintptr_t tp) {
   const uint32_t thread = trace_thread_of(tid);
+  // glibc puts a thread's static TLS and its descriptor at the top of its stack
+  // mapping: the stack ends below them (the TLS blocks are roots of their own).
+  uintptr_t tls_low = tp;
+  for (size_t t = 0; t < s.n_tls; ++t) tls_low = std::min(tls_low, tp - s.tls[t].below_tp);
+  if (tls_low > stack.begin && tls_low < stack.end) stack.end = tls_low & ~uintptr_t{7};
   if (stack.end != 0) {
     const size_t n = split_stack(pc, sp, bp, stack.begin, stack.end, taker, s.frames, kMaxFramesPerThread);
     for (size_t f = 0; f < n; ++f) {
