@@ -30,6 +30,8 @@ struct Config {
   bool start_paused = false;  // recording starts at memloupe_start()
   uint32_t flush_ms = kDefaultFlushMs;
   std::optional<uint64_t> seed;  // MEMLOUPE_SEED: reproducible sampling (tests)
+  bool snapshot_at_exit = true;  // MEMLOUPE_SNAPSHOT_AT_EXIT (heap snapshot at exit; --all only)
+  int snapshot_signal = 0;       // MEMLOUPE_SNAPSHOT_SIGNAL: takes a snapshot on this signal; 0: none
 
   bool enabled() const noexcept { return output[0] != '\0'; }
 };
@@ -44,6 +46,10 @@ Config read_config(EnvLookup lookup) noexcept;
 // "4096", "512K", "512KiB", "2M", "2MiB", "1G", "1TiB" (binary units; KB/MB/GB/TB
 // mean the same).
 std::optional<uint64_t> parse_size(std::string_view text) noexcept;
+
+// "USR2", "SIGUSR2" or a number from 1 to 64: the signal number, if it is one a
+// snapshot may be taken on (not SIGKILL, SIGSTOP or the synchronous faults).
+std::optional<int> parse_signal(std::string_view text) noexcept;
 
 // Replaces %p by the pid and %% by %; false if the result does not fit in `cap`
 // (including the terminating NUL).

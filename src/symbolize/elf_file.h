@@ -45,11 +45,15 @@ class ElfFile {
   // The file actually read (the module's path or its debug file).
   const std::string& file() const { return file_; }
 
+  // The libdw module (for lookups other than code: data_symbols.h).
+  Dwfl_Module* module() const { return module_; }
+
  private:
   ElfFile(DwflPtr dwfl, Dwfl_Module* module, std::string file)
-      : dwfl_(std::move(dwfl)), resolver_(module), file_(std::move(file)) {}
+      : dwfl_(std::move(dwfl)), module_(module), resolver_(module), file_(std::move(file)) {}
 
   DwflPtr dwfl_;
+  Dwfl_Module* module_;
   InlineResolver resolver_;  // uses the module owned by dwfl_
   std::string file_;
 };

@@ -1,0 +1,127 @@
+#include "retention/root_names.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <unordered_map>
+
+namespace memloupe::retention {
+namespace {
+
+format::ThreadId thread_of(const reader::RawSnapshotRoot& r) {
+  // A thread that never allocated has no id in the trace.
+  return format::ThreadId{r.thread_plus_one == 0 ? UINT32_MAX : r.thread_plus_one - 1};
+}
+
+RootKind kind_of(format::SnapshotRoot k) { return static_cast<RootKind>(k); }
+
+// The allocator's own state is not a root. glibc's main_arena points at chunk
+// headers (the top chunk, the bins' free chunks), and a chunk's header shares
+// the last 8 bytes of the block before it, so each such pointer looks like an
+// interior pointer into a live block. memcheck, which replaces the allocator,
+// never sees them.
+bool allocator_state(const std::string& symbol, const std::string& module) {
+  const std::string file = std::filesystem::path(module).filename().string();
+  return symbol == "main_arena" && file.starts_with("libc.so");
+}
+
+}  // namespace
+
+RootNamer::RootNamer(const symbolize::ModuleMap& modules) : modules_(modules) {}
+
+const symbolize::DataSymbols* RootNamer::data_of(const symbolize::Module& m) {
+  symbolize::ElfFile* file = symbolizer_.file(m);
+  if (file == nullptr) return nullptr;
+  auto& slot = data_[file];
+  if (!slot) slot = std::make_unique<symbolize::DataSymbols>(*file);
+  return slot.get();
+}
+
+void RootNamer::name_frame(Root& root, uint64_t pc) {
+  root.name = fmt::format("0x{:x}", pc);
+  const auto m = modules_.find_any_time(pc);
+  if (!m) return;
+  root.module = modules_[*m].path;
+  // The pc of every frame but the innermost is a return address, which the
+  // symboliser looks up at pc - 1 (the call); the innermost frame's exact pc
+  // lies in the same function either way but at the very first instruction.
+  const auto frames = symbolizer_.symbolize(modules_[*m], pc);
+  if (frames.empty()) return;
+  const reader::OwnedFrame& f = frames.back();  // the function the frame belongs to
+  root.name = f.function;
+  root.file = f.file;
+  root.line = f.line;
+}
+
+RootNamer::Named RootNamer::name(const reader::RawSnapshot& raw) {
+  Named out;
+  out.edge_root.assign(raw.edges.size(), UINT32_MAX);
+  // Edges leaving each raw root, in order.
+  std::vector<std::vector<size_t>> edges_of(raw.roots.size());
+  for (size_t e = 0; e < raw.edges.size(); ++e)
+    if (raw.edges[e].from < raw.roots.size()) edges_of[raw.edges[e].from].push_back(e);
+
+  for (size_t r = 0; r < raw.roots.size(); ++r) {
+    const reader::RawSnapshotRoot& rr = raw.roots[r];
+    // A root that holds no pointer into the heap keeps nothing alive: left out.
+    if (edges_of[r].empty()) continue;
+    Root base;
+    base.kind = kind_of(rr.kind);
+    base.thread = thread_of(rr);
+    base.address = rr.address;
+    base.size = rr.size;
+    if (rr.kind == format::SnapshotRoot::Stack) {
+      name_frame(base, rr.pc);
+    } else if (rr.kind == format::SnapshotRoot::Register) {
+      base.name = "registers";
+    } else if (rr.kind == format::SnapshotRoot::Tls) {
+      base.name = "tls";
+      if (const auto m = modules_.find_any_time(rr.pc)) base.module = modules_[*m].path;
+    }
+    if (rr.kind != format::SnapshotRoot::Global) {
+      const auto index = static_cast<uint32_t>(out.roots.size());
+      out.roots.push_back(std::move(base));
+      for (size_t e : edges_of[r]) out.edge_root[e] = index;
+      continue;
+    }
+    // A global segment: one root per variable (or section remainder) holding a pointer.
+    const auto m = modules_.find_any_time(rr.address);
+    const symbolize::Module* module = m ? &modules_[*m] : nullptr;
+    const symbolize::DataSymbols* data = module ? data_of(*module) : nullptr;
+    std::unordered_map<std::string, uint32_t> by_name;  // within this segment
+    for (size_t e : edges_of[r]) {
+      const uint64_t word = rr.address + raw.edges[e].offset;
+      Root root = base;
+      if (module) root.module = module->path;
+      const uint64_t vaddr = module ? word - module->load_bias : word;
+      std::string key;
+      if (const symbolize::DataSymbol* s = data ? data->symbol_at(vaddr) : nullptr) {
+        if (allocator_state(s->name, root.module)) {
+          out.edge_root[e] = kNotARoot;
+          continue;
+        }
+        root.name = s->name;
+        root.address = s->vaddr + (module ? module->load_bias : 0);
+        root.size = s->size;
+        key = "s" + std::to_string(s->vaddr);
+      } else if (const symbolize::DataSection* sec = data ? data->section_at(vaddr) : nullptr) {
+        // No symbol: GOT entries, compiler-made objects, allocator-internal data.
+        root.name = sec->name;
+        root.address = sec->vaddr + (module ? module->load_bias : 0);
+        root.size = sec->size;
+        key = "c" + std::to_string(sec->vaddr);
+      } else {
+        root.name = fmt::format("0x{:x}", word);
+        root.address = word;
+        root.size = 8;
+        key = "w" + std::to_string(word);
+      }
+      auto [it, fresh] = by_name.emplace(key, static_cast<uint32_t>(out.roots.size()));
+      if (fresh) out.roots.push_back(std::move(root));
+      out.edge_root[e] = it->second;
+    }
+  }
+  return out;
+}
+
+}  // namespace memloupe::retention
