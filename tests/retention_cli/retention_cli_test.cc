@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "cli_runner.h"
+#include "format/wire.h"
+#include "reader/chunk_io.h"
 
 namespace memloupe {
 namespace {
@@ -132,6 +137,36 @@ TEST_F(RetentionCli, TextTreePathsAndSummary) {
   const Result missing = retention("--snapshot 3");
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("no snapshot labelled or numbered '3' (it holds 2)"), std::string::npos) << missing.err;
+}
+
+TEST_F(RetentionCli, DamagedSnapshotIsReportedAndTheRestShown) {
+  std::vector<uint8_t> bytes;
+  {
+    std::ifstream in(trace(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const reader::ChunkList list = reader::scan_chunks(bytes);
+  ASSERT_FALSE(list.error);
+  uint64_t first = 0;
+  for (const reader::ChunkView& c : list.chunks) {
+    if (c.type == static_cast<uint8_t>(format::ChunkType::Snapshot) && first == 0) first = c.offset;
+  }
+  ASSERT_NE(first, 0u);
+  bytes[first + format::kChunkHeaderSize + 40] ^= 0x55;  // inside the "inside" snapshot's payload
+  const fs::path damaged = scratch_ / "damaged.trace";
+  {
+    std::ofstream out(damaged, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  const Result r = run_memloupe(scratch_, "retention " + quote(damaged.string()));
+  EXPECT_EQ(r.status, 4);  // kDamaged: what was readable was used
+  EXPECT_NE(r.err.find("a snapshot chunk is damaged"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("Snapshot 1 of 1 \"exit\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("g_chain  retention_zoo"), std::string::npos) << r.out;
+
+  const Result json = run_memloupe(scratch_, "retention --json " + quote(damaged.string()));
+  EXPECT_EQ(json.status, 4);
+  EXPECT_NE(json.out.find("\"damage\":\"") , std::string::npos) << json.out;
 }
 
 }  // namespace
