@@ -10,6 +10,7 @@
 #include "cli/retention_input.h"
 #include "cli/text_options.h"
 #include "cli/trace_input.h"
+#include "report/retention_json.h"
 
 namespace memloupe::cli {
 namespace {

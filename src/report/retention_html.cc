@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "report/html_json.h"
+#include "report/retention_json.h"
 
 namespace memloupe::report {
 namespace {
@@ -26,10 +26,8 @@ class TreeWriter {
     }
     j_.end_array();
     if (shown < kids.size()) {
-      Amount rest;
-      for (size_t c = shown; c < kids.size(); ++c) rest += r_.retention.retained[kids[c]];
       j_.key("more_count").integer(kids.size() - shown);
-      j_.key("more_bytes").integer(rest.bytes);
+      j_.key("more_bytes").integer(r_.retention.retained_sum(kids.subspan(shown)).bytes);
     }
   }
 
@@ -55,11 +53,6 @@ class TreeWriter {
   size_t used_ = 0;
 };
 
-void amount(JsonWriter& j, const std::string& name, const Amount& a) {
-  j.key(name + "_bytes").integer(a.bytes);
-  j.key(name + "_blocks").integer(a.blocks);
-}
-
 }  // namespace
 
 std::string retention_html_json(std::span<const SnapshotReport> reports, const RetentionHtmlLimits& limits) {
@@ -74,13 +67,13 @@ std::string retention_html_json(std::span<const SnapshotReport> reports, const R
     j.key("label").string(tree.cut(r.snapshot.label));
     j.key("time_ns").integer(r.snapshot.time_ns);
     j.key("at_exit").boolean(r.snapshot.at_exit);
-    amount(j, "reachable", ret.retained[retention::kSuperRoot]);
-    amount(j, "shared", ret.shared);
+    amount_json(j, "reachable", ret.retained[retention::kSuperRoot]);
+    amount_json(j, "shared", ret.shared);
     j.key("leaks").begin_object();
-    amount(j, "definitely_lost", ret.leaks.summary.definitely_lost);
-    amount(j, "indirectly_lost", ret.leaks.summary.indirectly_lost);
-    amount(j, "possibly_lost", ret.leaks.summary.possibly_lost);
-    amount(j, "still_reachable", ret.leaks.summary.still_reachable);
+    amount_json(j, "definitely_lost", ret.leaks.summary.definitely_lost);
+    amount_json(j, "indirectly_lost", ret.leaks.summary.indirectly_lost);
+    amount_json(j, "possibly_lost", ret.leaks.summary.possibly_lost);
+    amount_json(j, "still_reachable", ret.leaks.summary.still_reachable);
     j.end_object();
 
     // The super-root's children: roots that hold anything, and shared blocks.
@@ -100,13 +93,13 @@ std::string retention_html_json(std::span<const SnapshotReport> reports, const R
         j.key("kind").string(root_kind_name(root.kind));
         j.key("name").string(tree.cut(r.names.root_label(root)));
         j.key("where").string(tree.cut(r.names.root_where(root)));
-        amount(j, "reachable", ret.roots[g.root_of(v)].reachable);
+        amount_json(j, "reachable", ret.roots[g.root_of(v)].reachable);
       } else {
         j.key("kind").string("shared");
         j.key("name").string(tree.cut(block_label(r.snapshot, g.block_of(v))));
         j.key("where").string(tree.cut(r.names.site_label(r.names.site_of(g.block_of(v)))));
       }
-      amount(j, "retained", ret.retained[v]);
+      amount_json(j, "retained", ret.retained[v]);
       tree.children(v, 0);
       j.end_object();
     }
