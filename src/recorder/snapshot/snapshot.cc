@@ -341,7 +341,9 @@ void init_snapshots() noexcept {
     g_static_tls = size;
   }
   const int sig = config().snapshot_signal;
-  if (sig == 0 || config().mode != format::Mode::All) return;
+  // Installed in sampled mode too: the snapshot is then refused with a message,
+  // where the signal's default action would have ended the program.
+  if (sig == 0) return;
   struct sigaction sa {};
   sa.sa_handler = on_snapshot_signal;
   sa.sa_flags = SA_RESTART;
