@@ -25,6 +25,7 @@ namespace {
 
 using recorder_test::binary;
 using recorder_test::PreloadTest;
+namespace fs = std::filesystem;
 
 const char* kind_name(RootKind k) {
   switch (k) {
@@ -171,6 +172,25 @@ TEST_F(SnapshotTest, AtExitAfterTheStaticDestructors) {
   EXPECT_EQ(v.in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
   EXPECT_EQ(v.in_of_size(408), Strings{"global g_interior +interior"});
   for (uint32_t b : v.blocks_of_size(136)) EXPECT_EQ(v.in(b), Strings{"block 136"});
+}
+
+// `memloupe run` finalises the trace (compacts and compresses its chunks): the
+// snapshots come through unchanged.
+TEST_F(SnapshotTest, SurvivesFinalise) {
+  const SnapshotSet raw = run_zoo();
+  const fs::path final_trace = dir_ / "final.trace";
+  const auto r = recorder_test::run({binary("memloupe").string(), "run", "--all", "-o", final_trace.string(), "--",
+                                     binary("retention_zoo").string()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  const SnapshotSet set = load_snapshots(final_trace);
+  EXPECT_EQ(set.damage, "");
+  ASSERT_EQ(set.snapshots.size(), raw.snapshots.size());
+  for (size_t i = 0; i < set.snapshots.size(); ++i) {
+    EXPECT_EQ(set.snapshots[i].label, raw.snapshots[i].label);
+    EXPECT_EQ(set.snapshots[i].roots.size(), raw.snapshots[i].roots.size());
+    EXPECT_EQ(set.snapshots[i].blocks.size(), raw.snapshots[i].blocks.size());
+  }
+  EXPECT_EQ(View(set.snapshots[0]).in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
 }
 
 TEST_F(SnapshotTest, NoneWithoutExitSnapshotOption) {
