@@ -102,7 +102,7 @@ std::vector<uint8_t> with_snapshots(std::vector<uint8_t> trace) {
     w.edge(4, 1, false, 0);
     w.edge(5, 2, true, 0);
     w.edge(6, 0, false, 0);
-    w.end();
+    w.end(4096, 1000);
   }
   trace.insert(trace.end(), sink.bytes.begin(), sink.bytes.end());
   return trace;

@@ -23,6 +23,8 @@
 //           from: node number (roots first, then blocks, as retention/heap_graph.h);
 //           to: block index. The first edge of a part is relative to 0.
 //   End:    varint roots | varint blocks | varint edges (totals, to notice a lost part)
+//           | varint bytes scanned | varint ns the other threads were stopped
+//             (up to this part; they resume right after it)
 // (n is a fixed u32: the writer patches it when the part is full.)
 // Roots are numbered in the order their parts come, blocks likewise. Block sizes
 // here are the allocator's usable size (the extent scanned); the loader replaces

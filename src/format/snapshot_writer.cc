@@ -93,7 +93,7 @@ void SnapshotWriter::edge(uint32_t from, uint32_t to, bool interior, uint64_t of
   ++edges_;
 }
 
-void SnapshotWriter::end() noexcept {
+void SnapshotWriter::end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept {
   close_part();
   if (len_ + kMaxItem > kSnapshotChunkPayload) emit();
   uint8_t* p = at();
@@ -102,6 +102,8 @@ void SnapshotWriter::end() noexcept {
   p = put_varint(p, roots_);
   p = put_varint(p, blocks_);
   p = put_varint(p, edges_);
+  p = put_varint(p, bytes_scanned);
+  p = put_varint(p, stopped_ns);
   len_ = static_cast<size_t>(p - payload());
   emit();
 }

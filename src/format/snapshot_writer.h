@@ -42,8 +42,8 @@ class SnapshotWriter {
   // `offset` (the word's offset in its root) is written only when `from` is a
   // root: every root comes before the first edge.
   void edge(uint32_t from, uint32_t to, bool interior, uint64_t offset) noexcept;
-  // Writes the End part and the last chunk.
-  void end() noexcept;
+  // Writes the End part and the last chunk, with the scan's cost.
+  void end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept;
 
   uint64_t roots() const noexcept { return roots_; }
   uint64_t blocks() const noexcept { return blocks_; }

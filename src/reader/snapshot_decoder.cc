@@ -85,8 +85,9 @@ class Decoder {
     RawSnapshot& s = o.snap;
     if (kind == SnapshotPart::End) {
       uint64_t roots, blocks, edges;
-      if (!cur.varint(roots) || !cur.varint(blocks) || !cur.varint(edges))
-        return cur.expected("a snapshot's end part (root, block and edge totals)");
+      if (!cur.varint(roots) || !cur.varint(blocks) || !cur.varint(edges) || !cur.varint(s.bytes_scanned) ||
+          !cur.varint(s.stopped_ns))
+        return cur.expected("a snapshot's end part (root, block and edge totals, bytes scanned, time stopped)");
       if (roots != s.roots.size() || blocks != s.blocks.size() || edges != s.edges.size())
         return cur.expected(std::to_string(roots) + " roots, " + std::to_string(blocks) + " blocks and " +
                             std::to_string(edges) + " edges as the end part says, found " +

@@ -45,6 +45,9 @@ struct RawSnapshot {
   std::vector<RawSnapshotBlock> blocks;
   std::vector<RawSnapshotEdge> edges;
   uint64_t offset = 0;  // of its first chunk in the file
+  // The scan's cost, as the recorder measured it.
+  uint64_t bytes_scanned = 0;
+  uint64_t stopped_ns = 0;  // how long the other threads were stopped
 };
 
 struct RawSnapshots {

@@ -41,7 +41,7 @@ Sink trace(uint32_t snapshots, size_t many_blocks = 0) {
     for (size_t b = 0; b < blocks; ++b) w.block(0x10000 + 32 * b, 24, b);
     for (uint32_t r = 0; r <= n; ++r) w.edge(r, r % 3, r % 2 == 1, 8 * r);
     for (uint32_t b = 0; b + 1 < blocks; ++b) w.edge(n + 1 + b, b + 1, false, 0);
-    w.end();
+    w.end(4096, 1000);
   }
   return sink;
 }
@@ -56,6 +56,8 @@ TEST(SnapshotDecoderTest, RoundTrip) {
   EXPECT_EQ(a.time_ns, 0u);
   EXPECT_FALSE(a.at_exit);
   EXPECT_EQ(a.threads, 2u);
+  EXPECT_EQ(a.bytes_scanned, 4096u);
+  EXPECT_EQ(a.stopped_ns, 1000u);
   ASSERT_EQ(a.roots.size(), 1u);
   EXPECT_EQ(a.roots[0].kind, SnapshotRoot::Stack);
   EXPECT_EQ(a.roots[0].thread_plus_one, 1u);

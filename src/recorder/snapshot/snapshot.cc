@@ -204,7 +204,7 @@ size_t collect_blocks(Scratch& s) {
 // --- The snapshot --------------------------------------------------------------
 
 void write_snapshot(Scratch& s, const Request& req, const World& world, size_t n_blocks,
-                    uint64_t now) {
+                    uint64_t now, uint64_t stopped_at) {
   const auto* blocks = static_cast<const LiveBlock*>(s.blocks_map.data());
   format::SnapshotWriter out(g_session.output, static_cast<uint8_t*>(s.chunk_map.data()),
                              g_number.fetch_add(1, std::memory_order_relaxed));
@@ -229,7 +229,7 @@ void write_snapshot(Scratch& s, const Request& req, const World& world, size_t n
   }
   for (size_t i = 0; i < n_blocks; ++i)
     scan.scan_range(static_cast<uint32_t>(s.n_roots + i), blocks[i].address, blocks[i].end);
-  out.end();
+  out.end(scan.bytes_scanned(), monotonic_ns() - stopped_at);
 }
 
 // Runs inside dl_iterate_phdr, holding the loader's lock: no thread can then be
@@ -264,6 +264,7 @@ int run_locked(dl_phdr_info*, size_t, void* data) {
   if (!tracking()) return 1;
   const uint64_t now = trace_now_ns();
   drain_staged(kSettleNs);
+  const uint64_t stopped_at = monotonic_ns();
   World world = stop_world(flush_thread_tid(), kStopTimeoutNs);
   // Records staged by threads that were stopped after the drain above.
   drain_staged(0);
@@ -283,7 +284,7 @@ int run_locked(dl_phdr_info*, size_t, void* data) {
     g_session.encoder().marker(format::ThreadId{slot->thread_id}, now, {text, 10 + len});
   }
   g_session.encoder().flush();
-  write_snapshot(s, req, world, n_blocks, now);
+  write_snapshot(s, req, world, n_blocks, now, stopped_at);
   resume_world(world);
   req.result = 0;
   return 1;
