@@ -15,6 +15,7 @@ namespace memloupe::cli {
   X(top)                     \
   X(timeline)                \
   X(leaks)                   \
+  X(retention)               \
   X(lifetimes)               \
   X(diff)                    \
   X(report)                  \

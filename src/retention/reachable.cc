@@ -93,25 +93,42 @@ std::vector<Amount> reachable_per_root(const HeapSnapshot& snapshot, const NodeG
   for (uint32_t r = 0; r < g.roots; ++r) {
     if (!g.succ.neighbours(g.vertex_of_root(r)).empty()) active.push_back(r);
   }
-  std::vector<uint64_t> mask(count);
-  for (size_t group = 0; group < active.size(); group += 64) {
-    const size_t in_group = std::min<size_t>(64, active.size() - group);
-    std::fill(mask.begin(), mask.end(), 0);
+  // Each walk carries `words` 64-bit words per component (64 roots each): as
+  // many as the roots need, within kMaskBudget words in all, so thousands of
+  // roots over millions of blocks take a handful of walks, not one per 64.
+  constexpr size_t kMaskBudget = size_t{16} << 20;  // 128 MiB of masks at most
+  const size_t needed = (active.size() + 63) / 64;
+  const size_t words = std::max<size_t>(1, std::min(needed, kMaskBudget / std::max<uint32_t>(count, 1)));
+  std::vector<uint64_t> mask;
+  std::vector<uint8_t> any(count);
+  const size_t per_walk = words * 64;
+  for (size_t group = 0; group < active.size(); group += per_walk) {
+    const size_t in_group = std::min(per_walk, active.size() - group);
+    mask.assign(static_cast<size_t>(count) * words, 0);
+    std::fill(any.begin(), any.end(), 0);
     for (size_t k = 0; k < in_group; ++k) {
-      mask[comps.of[g.vertex_of_root(active[group + k])]] |= uint64_t{1} << k;
+      const uint32_t c = comps.of[g.vertex_of_root(active[group + k])];
+      mask[c * words + k / 64] |= uint64_t{1} << (k % 64);
+      any[c] = 1;
     }
     // Topological order: from the highest component number down.
     for (uint32_t c = count; c-- > 0;) {
-      if (mask[c] == 0) continue;
+      if (!any[c]) continue;
+      const uint64_t* from = &mask[static_cast<size_t>(c) * words];
       for (uint64_t i = comps.begin[c]; i < comps.begin[c + 1]; ++i) {
         for (uint32_t w : g.succ.neighbours(comps.members[i])) {
           const uint32_t d = comps.of[w];
-          if (d != c) mask[d] |= mask[c];
+          if (d == c) continue;
+          uint64_t* to = &mask[static_cast<size_t>(d) * words];
+          for (size_t k = 0; k < words; ++k) to[k] |= from[k];
+          any[d] = 1;
         }
       }
       if (comp_amount[c].blocks == 0) continue;
-      for (uint64_t bits = mask[c]; bits != 0; bits &= bits - 1) {
-        out[active[group + static_cast<size_t>(std::countr_zero(bits))]] += comp_amount[c];
+      for (size_t k = 0; k < words; ++k) {
+        for (uint64_t bits = from[k]; bits != 0; bits &= bits - 1) {
+          out[active[group + k * 64 + static_cast<size_t>(std::countr_zero(bits))]] += comp_amount[c];
+        }
       }
     }
   }

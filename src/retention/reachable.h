@@ -4,9 +4,9 @@
 //
 // One search per root would cost roots × heap. Instead the graph is condensed
 // into strongly connected components (Tarjan's algorithm, iterative), whose
-// DAG is walked in topological order carrying a 64-bit mask of the roots that
-// reach each component: one walk per 64 roots that hold any pointer at all,
-// O((V + E) · roots/64) in all, O(V) memory.
+// DAG is walked in topological order carrying a bit mask of the roots that
+// reach each component: O((V + E) · roots/64) word operations in all, in as
+// few walks as a bounded mask memory (128 MiB) allows.
 #pragma once
 
 #include <vector>
