@@ -11,7 +11,8 @@
 //             u8 RootKind | varint thread+1 (0: a thread the trace never named)
 //             | varint os tid | varint address | varint size | varint pc
 //           (pc: a stack frame's pc; for a TLS block, the address of its
-//           module's first segment, which names the module; 0 otherwise.
+//           module's first segment, which names the module, and 0 for the
+//           thread's descriptor (TLS kind too); 0 otherwise.
 //           Registers have address 0 and size = bytes of register values scanned)
 //   Blocks: u32 n, then n x block, ascending addresses:
 //             varint (address - previous block's address) | varint size | varint alloc id

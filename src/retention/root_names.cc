@@ -75,8 +75,10 @@ RootNamer::Named RootNamer::name(const reader::RawSnapshot& raw) {
     } else if (rr.kind == format::SnapshotRoot::Register) {
       base.name = "registers";
     } else if (rr.kind == format::SnapshotRoot::Tls) {
-      base.name = "tls";
-      if (const auto m = modules_.find_any_time(rr.pc)) base.module = modules_[*m].path;
+      // pc: the module whose static TLS block this is; 0 for the thread's
+      // descriptor (format/snapshot_wire.h).
+      base.name = rr.pc == 0 ? "thread descriptor" : "tls";
+      if (const auto m = rr.pc ? modules_.find_any_time(rr.pc) : std::nullopt) base.module = modules_[*m].path;
     }
     if (rr.kind != format::SnapshotRoot::Global) {
       const auto index = static_cast<uint32_t>(out.roots.size());

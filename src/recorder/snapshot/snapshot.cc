@@ -75,8 +75,11 @@ struct Request {
 constinit std::atomic<bool> g_busy{false};
 constinit std::atomic<uint32_t> g_number{0};
 constinit std::atomic<bool> g_warned_mode{false};
-// glibc's static TLS size (ld.so's _dl_get_tls_static_info), read at start-up.
+// glibc's static TLS size (ld.so's _dl_get_tls_static_info) and the size of its
+// thread descriptor (libc's _thread_db_sizeof_pthread, which libthread_db reads),
+// read at start-up.
 constinit size_t g_static_tls = 0;
+constinit size_t g_descriptor = 0;
 
 void add_root(Scratch& s, const SnapshotRootRecord& rec, const uint64_t* words = nullptr) {
   if (s.n_roots < kMaxRoots) s.roots[s.n_roots++] = {rec, words};
@@ -173,6 +176,9 @@ void add_thread_roots(Scratch& s, uint32_t tid, uintptr_t pc, uintptr_t sp, uint
     add_root(s, {SnapshotRoot::Register, thread, tid, 0, n_regs * 8, 0}, regs);
   for (size_t t = 0; t < s.n_tls; ++t)
     add_root(s, {SnapshotRoot::Tls, thread, tid, tp - s.tls[t].below_tp, s.tls[t].size, s.tls[t].module_start});
+  // The thread descriptor (x86-64: at the thread pointer): its DTV pointer (the
+  // dynamic TLS blocks hang off it) and pthread_setspecific's values.
+  if (g_descriptor != 0 && tp != 0) add_root(s, {SnapshotRoot::Tls, thread, tid, tp, g_descriptor, 0});
 }
 
 // --- Blocks --------------------------------------------------------------------
@@ -341,6 +347,8 @@ void init_snapshots() noexcept {
     get(&size, &align);
     g_static_tls = size;
   }
+  if (const auto* size = static_cast<const unsigned*>(dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread")))
+    g_descriptor = *size;
   const int sig = config().snapshot_signal;
   // Installed in sampled mode too: the snapshot is then refused with a message,
   // where the signal's default action would have ended the program.
