@@ -23,6 +23,12 @@
 //               root per global variable when the snapshot is loaded)
 //           from: node number (roots first, then blocks, as retention/heap_graph.h);
 //           to: block index. The first edge of a part is relative to 0.
+//   Names:  u32 n, then n x name of a global variable (or of a section's words
+//           no symbol covers), written by the finaliser from the modules'
+//           symbol tables so the trace names its roots without the binaries:
+//             varint address | varint size | string name | string file | varint line
+//           It follows the snapshot's End part, in a chunk of its own; the
+//           last Names part of a snapshot is the one that counts.
 //   End:    varint roots | varint blocks | varint edges (totals, to notice a lost part)
 //           | varint bytes scanned | varint ns the other threads were stopped
 //             (up to this part; they resume right after it)
@@ -36,7 +42,7 @@
 
 namespace memloupe::format {
 
-enum class SnapshotPart : uint8_t { Begin = 0, Roots = 1, Blocks = 2, Edges = 3, End = 4 };
+enum class SnapshotPart : uint8_t { Begin = 0, Roots = 1, Blocks = 2, Edges = 3, End = 4, Names = 5 };
 
 // Root kinds on the wire; the same numbering as retention::RootKind.
 enum class SnapshotRoot : uint8_t { Global = 0, Stack = 1, Register = 2, Tls = 3 };

@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "format/chunk.h"
 #include "format/snapshot_wire.h"
@@ -28,6 +31,17 @@ struct SnapshotRootRecord {
   uint64_t size = 0;
   uint64_t pc = 0;
 };
+
+// One named global (or section remainder) of a module, for the Names part.
+struct SnapshotName {
+  uint64_t address = 0, size = 0;
+  std::string name, file;
+  uint32_t line = 0;
+};
+
+// The payload of a chunk holding snapshot `number`'s Names part (the
+// finaliser's; it uses the heap).
+std::vector<uint8_t> snapshot_names_payload(uint32_t number, std::span<const SnapshotName> names);
 
 class SnapshotWriter {
  public:

@@ -30,9 +30,13 @@ class Decoder {
     while (!cur.at_end()) {
       uint8_t kind;
       uint32_t number;
-      if (!cur.u8(kind) || kind > static_cast<uint8_t>(SnapshotPart::End))
-        return cur.expected("a snapshot part kind (0..4)");
+      if (!cur.u8(kind) || kind > static_cast<uint8_t>(SnapshotPart::Names))
+        return cur.expected("a snapshot part kind (0..5)");
       if (!cur.varint_max(number, UINT32_MAX)) return cur.expected("a snapshot number");
+      if (static_cast<SnapshotPart>(kind) == SnapshotPart::Names) {
+        if (auto e = names(cur, number)) return e;
+        continue;
+      }
       if (static_cast<SnapshotPart>(kind) == SnapshotPart::Begin) {
         Open& o = open_[number];
         o = Open{};
@@ -144,6 +148,28 @@ class Decoder {
         s.edges.push_back(e);
       }
     }
+    return std::nullopt;
+  }
+
+  // A Names part: it belongs to a snapshot already complete (it follows End).
+  std::optional<Error> names(Cursor& cur, uint32_t number) {
+    auto it = std::find_if(done_.begin(), done_.end(), [&](const RawSnapshot& s) { return s.number == number; });
+    uint32_t n;
+    if (!cur.u32(n) || n > cur.remaining() / 5) return cur.expected("a names part's count");
+    std::vector<RawSnapshotName> out;
+    for (uint32_t i = 0; i < n; ++i) {
+      RawSnapshotName name;
+      std::string_view text, file;
+      if (!cur.varint(name.address) || !cur.varint(name.size) || !cur.string(text, 4096) || !cur.string(file, 4096) ||
+          !cur.varint_max(name.line, UINT32_MAX))
+        return cur.expected("a named global (address, size, name, file, line)");
+      if (!out.empty() && name.address < out.back().address) return cur.expected("names in address order");
+      name.name = text;
+      name.file = file;
+      out.push_back(std::move(name));
+    }
+    // Names of a snapshot that was dropped (damaged) name nothing.
+    if (it != done_.end()) it->names = std::move(out);
     return std::nullopt;
   }
 

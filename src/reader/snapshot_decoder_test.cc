@@ -114,7 +114,7 @@ TEST(SnapshotDecoderTest, BadContentIsNamed) {
   format::append_chunk(file, format::ChunkType::Snapshot, body);
   const RawSnapshots got = decode_snapshots(file);
   EXPECT_TRUE(got.snapshots.empty());
-  EXPECT_EQ(got.damage, "at offset " + std::to_string(payload + 1) + ": expected a snapshot part kind (0..4)");
+  EXPECT_EQ(got.damage, "at offset " + std::to_string(payload + 1) + ": expected a snapshot part kind (0..5)");
 }
 
 TEST(SnapshotDecoderTest, CutShortIsNamed) {

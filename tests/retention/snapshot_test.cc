@@ -193,6 +193,30 @@ TEST_F(SnapshotTest, SurvivesFinalise) {
   EXPECT_EQ(View(set.snapshots[0]).in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
 }
 
+// The finaliser names the roots into the trace: once the program's binary is
+// gone, its globals and frames are still named.
+TEST_F(SnapshotTest, FinalisedTraceNamesRootsWithoutTheBinary) {
+  const fs::path copy = dir_ / "zoo_copy";
+  fs::copy_file(binary("retention_zoo"), copy);
+  const fs::path final_trace = dir_ / "final.trace";
+  const auto r = recorder_test::run({binary("memloupe").string(), "run", "--all", "-o", final_trace.string(), "--",
+                                     copy.string()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  fs::remove(copy);
+  const SnapshotSet set = load_snapshots(final_trace);
+  EXPECT_EQ(set.damage, "");
+  ASSERT_EQ(set.snapshots.size(), 2u);
+  const View v(set.snapshots[0]);
+  EXPECT_EQ(v.in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
+  EXPECT_EQ(v.in_of_size(808), Strings{"global g_vector"});
+  ASSERT_NE(v.root("g_vector"), nullptr);
+  EXPECT_EQ(v.root("g_vector")->size, 24u);
+  EXPECT_EQ(v.root("g_vector")->module, copy.string());
+  const Root* frame = v.root("with_buffer");
+  ASSERT_NE(frame, nullptr);
+  EXPECT_TRUE(frame->file.ends_with("retention_zoo.cc")) << frame->file;
+}
+
 TEST_F(SnapshotTest, NoneWithoutExitSnapshotOption) {
   const SnapshotSet set = run_zoo({"MEMLOUPE_MODE=all", "MEMLOUPE_SNAPSHOT_AT_EXIT=0"});
   ASSERT_EQ(set.snapshots.size(), 1u);
