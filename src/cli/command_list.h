@@ -8,6 +8,7 @@ namespace memloupe::cli {
 
 #define MEMLOUPE_COMMANDS(X) \
   X(run)                     \
+  X(snapshot)                \
   X(symbolize)               \
   X(info)                    \
   X(summary)                 \

@@ -11,7 +11,8 @@
 //             u8 RootKind | varint thread+1 (0: a thread the trace never named)
 //             | varint os tid | varint address | varint size | varint pc
 //           (pc: a stack frame's pc; for a TLS block, the address of its
-//           module's first segment, which names the module; 0 otherwise.
+//           module's first segment, which names the module, and 0 for the
+//           thread's descriptor (TLS kind too); 0 otherwise.
 //           Registers have address 0 and size = bytes of register values scanned)
 //   Blocks: u32 n, then n x block, ascending addresses:
 //             varint (address - previous block's address) | varint size | varint alloc id
@@ -22,7 +23,15 @@
 //               root per global variable when the snapshot is loaded)
 //           from: node number (roots first, then blocks, as retention/heap_graph.h);
 //           to: block index. The first edge of a part is relative to 0.
+//   Names:  u32 n, then n x name of a global variable (or of a section's words
+//           no symbol covers), written by the finaliser from the modules'
+//           symbol tables so the trace names its roots without the binaries:
+//             varint address | varint size | string name | string file | varint line
+//           It follows the snapshot's End part, in a chunk of its own; the
+//           last Names part of a snapshot is the one that counts.
 //   End:    varint roots | varint blocks | varint edges (totals, to notice a lost part)
+//           | varint bytes scanned | varint ns the other threads were stopped
+//             (up to this part; they resume right after it)
 // (n is a fixed u32: the writer patches it when the part is full.)
 // Roots are numbered in the order their parts come, blocks likewise. Block sizes
 // here are the allocator's usable size (the extent scanned); the loader replaces
@@ -33,7 +42,7 @@
 
 namespace memloupe::format {
 
-enum class SnapshotPart : uint8_t { Begin = 0, Roots = 1, Blocks = 2, Edges = 3, End = 4 };
+enum class SnapshotPart : uint8_t { Begin = 0, Roots = 1, Blocks = 2, Edges = 3, End = 4, Names = 5 };
 
 // Root kinds on the wire; the same numbering as retention::RootKind.
 enum class SnapshotRoot : uint8_t { Global = 0, Stack = 1, Register = 2, Tls = 3 };

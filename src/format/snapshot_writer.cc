@@ -93,7 +93,7 @@ void SnapshotWriter::edge(uint32_t from, uint32_t to, bool interior, uint64_t of
   ++edges_;
 }
 
-void SnapshotWriter::end() noexcept {
+void SnapshotWriter::end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept {
   close_part();
   if (len_ + kMaxItem > kSnapshotChunkPayload) emit();
   uint8_t* p = at();
@@ -102,8 +102,29 @@ void SnapshotWriter::end() noexcept {
   p = put_varint(p, roots_);
   p = put_varint(p, blocks_);
   p = put_varint(p, edges_);
+  p = put_varint(p, bytes_scanned);
+  p = put_varint(p, stopped_ns);
   len_ = static_cast<size_t>(p - payload());
   emit();
+}
+
+std::vector<uint8_t> snapshot_names_payload(uint32_t number, std::span<const SnapshotName> names) {
+  std::vector<uint8_t> out;
+  uint8_t item[3 * kMaxVarint + 2 * (kMaxVarint + 4096)];
+  uint8_t* p = item;
+  *p++ = static_cast<uint8_t>(SnapshotPart::Names);
+  p = put_varint(p, number);
+  p = put_u32(p, static_cast<uint32_t>(names.size()));
+  out.insert(out.end(), item, p);
+  for (const SnapshotName& n : names) {
+    p = put_varint(item, n.address);
+    p = put_varint(p, n.size);
+    p = put_string(p, n.name.data(), n.name.size(), 4096);
+    p = put_string(p, n.file.data(), n.file.size(), 4096);
+    p = put_varint(p, n.line);
+    out.insert(out.end(), item, p);
+  }
+  return out;
 }
 
 }  // namespace memloupe::format

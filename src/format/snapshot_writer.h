@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "format/chunk.h"
 #include "format/snapshot_wire.h"
@@ -29,6 +32,17 @@ struct SnapshotRootRecord {
   uint64_t pc = 0;
 };
 
+// One named global (or section remainder) of a module, for the Names part.
+struct SnapshotName {
+  uint64_t address = 0, size = 0;
+  std::string name, file;
+  uint32_t line = 0;
+};
+
+// The payload of a chunk holding snapshot `number`'s Names part (the
+// finaliser's; it uses the heap).
+std::vector<uint8_t> snapshot_names_payload(uint32_t number, std::span<const SnapshotName> names);
+
 class SnapshotWriter {
  public:
   // `buffer` holds one chunk: kChunkHeaderSize + kSnapshotChunkPayload bytes.
@@ -42,8 +56,8 @@ class SnapshotWriter {
   // `offset` (the word's offset in its root) is written only when `from` is a
   // root: every root comes before the first edge.
   void edge(uint32_t from, uint32_t to, bool interior, uint64_t offset) noexcept;
-  // Writes the End part and the last chunk.
-  void end() noexcept;
+  // Writes the End part and the last chunk, with the scan's cost.
+  void end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept;
 
   uint64_t roots() const noexcept { return roots_; }
   uint64_t blocks() const noexcept { return blocks_; }

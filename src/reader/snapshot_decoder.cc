@@ -30,9 +30,13 @@ class Decoder {
     while (!cur.at_end()) {
       uint8_t kind;
       uint32_t number;
-      if (!cur.u8(kind) || kind > static_cast<uint8_t>(SnapshotPart::End))
-        return cur.expected("a snapshot part kind (0..4)");
+      if (!cur.u8(kind) || kind > static_cast<uint8_t>(SnapshotPart::Names))
+        return cur.expected("a snapshot part kind (0..5)");
       if (!cur.varint_max(number, UINT32_MAX)) return cur.expected("a snapshot number");
+      if (static_cast<SnapshotPart>(kind) == SnapshotPart::Names) {
+        if (auto e = names(cur, number)) return e;
+        continue;
+      }
       if (static_cast<SnapshotPart>(kind) == SnapshotPart::Begin) {
         Open& o = open_[number];
         o = Open{};
@@ -85,8 +89,9 @@ class Decoder {
     RawSnapshot& s = o.snap;
     if (kind == SnapshotPart::End) {
       uint64_t roots, blocks, edges;
-      if (!cur.varint(roots) || !cur.varint(blocks) || !cur.varint(edges))
-        return cur.expected("a snapshot's end part (root, block and edge totals)");
+      if (!cur.varint(roots) || !cur.varint(blocks) || !cur.varint(edges) || !cur.varint(s.bytes_scanned) ||
+          !cur.varint(s.stopped_ns))
+        return cur.expected("a snapshot's end part (root, block and edge totals, bytes scanned, time stopped)");
       if (roots != s.roots.size() || blocks != s.blocks.size() || edges != s.edges.size())
         return cur.expected(std::to_string(roots) + " roots, " + std::to_string(blocks) + " blocks and " +
                             std::to_string(edges) + " edges as the end part says, found " +
@@ -143,6 +148,28 @@ class Decoder {
         s.edges.push_back(e);
       }
     }
+    return std::nullopt;
+  }
+
+  // A Names part: it belongs to a snapshot already complete (it follows End).
+  std::optional<Error> names(Cursor& cur, uint32_t number) {
+    auto it = std::find_if(done_.begin(), done_.end(), [&](const RawSnapshot& s) { return s.number == number; });
+    uint32_t n;
+    if (!cur.u32(n) || n > cur.remaining() / 5) return cur.expected("a names part's count");
+    std::vector<RawSnapshotName> out;
+    for (uint32_t i = 0; i < n; ++i) {
+      RawSnapshotName name;
+      std::string_view text, file;
+      if (!cur.varint(name.address) || !cur.varint(name.size) || !cur.string(text, 4096) || !cur.string(file, 4096) ||
+          !cur.varint_max(name.line, UINT32_MAX))
+        return cur.expected("a named global (address, size, name, file, line)");
+      if (!out.empty() && name.address < out.back().address) return cur.expected("names in address order");
+      name.name = text;
+      name.file = file;
+      out.push_back(std::move(name));
+    }
+    // Names of a snapshot that was dropped (damaged) name nothing.
+    if (it != done_.end()) it->names = std::move(out);
     return std::nullopt;
   }
 

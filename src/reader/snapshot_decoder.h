@@ -35,6 +35,13 @@ struct RawSnapshotEdge {
   uint64_t offset = 0;        // of the pointer word in its root (roots only)
 };
 
+// A global named by the finaliser (format/snapshot_wire.h, Names part).
+struct RawSnapshotName {
+  uint64_t address = 0, size = 0;
+  std::string name, file;
+  uint32_t line = 0;
+};
+
 struct RawSnapshot {
   uint32_t number = 0;
   uint64_t time_ns = 0;
@@ -44,7 +51,11 @@ struct RawSnapshot {
   std::vector<RawSnapshotRoot> roots;
   std::vector<RawSnapshotBlock> blocks;
   std::vector<RawSnapshotEdge> edges;
+  std::vector<RawSnapshotName> names;  // by address; empty before finalising
   uint64_t offset = 0;  // of its first chunk in the file
+  // The scan's cost, as the recorder measured it.
+  uint64_t bytes_scanned = 0;
+  uint64_t stopped_ns = 0;  // how long the other threads were stopped
 };
 
 struct RawSnapshots {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "format/signal_names.h"
 #include "recorder/sys.h"
 
 namespace memloupe::recorder {
@@ -75,29 +76,6 @@ std::optional<uint64_t> parse_size(std::string_view text) noexcept {
   return *number << shift;
 }
 
-std::optional<int> parse_signal(std::string_view text) noexcept {
-  struct Named {
-    std::string_view name;
-    int number;
-  };
-  // The asynchronous signals a user may reasonably send (numbers as on Linux).
-  static constexpr Named kNames[] = {{"HUP", 1}, {"INT", 2}, {"QUIT", 3}, {"USR1", 10},
-                                     {"USR2", 12}, {"PIPE", 13}, {"ALRM", 14}, {"TERM", 15},
-                                     {"CHLD", 17}, {"CONT", 18}, {"TSTP", 20}, {"URG", 23},
-                                     {"XCPU", 24}, {"XFSZ", 25}, {"VTALRM", 26}, {"PROF", 27},
-                                     {"WINCH", 28}, {"IO", 29}, {"PWR", 30}};
-  if (text.size() > 3 && text[0] == 'S' && text[1] == 'I' && text[2] == 'G') text.remove_prefix(3);
-  for (const Named& n : kNames)
-    if (n.name == text) return n.number;
-  const auto number = parse_uint(text);
-  if (!number || *number < 1 || *number > 64) return std::nullopt;
-  // SIGKILL and SIGSTOP cannot be caught; the faults are the program's.
-  switch (*number) {
-    case 4: case 5: case 6: case 7: case 8: case 9: case 11: case 19: case 31: return std::nullopt;
-    default: return static_cast<int>(*number);
-  }
-}
-
 bool expand_output_path(std::string_view pattern, uint32_t pid, char* out, size_t cap) noexcept {
   size_t len = 0;
   auto put = [&](std::string_view s) {
@@ -149,7 +127,7 @@ Config read_config(EnvLookup lookup) noexcept {
   with_var(lookup, "MEMLOUPE_SNAPSHOT_AT_EXIT", "0 or 1", store_flag(c.snapshot_at_exit));
   with_var(lookup, "MEMLOUPE_SNAPSHOT_SIGNAL", "a signal name like USR2, or its number",
            [&](std::string_view v) {
-             const auto sig = parse_signal(v);
+             const auto sig = format::parse_signal(v);
              if (sig) c.snapshot_signal = *sig;
              return sig.has_value();
            });

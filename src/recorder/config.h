@@ -47,10 +47,6 @@ Config read_config(EnvLookup lookup) noexcept;
 // mean the same).
 std::optional<uint64_t> parse_size(std::string_view text) noexcept;
 
-// "USR2", "SIGUSR2" or a number from 1 to 64: the signal number, if it is one a
-// snapshot may be taken on (not SIGKILL, SIGSTOP or the synchronous faults).
-std::optional<int> parse_signal(std::string_view text) noexcept;
-
 // Replaces %p by the pid and %% by %; false if the result does not fit in `cap`
 // (including the terminating NUL).
 bool expand_output_path(std::string_view pattern, uint32_t pid, char* out, size_t cap) noexcept;

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <unordered_map>
+#include <map>
+#include <utility>
 
 namespace memloupe::retention {
 namespace {
@@ -27,25 +29,38 @@ bool allocator_state(const std::string& symbol, const std::string& module) {
 
 }  // namespace
 
-RootNamer::RootNamer(const symbolize::ModuleMap& modules) : modules_(modules) {}
+RootNamer::RootNamer(const symbolize::ModuleMap& modules, const reader::SymbolTable& symbols)
+    : modules_(modules), symbols_(symbols), globals_(modules, symbolizer_) {}
 
-const symbolize::DataSymbols* RootNamer::data_of(const symbolize::Module& m) {
-  symbolize::ElfFile* file = symbolizer_.file(m);
-  if (file == nullptr) return nullptr;
-  auto& slot = data_[file];
-  if (!slot) slot = std::make_unique<symbolize::DataSymbols>(*file);
-  return slot.get();
+std::optional<format::SnapshotName> RootNamer::global_at(const reader::RawSnapshot& raw, uint64_t word) {
+  if (raw.names.empty()) return globals_.name(word);
+  auto it = std::upper_bound(raw.names.begin(), raw.names.end(), word,
+                             [](uint64_t w, const reader::RawSnapshotName& n) { return w < n.address; });
+  // The smallest name holding the word (a variable inside the section named
+  // for the words around it).
+  const reader::RawSnapshotName* best = nullptr;
+  for (int back = 0; it != raw.names.begin() && back < 64; ++back) {
+    --it;
+    if (word - it->address < it->size && (best == nullptr || it->size < best->size)) best = &*it;
+  }
+  if (best == nullptr) return std::nullopt;
+  return format::SnapshotName{best->address, best->size, best->name, best->file, best->line};
 }
 
 void RootNamer::name_frame(Root& root, uint64_t pc) {
   root.name = fmt::format("0x{:x}", pc);
   const auto m = modules_.find_any_time(pc);
-  if (!m) return;
-  root.module = modules_[*m].path;
+  if (m) root.module = modules_[*m].path;
   // The pc of every frame but the innermost is a return address, which the
   // symboliser looks up at pc - 1 (the call); the innermost frame's exact pc
-  // lies in the same function either way but at the very first instruction.
-  const auto frames = symbolizer_.symbolize(modules_[*m], pc);
+  // lies in the same function either way. The finaliser symbolised the frame
+  // pcs into the trace's symbols section; older traces use the files.
+  std::vector<reader::OwnedFrame> frames;
+  if (auto it = symbols_.find(pc); it != symbols_.end()) {
+    frames = it->second;
+  } else if (m) {
+    frames = symbolizer_.symbolize(modules_[*m], pc);
+  }
   if (frames.empty()) return;
   const reader::OwnedFrame& f = frames.back();  // the function the frame belongs to
   root.name = f.function;
@@ -75,8 +90,10 @@ RootNamer::Named RootNamer::name(const reader::RawSnapshot& raw) {
     } else if (rr.kind == format::SnapshotRoot::Register) {
       base.name = "registers";
     } else if (rr.kind == format::SnapshotRoot::Tls) {
-      base.name = "tls";
-      if (const auto m = modules_.find_any_time(rr.pc)) base.module = modules_[*m].path;
+      // pc: the module whose static TLS block this is; 0 for the thread's
+      // descriptor (format/snapshot_wire.h).
+      base.name = rr.pc == 0 ? "thread descriptor" : "tls";
+      if (const auto m = rr.pc ? modules_.find_any_time(rr.pc) : std::nullopt) base.module = modules_[*m].path;
     }
     if (rr.kind != format::SnapshotRoot::Global) {
       const auto index = static_cast<uint32_t>(out.roots.size());
@@ -85,38 +102,27 @@ RootNamer::Named RootNamer::name(const reader::RawSnapshot& raw) {
       continue;
     }
     // A global segment: one root per variable (or section remainder) holding a pointer.
-    const auto m = modules_.find_any_time(rr.address);
-    const symbolize::Module* module = m ? &modules_[*m] : nullptr;
-    const symbolize::DataSymbols* data = module ? data_of(*module) : nullptr;
-    std::unordered_map<std::string, uint32_t> by_name;  // within this segment
+    std::map<std::pair<uint64_t, std::string>, uint32_t> by_global;  // within this segment
     for (size_t e : edges_of[r]) {
       const uint64_t word = rr.address + raw.edges[e].offset;
       Root root = base;
-      if (module) root.module = module->path;
-      const uint64_t vaddr = module ? word - module->load_bias : word;
-      std::string key;
-      if (const symbolize::DataSymbol* s = data ? data->symbol_at(vaddr) : nullptr) {
-        if (allocator_state(s->name, root.module)) {
+      if (const auto m = modules_.find_any_time(word)) root.module = modules_[*m].path;
+      if (const auto g = global_at(raw, word)) {
+        if (allocator_state(g->name, root.module)) {
           out.edge_root[e] = kNotARoot;
           continue;
         }
-        root.name = s->name;
-        root.address = s->vaddr + (module ? module->load_bias : 0);
-        root.size = s->size;
-        key = "s" + std::to_string(s->vaddr);
-      } else if (const symbolize::DataSection* sec = data ? data->section_at(vaddr) : nullptr) {
-        // No symbol: GOT entries, compiler-made objects, allocator-internal data.
-        root.name = sec->name;
-        root.address = sec->vaddr + (module ? module->load_bias : 0);
-        root.size = sec->size;
-        key = "c" + std::to_string(sec->vaddr);
+        root.name = g->name;
+        root.file = g->file;
+        root.line = g->line;
+        root.address = g->address;
+        root.size = g->size;
       } else {
         root.name = fmt::format("0x{:x}", word);
         root.address = word;
         root.size = 8;
-        key = "w" + std::to_string(word);
       }
-      auto [it, fresh] = by_name.emplace(key, static_cast<uint32_t>(out.roots.size()));
+      auto [it, fresh] = by_global.emplace(std::pair(root.address, root.name), static_cast<uint32_t>(out.roots.size()));
       if (fresh) out.roots.push_back(std::move(root));
       out.edge_root[e] = it->second;
     }

@@ -1,17 +1,17 @@
-// Naming a snapshot's roots (snapshot_load.h): globals through the ELF symbol
-// tables of the modules the trace recorded, one root per variable that holds a
-// pointer (the words no symbol covers are named by their section); stack frames
-// by the function their pc lies in; TLS blocks by their module.
+// Naming a snapshot's roots (snapshot_load.h): globals one root per variable
+// that holds a pointer (the words no symbol covers are named by their section),
+// from the names the finaliser wrote into the trace or else from the modules'
+// symbol tables; stack frames by the function their pc lies in, from the
+// trace's symbols or else the modules' DWARF; TLS blocks by their module.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <memory>
 #include <vector>
 
+#include "reader/reader.h"
 #include "reader/snapshot_decoder.h"
 #include "retention/heap_graph.h"
-#include "symbolize/data_symbols.h"
+#include "symbolize/global_names.h"
 #include "symbolize/module_map.h"
 #include "symbolize/symbolizer.h"
 
@@ -19,7 +19,8 @@ namespace memloupe::retention {
 
 class RootNamer {
  public:
-  explicit RootNamer(const symbolize::ModuleMap& modules);
+  // `symbols`: the trace's symbols section (empty before finalising).
+  RootNamer(const symbolize::ModuleMap& modules, const reader::SymbolTable& symbols);
 
   // The named roots of `raw` and, for each of its edges that leaves a root,
   // the index of the named root it leaves (a global segment becomes one root
@@ -33,12 +34,14 @@ class RootNamer {
   Named name(const reader::RawSnapshot& raw);
 
  private:
-  const symbolize::DataSymbols* data_of(const symbolize::Module& m);
   void name_frame(Root& root, uint64_t pc);
+  // The global holding `word`: from the trace's names, else the module's file.
+  std::optional<format::SnapshotName> global_at(const reader::RawSnapshot& raw, uint64_t word);
 
   const symbolize::ModuleMap& modules_;
+  const reader::SymbolTable& symbols_;
   symbolize::Symbolizer symbolizer_;
-  std::map<const symbolize::ElfFile*, std::unique_ptr<symbolize::DataSymbols>> data_;
+  symbolize::GlobalNamer globals_;
 };
 
 }  // namespace memloupe::retention

@@ -23,6 +23,7 @@ void add_damage(std::string& all, const std::string& one) {
 struct FromEvents {
   std::unordered_map<uint64_t, uint64_t> size_of;  // AllocId -> requested bytes
   symbolize::ModuleMap modules;
+  reader::SymbolTable symbols;  // the symbols section, with the frames' pcs once finalised
 };
 
 FromEvents read_events(const std::filesystem::path& trace, const reader::RawSnapshots& raw,
@@ -46,6 +47,7 @@ FromEvents read_events(const std::filesystem::path& trace, const reader::RawSnap
     }
   }
   if (r.error()) add_damage(damage, "the events: " + r.error()->message);
+  out.symbols = r.symbols();
   return out;
 }
 
@@ -94,7 +96,7 @@ SnapshotSet load_snapshots(const std::filesystem::path& trace) {
   out.damage = std::move(raw.damage);
   if (raw.snapshots.empty()) return out;
   const FromEvents events = read_events(trace, raw, out.damage);
-  RootNamer namer(events.modules);
+  RootNamer namer(events.modules, events.symbols);
   for (const reader::RawSnapshot& r : raw.snapshots) out.snapshots.push_back(assemble(r, events, namer));
   return out;
 }

@@ -3,12 +3,21 @@
 // known (programs/retention_zoo.cc), and a snapshot of many threads.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <thread>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "fixture.h"
+#include "format/wire.h"
+#include "reader/chunk_io.h"
 #include "retention/snapshot_load.h"
 
 namespace memloupe::retention {
@@ -16,6 +25,7 @@ namespace {
 
 using recorder_test::binary;
 using recorder_test::PreloadTest;
+namespace fs = std::filesystem;
 
 const char* kind_name(RootKind k) {
   switch (k) {
@@ -164,6 +174,49 @@ TEST_F(SnapshotTest, AtExitAfterTheStaticDestructors) {
   for (uint32_t b : v.blocks_of_size(136)) EXPECT_EQ(v.in(b), Strings{"block 136"});
 }
 
+// `memloupe run` finalises the trace (compacts and compresses its chunks): the
+// snapshots come through unchanged.
+TEST_F(SnapshotTest, SurvivesFinalise) {
+  const SnapshotSet raw = run_zoo();
+  const fs::path final_trace = dir_ / "final.trace";
+  const auto r = recorder_test::run({binary("memloupe").string(), "run", "--all", "-o", final_trace.string(), "--",
+                                     binary("retention_zoo").string()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  const SnapshotSet set = load_snapshots(final_trace);
+  EXPECT_EQ(set.damage, "");
+  ASSERT_EQ(set.snapshots.size(), raw.snapshots.size());
+  for (size_t i = 0; i < set.snapshots.size(); ++i) {
+    EXPECT_EQ(set.snapshots[i].label, raw.snapshots[i].label);
+    EXPECT_EQ(set.snapshots[i].roots.size(), raw.snapshots[i].roots.size());
+    EXPECT_EQ(set.snapshots[i].blocks.size(), raw.snapshots[i].blocks.size());
+  }
+  EXPECT_EQ(View(set.snapshots[0]).in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
+}
+
+// The finaliser names the roots into the trace: once the program's binary is
+// gone, its globals and frames are still named.
+TEST_F(SnapshotTest, FinalisedTraceNamesRootsWithoutTheBinary) {
+  const fs::path copy = dir_ / "zoo_copy";
+  fs::copy_file(binary("retention_zoo"), copy);
+  const fs::path final_trace = dir_ / "final.trace";
+  const auto r = recorder_test::run({binary("memloupe").string(), "run", "--all", "-o", final_trace.string(), "--",
+                                     copy.string()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  fs::remove(copy);
+  const SnapshotSet set = load_snapshots(final_trace);
+  EXPECT_EQ(set.damage, "");
+  ASSERT_EQ(set.snapshots.size(), 2u);
+  const View v(set.snapshots[0]);
+  EXPECT_EQ(v.in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
+  EXPECT_EQ(v.in_of_size(808), Strings{"global g_vector"});
+  ASSERT_NE(v.root("g_vector"), nullptr);
+  EXPECT_EQ(v.root("g_vector")->size, 24u);
+  EXPECT_EQ(v.root("g_vector")->module, copy.string());
+  const Root* frame = v.root("with_buffer");
+  ASSERT_NE(frame, nullptr);
+  EXPECT_TRUE(frame->file.ends_with("retention_zoo.cc")) << frame->file;
+}
+
 TEST_F(SnapshotTest, NoneWithoutExitSnapshotOption) {
   const SnapshotSet set = run_zoo({"MEMLOUPE_MODE=all", "MEMLOUPE_SNAPSHOT_AT_EXIT=0"});
   ASSERT_EQ(set.snapshots.size(), 1u);
@@ -182,6 +235,49 @@ TEST_F(SnapshotTest, SampledTraceIsRefusedWithAMessage) {
   const SnapshotSet set = load_snapshots(trace_path());
   EXPECT_TRUE(set.snapshots.empty());
   EXPECT_EQ(set.damage, "");
+}
+
+// `memloupe run --snapshot-signal` sets MEMLOUPE_SNAPSHOT_SIGNAL; `memloupe
+// snapshot PID` reads it back from the process's environment and sends it.
+TEST_F(SnapshotTest, OnTheSignalThatMemloupeSnapshotSends) {
+  recorder_test::Process p({binary("retention_zoo").string(), "wait"},
+                           {.preload = true,
+                            .env = {"MEMLOUPE_MODE=all", "MEMLOUPE_SNAPSHOT_SIGNAL=USR2", "MEMLOUPE_FLUSH_MS=20",
+                                    "MEMLOUPE_OUTPUT=" + trace_path().string()}});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (p.stdout_so_far() != "ready\n" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(p.stdout_so_far(), "ready\n");
+  const auto sent = recorder_test::run({binary("memloupe").string(), "snapshot", std::to_string(p.pid())});
+  EXPECT_TRUE(sent.exited(0)) << sent.describe();
+  EXPECT_EQ(sent.out, "asked process " + std::to_string(p.pid()) + " for a heap snapshot (signal 12)\n");
+  // The snapshot is on disk once the flush thread has written it.
+  bool written = false;
+  while (!written && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ifstream in(trace_path(), std::ios::binary);
+    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+    for (const reader::ChunkView& c : reader::scan_chunks(bytes).chunks)
+      written |= c.type == static_cast<uint8_t>(format::ChunkType::Snapshot);
+  }
+  EXPECT_TRUE(written);
+  ::kill(p.pid(), SIGUSR1);
+  const auto r = p.wait();
+  EXPECT_TRUE(r.exited(0)) << r.describe();
+  const SnapshotSet set = load_snapshots(trace_path());
+  EXPECT_EQ(set.damage, "");
+  ASSERT_EQ(set.snapshots.size(), 2u);
+  EXPECT_EQ(set.snapshots[0].label, "signal");
+  EXPECT_FALSE(set.snapshots[0].at_exit);
+  const View v(set.snapshots[0]);
+  EXPECT_EQ(v.in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
+  EXPECT_EQ(set.snapshots[1].label, "exit");
+}
+
+TEST_F(SnapshotTest, SnapshotCommandNeedsToKnowTheSignal) {
+  const auto r = recorder_test::run({binary("memloupe").string(), "snapshot", std::to_string(::getpid())});
+  EXPECT_TRUE(r.exited(1)) << r.describe();
+  EXPECT_NE(r.err.find("was not started with --snapshot-signal"), std::string::npos) << r.err;
 }
 
 // 64 threads stopped at once; their output unchanged. (The 1 GiB heap runs in

@@ -20,6 +20,12 @@ void HeapScan::new_node(uint32_t from) noexcept {
 
 inline void HeapScan::word(uint32_t from, uint64_t w, uint64_t offset) noexcept {
   if (w < lo_ || w >= hi_) return;
+  // Neighbouring words often point into the same block (a block's fields, an
+  // array of pointers to one object): try the last block found first.
+  if (w - blocks_[last_].address < blocks_[last_].end - blocks_[last_].address) {
+    emit(from, static_cast<uint32_t>(last_), w, offset);
+    return;
+  }
   // The last block starting at or before w.
   size_t lo = 0, hi = count_;
   while (hi - lo > 1) {
@@ -32,8 +38,12 @@ inline void HeapScan::word(uint32_t from, uint64_t w, uint64_t offset) noexcept 
   }
   const LiveBlock& b = blocks_[lo];
   if (w < b.address || w >= b.end) return;
-  const auto to = static_cast<uint32_t>(lo);
-  const bool interior = w != b.address;
+  last_ = lo;
+  emit(from, static_cast<uint32_t>(lo), w, offset);
+}
+
+inline void HeapScan::emit(uint32_t from, uint32_t to, uint64_t w, uint64_t offset) noexcept {
+  const bool interior = w != blocks_[to].address;
   if (from < roots_) {
     out_.edge(from, to, interior, offset);
     return;

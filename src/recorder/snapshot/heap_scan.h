@@ -33,6 +33,7 @@ class HeapScan {
 
  private:
   void word(uint32_t from, uint64_t w, uint64_t offset) noexcept;
+  void emit(uint32_t from, uint32_t to, uint64_t w, uint64_t offset) noexcept;
   // Recently emitted targets of the current node: repeated pointers to one block
   // (an array of them, a list threaded through one buffer) give one edge. The
   // loader removes the duplicates this misses.
@@ -43,6 +44,7 @@ class HeapScan {
   size_t count_;
   uint32_t roots_;
   uint64_t lo_ = 0, hi_ = 0;
+  size_t last_ = 0;  // the block the previous hit was in
   format::SnapshotWriter& out_;
   uint32_t node_ = UINT32_MAX;
   uint32_t recent_[kRecent];

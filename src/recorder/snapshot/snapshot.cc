@@ -75,8 +75,11 @@ struct Request {
 constinit std::atomic<bool> g_busy{false};
 constinit std::atomic<uint32_t> g_number{0};
 constinit std::atomic<bool> g_warned_mode{false};
-// glibc's static TLS size (ld.so's _dl_get_tls_static_info), read at start-up.
+// glibc's static TLS size (ld.so's _dl_get_tls_static_info) and the size of its
+// thread descriptor (libc's _thread_db_sizeof_pthread, which libthread_db reads),
+// read at start-up.
 constinit size_t g_static_tls = 0;
+constinit size_t g_descriptor = 0;
 
 void add_root(Scratch& s, const SnapshotRootRecord& rec, const uint64_t* words = nullptr) {
   if (s.n_roots < kMaxRoots) s.roots[s.n_roots++] = {rec, words};
@@ -173,6 +176,9 @@ void add_thread_roots(Scratch& s, uint32_t tid, uintptr_t pc, uintptr_t sp, uint
     add_root(s, {SnapshotRoot::Register, thread, tid, 0, n_regs * 8, 0}, regs);
   for (size_t t = 0; t < s.n_tls; ++t)
     add_root(s, {SnapshotRoot::Tls, thread, tid, tp - s.tls[t].below_tp, s.tls[t].size, s.tls[t].module_start});
+  // The thread descriptor (x86-64: at the thread pointer): its DTV pointer (the
+  // dynamic TLS blocks hang off it) and pthread_setspecific's values.
+  if (g_descriptor != 0 && tp != 0) add_root(s, {SnapshotRoot::Tls, thread, tid, tp, g_descriptor, 0});
 }
 
 // --- Blocks --------------------------------------------------------------------
@@ -204,7 +210,7 @@ size_t collect_blocks(Scratch& s) {
 // --- The snapshot --------------------------------------------------------------
 
 void write_snapshot(Scratch& s, const Request& req, const World& world, size_t n_blocks,
-                    uint64_t now) {
+                    uint64_t now, uint64_t stopped_at) {
   const auto* blocks = static_cast<const LiveBlock*>(s.blocks_map.data());
   format::SnapshotWriter out(g_session.output, static_cast<uint8_t*>(s.chunk_map.data()),
                              g_number.fetch_add(1, std::memory_order_relaxed));
@@ -229,7 +235,7 @@ void write_snapshot(Scratch& s, const Request& req, const World& world, size_t n
   }
   for (size_t i = 0; i < n_blocks; ++i)
     scan.scan_range(static_cast<uint32_t>(s.n_roots + i), blocks[i].address, blocks[i].end);
-  out.end();
+  out.end(scan.bytes_scanned(), monotonic_ns() - stopped_at);
 }
 
 // Runs inside dl_iterate_phdr, holding the loader's lock: no thread can then be
@@ -264,6 +270,7 @@ int run_locked(dl_phdr_info*, size_t, void* data) {
   if (!tracking()) return 1;
   const uint64_t now = trace_now_ns();
   drain_staged(kSettleNs);
+  const uint64_t stopped_at = monotonic_ns();
   World world = stop_world(flush_thread_tid(), kStopTimeoutNs);
   // Records staged by threads that were stopped after the drain above.
   drain_staged(0);
@@ -283,7 +290,7 @@ int run_locked(dl_phdr_info*, size_t, void* data) {
     g_session.encoder().marker(format::ThreadId{slot->thread_id}, now, {text, 10 + len});
   }
   g_session.encoder().flush();
-  write_snapshot(s, req, world, n_blocks, now);
+  write_snapshot(s, req, world, n_blocks, now, stopped_at);
   resume_world(world);
   req.result = 0;
   return 1;
@@ -340,8 +347,12 @@ void init_snapshots() noexcept {
     get(&size, &align);
     g_static_tls = size;
   }
+  if (const auto* size = static_cast<const unsigned*>(dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread")))
+    g_descriptor = *size;
   const int sig = config().snapshot_signal;
-  if (sig == 0 || config().mode != format::Mode::All) return;
+  // Installed in sampled mode too: the snapshot is then refused with a message,
+  // where the signal's default action would have ended the program.
+  if (sig == 0) return;
   struct sigaction sa {};
   sa.sa_handler = on_snapshot_signal;
   sa.sa_flags = SA_RESTART;

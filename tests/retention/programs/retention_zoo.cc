@@ -4,8 +4,12 @@
 // memloupe_snapshot("inside") while with_buffer() holds a buffer on its stack
 // and a second thread holds a block in its TLS; the recorder takes another at
 // exit (after the static destructors, as memcheck's leak check).
+//
+// With the argument "wait" it only builds the globals and the ring, prints
+// "ready" and waits for SIGUSR1 (a snapshot is then asked for by signal).
 #include <memloupe/memloupe.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -98,7 +102,20 @@ __attribute__((noinline)) void build_globals() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "wait") == 0) {
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+    build_globals();
+    leak_ring();
+    std::printf("ready\n");
+    std::fflush(stdout);
+    int sig = 0;
+    sigwait(&usr1, &sig);
+    return 0;
+  }
   if (pipe(g_ready) != 0 || pipe(g_go) != 0) return 1;
   build_globals();
   leak_ring();
