@@ -6,14 +6,11 @@
 #include <memory>
 #include <optional>
 
-#include "analysis/alloc_stacks.h"
 #include "cli/commands.h"
+#include "cli/retention_input.h"
 #include "cli/text_options.h"
 #include "cli/trace_input.h"
-#include "report/retention_names.h"
-#include "report/text_retention.h"
-#include "retention/retention.h"
-#include "retention/snapshot_load.h"
+#include "report/retention_json.h"
 
 namespace memloupe::cli {
 namespace {
@@ -85,28 +82,13 @@ Command add_retention_command(CLI::App& app) {
                            "program calls memloupe_snapshot(), or on --snapshot-signal.\n";
             }
 
-            // One pass over the trace names every chosen block's allocation site.
-            std::vector<format::AllocId> ids;
-            for (size_t i : chosen) {
-              for (const retention::Block& b : set.snapshots[i].blocks) ids.push_back(b.alloc);
-            }
-            const analysis::AllocStacks stacks = analysis::read_alloc_stacks(*reader, ids);
             o->view.width = o->json ? 0 : table_width();
-
-            std::vector<retention::Retention> analyses;
-            std::vector<report::RetentionNames> names;
-            analyses.reserve(chosen.size());
-            names.reserve(chosen.size());
-            std::vector<report::SnapshotReport> reports;
-            for (size_t i : chosen) {
-              const retention::HeapSnapshot& s = set.snapshots[i];
-              analyses.push_back(retention::analyze_retention(s));
-              names.emplace_back(s, stacks, o->full_names);
-              reports.push_back({s, analyses.back(), names.back(), i + 1, set.snapshots.size()});
-            }
+            const std::unique_ptr<RetentionInput> in =
+                analyse_snapshots(*reader, std::move(set), chosen, o->full_names);
+            const std::vector<report::SnapshotReport>& reports = in->reports;
 
             if (o->json) {
-              std::cout << report::retention_json(reports, o->view, set.damage);
+              std::cout << report::retention_json(reports, o->view, in->set.damage);
             } else {
               for (size_t k = 0; k < reports.size(); ++k) {
                 const report::SnapshotReport& r = reports[k];
@@ -122,7 +104,7 @@ Command add_retention_command(CLI::App& app) {
                 }
               }
             }
-            if (!set.damage.empty()) complain(o->trace, set.damage);
+            if (!in->set.damage.empty()) complain(o->trace, in->set.damage);
             const int read = report_damage(*reader, o->trace);
             return code != kOk ? code : read;
           }};

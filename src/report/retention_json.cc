@@ -4,18 +4,12 @@
 // not change; docs/RETENTION.md lists them.
 #include <algorithm>
 
-#include "report/html_json.h"
-#include "report/text_retention.h"
+#include "report/retention_json.h"
 
 namespace memloupe::report {
 namespace {
 
 using retention::Amount;
-
-void amount_fields(JsonWriter& j, const std::string& name, const Amount& a) {
-  j.key(name + "_bytes").integer(a.bytes);
-  j.key(name + "_blocks").integer(a.blocks);
-}
 
 void site_fields(JsonWriter& j, const RetentionNames& names, uint32_t site) {
   j.key("site").begin_array();
@@ -37,7 +31,7 @@ void block_object(JsonWriter& j, const SnapshotReport& r, uint32_t vertex) {
   j.key("address").integer(block.address);
   j.key("size").integer(block.size);
   j.key("alloc_id").integer(block.alloc.value);
-  amount_fields(j, "retained", r.retention.retained[vertex]);
+  amount_json(j, "retained", r.retention.retained[vertex]);
   site_fields(j, r.names, r.names.site_of(b));
   j.end_object();
 }
@@ -53,9 +47,9 @@ void snapshot_object(JsonWriter& j, const SnapshotReport& r, const RetentionOpti
   j.key("at_exit").boolean(s.at_exit);
   Amount live;
   for (const retention::Block& b : s.blocks) live.add(b.size);
-  amount_fields(j, "live", live);
-  amount_fields(j, "reachable", ret.retained[retention::kSuperRoot]);
-  amount_fields(j, "shared", ret.shared);
+  amount_json(j, "live", live);
+  amount_json(j, "reachable", ret.retained[retention::kSuperRoot]);
+  amount_json(j, "shared", ret.shared);
   j.key("dropped_edges").integer(ret.graph.dropped_edges);
 
   // Every root, the largest retained first.
@@ -75,8 +69,8 @@ void snapshot_object(JsonWriter& j, const SnapshotReport& r, const RetentionOpti
     if (!root.file.empty()) j.key("file").string(root.file).key("line").integer(root.line);
     j.key("address").integer(root.address);
     j.key("size").integer(root.size);
-    amount_fields(j, "retained", ret.roots[i].retained);
-    amount_fields(j, "reachable", ret.roots[i].reachable);
+    amount_json(j, "retained", ret.roots[i].retained);
+    amount_json(j, "reachable", ret.roots[i].reachable);
     j.key("blocks").begin_array();
     const auto children = ret.children(g.vertex_of_root(i));
     for (size_t c = 0; c < children.size() && c < o.blocks; ++c) block_object(j, r, children[c]);
@@ -87,40 +81,22 @@ void snapshot_object(JsonWriter& j, const SnapshotReport& r, const RetentionOpti
 
   const retention::LeakSummary& l = ret.leaks.summary;
   j.key("leaks").begin_object();
-  amount_fields(j, "definitely_lost", l.definitely_lost);
-  amount_fields(j, "indirectly_lost", l.indirectly_lost);
-  amount_fields(j, "possibly_lost", l.possibly_lost);
-  amount_fields(j, "still_reachable", l.still_reachable);
+  amount_json(j, "definitely_lost", l.definitely_lost);
+  amount_json(j, "indirectly_lost", l.indirectly_lost);
+  amount_json(j, "possibly_lost", l.possibly_lost);
+  amount_json(j, "still_reachable", l.still_reachable);
   j.end_object();
 
   // Live blocks by site, each with its bytes per leak kind.
-  const size_t unknown = r.names.sites().size();
-  struct SiteAmounts {
-    Amount live;
-    retention::LeakSummary kinds;
-  };
-  std::vector<SiteAmounts> sites(unknown + 1);
-  for (uint32_t b = 0; b < s.blocks.size(); ++b) {
-    const uint32_t site = r.names.site_of(b);
-    SiteAmounts& a = sites[site == RetentionNames::kUnknownSite ? unknown : site];
-    a.live.add(s.blocks[b].size);
-    a.kinds[ret.leaks.of_block[b]].add(s.blocks[b].size);
-  }
-  std::vector<size_t> by_bytes;
-  for (size_t i = 0; i <= unknown; ++i) {
-    if (sites[i].live.blocks) by_bytes.push_back(i);
-  }
-  std::stable_sort(by_bytes.begin(), by_bytes.end(),
-                   [&](size_t a, size_t b) { return sites[a].live.bytes > sites[b].live.bytes; });
   j.key("sites").begin_array();
-  for (size_t i : by_bytes) {
+  for (const SiteRetention& site : retention_by_site(r)) {
     j.begin_object();
-    amount_fields(j, "live", sites[i].live);
-    amount_fields(j, "definitely_lost", sites[i].kinds.definitely_lost);
-    amount_fields(j, "indirectly_lost", sites[i].kinds.indirectly_lost);
-    amount_fields(j, "possibly_lost", sites[i].kinds.possibly_lost);
-    amount_fields(j, "still_reachable", sites[i].kinds.still_reachable);
-    site_fields(j, r.names, i == unknown ? RetentionNames::kUnknownSite : static_cast<uint32_t>(i));
+    amount_json(j, "live", site.live);
+    amount_json(j, "definitely_lost", site.kinds.definitely_lost);
+    amount_json(j, "indirectly_lost", site.kinds.indirectly_lost);
+    amount_json(j, "possibly_lost", site.kinds.possibly_lost);
+    amount_json(j, "still_reachable", site.kinds.still_reachable);
+    site_fields(j, r.names, site.site);
     j.end_object();
   }
   j.end_array();
@@ -128,6 +104,11 @@ void snapshot_object(JsonWriter& j, const SnapshotReport& r, const RetentionOpti
 }
 
 }  // namespace
+
+void amount_json(JsonWriter& j, std::string_view name, const Amount& a) {
+  j.key(std::string(name) + "_bytes").integer(a.bytes);
+  j.key(std::string(name) + "_blocks").integer(a.blocks);
+}
 
 std::string retention_json(std::span<const SnapshotReport> reports, const RetentionOptions& options,
                            const std::string& damage) {

@@ -2,6 +2,7 @@
 # CMakeLists.txt in this folder.
 target_link_libraries(memloupe_report PUBLIC memloupe_retention)
 target_sources(memloupe_report PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/retention_html.cc
   ${CMAKE_CURRENT_LIST_DIR}/retention_json.cc
   ${CMAKE_CURRENT_LIST_DIR}/retention_names.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_retention.cc
@@ -9,6 +10,9 @@ target_sources(memloupe_report PRIVATE
 )
 
 memloupe_test(memloupe_report_retention_test
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/text_retention_test.cc
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/retention_html_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/text_retention_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/test_profile.cc
   LIBS memloupe_report
   LABELS report retention)

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include "report/text_format.h"
 #include "report/text_table.h"
@@ -14,11 +13,6 @@ using retention::Amount;
 using retention::LeakKind;
 
 namespace {
-
-std::string amount_text(const Amount& a) {
-  return human_bytes(static_cast<double>(a.bytes)) + " in " + human_count(static_cast<double>(a.blocks)) +
-         (a.blocks == 1 ? " block" : " blocks");
-}
 
 Cell bytes_cell(uint64_t bytes) { return Cell{human_bytes(static_cast<double>(bytes)), {std::to_string(bytes)}}; }
 Cell count_cell(uint64_t n) { return Cell{human_count(static_cast<double>(n)), {std::to_string(n)}}; }
@@ -115,47 +109,36 @@ std::string leaks_section(const SnapshotReport& r) {
 }
 
 std::string sites_section(const SnapshotReport& r, const RetentionOptions& o) {
-  const RetentionNames& n = r.names;
-  const std::vector<LeakKind>& kinds = r.retention.leaks.of_block;
-  // Blocks of unknown site are counted at index sites().size().
-  const size_t unknown = n.sites().size();
-  std::vector<Amount> live(unknown + 1);
-  std::map<std::pair<LeakKind, size_t>, Amount> lost;
-  for (uint32_t b = 0; b < r.snapshot.blocks.size(); ++b) {
-    const uint32_t site = n.site_of(b);
-    const size_t i = site == RetentionNames::kUnknownSite ? unknown : site;
-    live[i].add(r.snapshot.blocks[b].size);
-    if (kinds[b] != LeakKind::StillReachable) lost[{kinds[b], i}].add(r.snapshot.blocks[b].size);
-  }
-  auto site_cell = [&](size_t i) {
-    return Cell{n.site_label(i == unknown ? RetentionNames::kUnknownSite : static_cast<uint32_t>(i))};
-  };
-  auto callers = [&](size_t i) {
-    return n.site_callers(i == unknown ? RetentionNames::kUnknownSite : static_cast<uint32_t>(i), o.frames);
-  };
-
-  std::vector<size_t> order;
-  for (size_t i = 0; i <= unknown; ++i) {
-    if (live[i].blocks) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return live[a].bytes > live[b].bytes; });
+  const std::vector<SiteRetention> sites = retention_by_site(r);
   TextTable t;
   t.add_column("#", TextTable::Align::Right);
   t.add_column("live", TextTable::Align::Right);
   t.add_column("blocks", TextTable::Align::Right);
   t.add_column("site", TextTable::Align::Left);
-  for (size_t k = 0; k < order.size() && (o.sites == 0 || k < o.sites); ++k) {
-    t.add_row({Cell{std::to_string(k + 1)}, bytes_cell(live[order[k]].bytes), count_cell(live[order[k]].blocks),
-               site_cell(order[k])},
-              callers(order[k]));
+  for (size_t k = 0; k < sites.size() && (o.sites == 0 || k < o.sites); ++k) {
+    const SiteRetention& s = sites[k];
+    t.add_row({Cell{std::to_string(k + 1)}, bytes_cell(s.live.bytes), count_cell(s.live.blocks),
+               Cell{r.names.site_label(s.site)}},
+              r.names.site_callers(s.site, o.frames));
   }
   std::string out = "Live blocks by allocation site:\n" + t.render(o.width);
 
-  if (lost.empty()) return out;
-  std::vector<std::pair<std::pair<LeakKind, size_t>, Amount>> rows(lost.begin(), lost.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    if (a.first.first != b.first.first) return a.first.first > b.first.first;  // definitely lost first
-    return a.second.bytes > b.second.bytes;
+  // The kinds other than still reachable, one row per site and kind: definitely
+  // lost first, then by bytes.
+  struct Lost {
+    LeakKind kind;
+    const SiteRetention* site;
+  };
+  std::vector<Lost> rows;
+  for (const SiteRetention& s : sites) {
+    for (LeakKind k : {LeakKind::DefinitelyLost, LeakKind::IndirectlyLost, LeakKind::PossiblyLost}) {
+      if (s.kinds[k].blocks) rows.push_back({k, &s});
+    }
+  }
+  if (rows.empty()) return out;
+  std::stable_sort(rows.begin(), rows.end(), [](const Lost& a, const Lost& b) {
+    if (a.kind != b.kind) return a.kind > b.kind;
+    return a.site->kinds[a.kind].bytes > b.site->kinds[b.kind].bytes;
   });
   TextTable l;
   l.add_column("#", TextTable::Align::Right);
@@ -164,10 +147,10 @@ std::string sites_section(const SnapshotReport& r, const RetentionOptions& o) {
   l.add_column("blocks", TextTable::Align::Right);
   l.add_column("site", TextTable::Align::Left);
   for (size_t k = 0; k < rows.size() && (o.sites == 0 || k < o.sites); ++k) {
-    const auto& [key, amount] = rows[k];
-    l.add_row({Cell{std::to_string(k + 1)}, Cell{retention::leak_kind_name(key.first)}, bytes_cell(amount.bytes),
-               count_cell(amount.blocks), site_cell(key.second)},
-              callers(key.second));
+    const Amount& a = rows[k].site->kinds[rows[k].kind];
+    l.add_row({Cell{std::to_string(k + 1)}, Cell{retention::leak_kind_name(rows[k].kind)}, bytes_cell(a.bytes),
+               count_cell(a.blocks), Cell{r.names.site_label(rows[k].site->site)}},
+              r.names.site_callers(rows[k].site->site, o.frames));
   }
   return out + "\nUnreachable and possibly lost blocks by allocation site:\n" + l.render(o.width);
 }
@@ -180,6 +163,31 @@ std::string block_label(const retention::HeapSnapshot& s, uint32_t b) {
   std::snprintf(buf, sizeof buf, " at 0x%llx (alloc %llu)", static_cast<unsigned long long>(block.address),
                 static_cast<unsigned long long>(block.alloc.value));
   return human_bytes(static_cast<double>(block.size)) + buf;
+}
+
+std::string amount_text(const Amount& a) {
+  return human_bytes(static_cast<double>(a.bytes)) + " in " + human_count(static_cast<double>(a.blocks)) +
+         (a.blocks == 1 ? " block" : " blocks");
+}
+
+std::vector<SiteRetention> retention_by_site(const SnapshotReport& r) {
+  // Index sites().size() collects the blocks of unknown site.
+  const size_t unknown = r.names.sites().size();
+  std::vector<SiteRetention> all(unknown + 1);
+  for (size_t i = 0; i < unknown; ++i) all[i].site = static_cast<uint32_t>(i);
+  for (uint32_t b = 0; b < r.snapshot.blocks.size(); ++b) {
+    const uint32_t site = r.names.site_of(b);
+    SiteRetention& s = all[site == RetentionNames::kUnknownSite ? unknown : site];
+    s.live.add(r.snapshot.blocks[b].size);
+    s.kinds[r.retention.leaks.of_block[b]].add(r.snapshot.blocks[b].size);
+  }
+  std::vector<SiteRetention> out;
+  for (SiteRetention& s : all) {
+    if (s.live.blocks) out.push_back(s);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SiteRetention& a, const SiteRetention& b) { return a.live.bytes > b.live.bytes; });
+  return out;
 }
 
 std::string render_retention(const SnapshotReport& r, const RetentionOptions& o) {

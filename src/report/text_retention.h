@@ -2,7 +2,7 @@
 // with the biggest blocks each retains, memcheck's leak kinds, live and lost
 // blocks by allocation site (render_retention); the dominator tree
 // (render_retention_tree); who holds a block, an address or a site's blocks
-// (render_retention_paths); and all of it as JSON (retention_json).
+// (render_retention_paths). The JSON is retention_json.h.
 #pragma once
 
 #include <cstddef>
@@ -51,11 +51,19 @@ PathTarget find_path_target(const SnapshotReport& report, const std::string& spe
 std::string render_retention_paths(const SnapshotReport& report, const PathTarget& target,
                                    const RetentionOptions& options);
 
-// {"snapshots": [...], "damage": "..."} (docs/RETENTION.md lists the fields).
-std::string retention_json(std::span<const SnapshotReport> reports, const RetentionOptions& options,
-                           const std::string& damage);
-
 // A block as the views show it: "64 B at 0x55d0c0 (alloc 12)".
 std::string block_label(const retention::HeapSnapshot& snapshot, uint32_t block);
+// "128 B in 3 blocks".
+std::string amount_text(const retention::Amount& amount);
+
+// The live blocks of one allocation site (RetentionNames::kUnknownSite: those
+// whose Alloc the trace lacks), with their bytes per leak kind.
+struct SiteRetention {
+  uint32_t site = RetentionNames::kUnknownSite;
+  retention::Amount live;
+  retention::LeakSummary kinds;
+};
+// Every site with a live block, the most live bytes first.
+std::vector<SiteRetention> retention_by_site(const SnapshotReport& report);
 
 }  // namespace memloupe::report

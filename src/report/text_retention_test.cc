@@ -1,6 +1,7 @@
 // The retention views on a hand-built snapshot whose blocks' allocations come
 // from a scripted trace (so sites are named through the same code as in
 // `top`): what a user reads, and the JSON's fields.
+#include "report/retention_json.h"
 #include "report/text_retention.h"
 
 #include <gtest/gtest.h>

@@ -14,11 +14,6 @@ using retention::Amount;
 
 namespace {
 
-std::string amount_text(const Amount& a) {
-  return human_bytes(static_cast<double>(a.bytes)) + " in " + human_count(static_cast<double>(a.blocks)) +
-         (a.blocks == 1 ? " block" : " blocks");
-}
-
 std::string vertex_label(const SnapshotReport& r, uint32_t v) {
   const retention::NodeGraph& g = r.retention.graph;
   if (g.is_root(v)) {
@@ -70,8 +65,7 @@ std::string render_retention_tree(const SnapshotReport& r, const RetentionOption
       const size_t shown = std::min(children.size(), o.breadth);
       // Pushed in reverse: the largest child prints first, the "more" line last.
       if (shown < children.size()) {
-        Amount rest;
-        for (size_t c = shown; c < children.size(); ++c) rest += ret.retained[children[c]];
+        const Amount rest = ret.retained_sum(children.subspan(shown));
         stack.push_back({retention::kNoVertex, 0,
                          e.child_prefix + "└─ … " + human_count(static_cast<double>(children.size() - shown)) +
                              " more: " + amount_text(rest),

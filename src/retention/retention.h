@@ -49,6 +49,13 @@ struct Retention {
   // Children of `vertex` in the dominator tree, the largest retained first
   // (ties: lower vertex first). The super-root's children are the roots and the
   // shared blocks.
+  // The retained bytes of several vertices together (a tree level's tail).
+  Amount retained_sum(std::span<const uint32_t> vertices) const {
+    Amount sum;
+    for (uint32_t v : vertices) sum += retained[v];
+    return sum;
+  }
+
   std::span<const uint32_t> children(uint32_t vertex) const {
     return {children_.data() + child_begin_[vertex],
             static_cast<size_t>(child_begin_[vertex + 1] - child_begin_[vertex])};

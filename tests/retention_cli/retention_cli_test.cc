@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "tool_runner.h"
 #include "format/wire.h"
 #include "reader/chunk_io.h"
 
@@ -167,6 +168,34 @@ TEST_F(RetentionCli, DamagedSnapshotIsReportedAndTheRestShown) {
   const Result json = run_memloupe(scratch_, "retention --json " + quote(damaged.string()));
   EXPECT_EQ(json.status, 4);
   EXPECT_NE(json.out.find("\"damage\":\"") , std::string::npos) << json.out;
+}
+
+// The HTML report of a trace with snapshots, in real headless Chromium: the
+// retention view lists both snapshots' roots and a click opens a root's tree.
+TEST_F(RetentionCli, HtmlReportShowsTheRetentionView) {
+  const char* env = std::getenv("MEMLOUPE_CHROMIUM");
+  const std::string chromium = env ? env : "/usr/bin/chromium";
+  if (!report::testing::executable(chromium)) GTEST_SKIP() << "no chromium at " << chromium;
+  if (!report::testing::on_path("node")) GTEST_SKIP() << "node is not installed (Debian nodejs)";
+  const fs::path html = scratch_ / "zoo.html";
+  const Result r = run_memloupe(scratch_, "report " + quote(trace().string()) + " -o " + quote(html.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const report::testing::Run check = report::testing::run(
+      "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " +
+      quote(html.string()) + " --chromium " + quote(chromium));
+  ASSERT_EQ(check.status, 0) << check.out;
+  auto kv = report::testing::key_values(check.out);
+  EXPECT_EQ(kv["errors"], "0") << kv["error"];
+  EXPECT_EQ(kv["retention.snapshots"], "2");
+  // At least the program's own: "inside" has g_vector, g_map, g_chain, g_interior,
+  // g_shared_a/b, the TLS, with_buffer's frame, registers and a shared block;
+  // "exit" g_chain, g_interior, g_shared_a/b and the shared block. The C
+  // and C++ libraries' roots come on top.
+  EXPECT_GE(std::stoi(kv["retention.roots"]), 15) << check.out;
+  EXPECT_EQ(kv["retention.open"], "0");
+  EXPECT_EQ(kv["retention.visible_nodes"], "0");  // every tree closed
+  EXPECT_EQ(kv["retention_opened.open"], "1");
+  EXPECT_GE(std::stoi(kv["retention_opened.visible_nodes"]), 1) << check.out;
 }
 
 }  // namespace
