@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstring>
 
@@ -353,7 +354,9 @@ int take_snapshot(const char* label, bool at_exit, const CallerRegs* caller) noe
   if (g_busy.exchange(true, std::memory_order_acquire)) return -1;
   sync_modules();  // frame pcs and globals must lie in modules the trace knows
   Request req{label, at_exit, caller};
+  const int saved_errno = errno;  // the program's, whatever our probes do to it
   dl_iterate_phdr(run_locked, &req);
+  errno = saved_errno;
   g_busy.store(false, std::memory_order_release);
   return req.result;
 }
