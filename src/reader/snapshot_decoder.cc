@@ -79,11 +79,6 @@ class Decoder {
     return {std::move(done_), std::move(damage)};
   }
 
-  static void add_damage(std::string& all, const std::string& one) {
-    if (!all.empty()) all += "; ";
-    all += one;
-  }
-
  private:
   std::optional<Error> part(SnapshotPart kind, Cursor& cur, Open& o) {
     RawSnapshot& s = o.snap;
@@ -188,6 +183,11 @@ class Decoder {
 
 }  // namespace
 
+void add_damage(std::string& all, const std::string& one) {
+  if (!all.empty()) all += "; ";
+  all += one;
+}
+
 RawSnapshots decode_snapshots(std::span<const uint8_t> file) {
   Decoder d;
   std::string damage;
@@ -209,17 +209,17 @@ RawSnapshots decode_snapshots(std::span<const uint8_t> file) {
     if (h.type != static_cast<uint8_t>(format::ChunkType::Snapshot)) continue;
     auto chunk = read_chunk(file, at);
     if (!chunk) {
-      Decoder::add_damage(damage, "a snapshot chunk is damaged: " + chunk.error().message);
+      add_damage(damage, "a snapshot chunk is damaged: " + chunk.error().message);
       continue;
     }
     auto payload = chunk_payload(*chunk, buffer);
     if (!payload) {
-      Decoder::add_damage(damage, "a snapshot chunk is damaged: " + payload.error().message);
+      add_damage(damage, "a snapshot chunk is damaged: " + payload.error().message);
       continue;
     }
     const bool compressed = (chunk->flags & format::kChunkZstd) != 0;
     Cursor cur(*payload, compressed ? at : at + format::kChunkHeaderSize, compressed);
-    if (auto e = d.chunk(cur, at)) Decoder::add_damage(damage, e->message);
+    if (auto e = d.chunk(cur, at)) add_damage(damage, e->message);
   }
   return d.finish(std::move(damage));
 }

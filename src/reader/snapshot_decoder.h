@@ -63,6 +63,9 @@ struct RawSnapshots {
   std::string damage;                  // empty, or each problem with its offset ("; "-separated)
 };
 
+// Appends one problem to a "; "-separated list of them.
+void add_damage(std::string& all, const std::string& one);
+
 // Every snapshot in the trace `file` (the whole file, prologue included).
 RawSnapshots decode_snapshots(std::span<const uint8_t> file);
 

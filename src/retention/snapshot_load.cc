@@ -13,10 +13,7 @@
 namespace memloupe::retention {
 namespace {
 
-void add_damage(std::string& all, const std::string& one) {
-  if (!all.empty()) all += "; ";
-  all += one;
-}
+using reader::add_damage;
 
 // What the events say that the snapshots need: each block's requested size
 // (the scan knew only the allocator's usable size) and the module map.

@@ -59,9 +59,8 @@ inline void HeapScan::emit(uint32_t from, uint32_t to, uint64_t w, uint64_t offs
 // The words read belong to the program (other threads' stacks, blocks next to
 // redzones): a sanitizer must not check them.
 __attribute__((no_sanitize("address"))) void HeapScan::scan_range(uint32_t from, uintptr_t begin,
-                                                                  uintptr_t end) noexcept {
+                                                                  uintptr_t end, uintptr_t base) noexcept {
   if (from != node_) new_node(from);
-  const uintptr_t base = begin;
   begin = (begin + 7) & ~uintptr_t{7};
   if (end < begin + 8) return;
   end &= ~uintptr_t{7};

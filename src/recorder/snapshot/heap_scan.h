@@ -24,8 +24,10 @@ class HeapScan {
   // not merged (the loader splits a root by those offsets).
   HeapScan(const LiveBlock* blocks, size_t count, uint32_t roots, format::SnapshotWriter& out) noexcept;
 
-  // Emits the edges from node `from` found in the words of [begin, end).
-  void scan_range(uint32_t from, uintptr_t begin, uintptr_t end) noexcept;
+  // Emits the edges from node `from` found in the words of [begin, end), a part
+  // of the root or block that starts at `base` (offsets are from there).
+  void scan_range(uint32_t from, uintptr_t begin, uintptr_t end, uintptr_t base) noexcept;
+  void scan_range(uint32_t from, uintptr_t begin, uintptr_t end) noexcept { scan_range(from, begin, end, begin); }
   // Emits the edges from node `from` found among `n` register values.
   void scan_words(uint32_t from, const uint64_t* words, size_t n) noexcept;
 

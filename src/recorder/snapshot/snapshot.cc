@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstring>
 
@@ -209,6 +210,22 @@ size_t collect_blocks(Scratch& s) {
 
 // --- The snapshot --------------------------------------------------------------
 
+// A module's segment may have pages the program made unreadable (mprotect);
+// those are skipped rather than fault. One probe for the whole range, page by
+// page only when it fails.
+void scan_readable(HeapScan& scan, uint32_t node, uintptr_t begin, uintptr_t end) {
+  if (unwind_detail::pages_readable(begin, end)) {
+    scan.scan_range(node, begin, end);
+    return;
+  }
+  constexpr uintptr_t kPage = 4096;
+  for (uintptr_t at = begin; at < end;) {
+    const uintptr_t next = std::min(end, (at & ~(kPage - 1)) + kPage);
+    if (unwind_detail::pages_readable(at, next)) scan.scan_range(node, at, next, begin);
+    at = next;
+  }
+}
+
 void write_snapshot(Scratch& s, const Request& req, const World& world, size_t n_blocks,
                     uint64_t now, uint64_t stopped_at) {
   const auto* blocks = static_cast<const LiveBlock*>(s.blocks_map.data());
@@ -229,8 +246,10 @@ void write_snapshot(Scratch& s, const Request& req, const World& world, size_t n
     const auto node = static_cast<uint32_t>(r);
     if (e.words != nullptr) {
       scan.scan_words(node, e.words, e.rec.size / 8);
+    } else if (e.rec.kind == SnapshotRoot::Stack) {
+      scan.scan_range(node, e.rec.address, e.rec.address + e.rec.size);  // verified readable
     } else {
-      scan.scan_range(node, e.rec.address, e.rec.address + e.rec.size);
+      scan_readable(scan, node, e.rec.address, e.rec.address + e.rec.size);
     }
   }
   for (size_t i = 0; i < n_blocks; ++i)
@@ -335,7 +354,9 @@ int take_snapshot(const char* label, bool at_exit, const CallerRegs* caller) noe
   if (g_busy.exchange(true, std::memory_order_acquire)) return -1;
   sync_modules();  // frame pcs and globals must lie in modules the trace knows
   Request req{label, at_exit, caller};
+  const int saved_errno = errno;  // the program's, whatever our probes do to it
   dl_iterate_phdr(run_locked, &req);
+  errno = saved_errno;
   g_busy.store(false, std::memory_order_release);
   return req.result;
 }

@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "recorder/sys.h"
 #include "recorder/unwind/stack_bounds.h"
 
@@ -26,6 +28,9 @@ void on_stop_signal(int, siginfo_t*, void* context) {
   const uint32_t phase = g_phase.load(std::memory_order_acquire);
   if ((phase & 1) == 0) return;  // late: that snapshot is over
   g_inside.fetch_add(1, std::memory_order_acq_rel);
+  // The stack probe may go through libc (process_vm_readv): the interrupted
+  // code's errno must survive.
+  const int saved_errno = errno;
   const uint32_t tid = current_tid();
   const size_t n = g_count.load(std::memory_order_acquire);
   StoppedThread* me = nullptr;
@@ -48,6 +53,7 @@ void on_stop_signal(int, siginfo_t*, void* context) {
     while (g_phase.load(std::memory_order_acquire) == phase)
       futex_wait(reinterpret_cast<const uint32_t*>(&g_phase), phase);
   }
+  errno = saved_errno;
   g_inside.fetch_sub(1, std::memory_order_acq_rel);
   futex_wake(reinterpret_cast<const uint32_t*>(&g_inside), 1);
 }
