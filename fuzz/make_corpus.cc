@@ -9,6 +9,7 @@
 
 #include "analysis/index.h"
 #include "format/encoder.h"
+#include "format/snapshot_writer.h"
 #include "format/symbols_encoder.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
@@ -87,6 +88,35 @@ std::vector<uint8_t> finalised(std::vector<uint8_t> raw, int level) {
   return out;
 }
 
+// A heap snapshot in two parts of each kind (two chunks: the writer cuts
+// chunks by size, so a small buffer is not possible; two snapshots instead),
+// appended to `trace` as the recorder writes them.
+std::vector<uint8_t> with_snapshots(std::vector<uint8_t> trace) {
+  Sink sink;
+  std::vector<uint8_t> buffer(SnapshotWriter::kBufferBytes);
+  for (uint32_t number = 0; number < 2; ++number) {
+    SnapshotWriter w(sink, buffer.data(), number);
+    w.begin({1000u + number, number == 1, number == 1 ? "exit" : "inside", 3, 1});
+    w.root({SnapshotRoot::Global, 0, 100, 0x404000, 64, 0});
+    w.root({SnapshotRoot::Stack, 1, 100, 0x7ffd0000, 256, 0x401234});
+    w.root({SnapshotRoot::Register, 1, 100, 0, 128, 0});
+    w.root({SnapshotRoot::Tls, 2, 101, 0x7f0000000f00, 16, 0x400000});
+    w.block(0x7f0000001000, 32, 0);
+    w.block(0x7f0000001040, 64, 1);
+    w.block(0x7f0000002000, 24, 7);
+    w.edge(0, 0, false, 8);
+    w.edge(0, 1, true, 16);
+    w.edge(1, 2, false, 0);
+    w.edge(3, 0, false, 8);
+    w.edge(4, 1, false, 0);
+    w.edge(5, 2, true, 0);
+    w.edge(6, 0, false, 0);
+    w.end(4096, 1000);
+  }
+  trace.insert(trace.end(), sink.bytes.begin(), sink.bytes.end());
+  return trace;
+}
+
 // The finalised trace with its analysis index appended uncompressed (so
 // mutations reach the index decoder), built from two reads as the finaliser does.
 std::vector<uint8_t> indexed(std::vector<uint8_t> trace) {
@@ -123,7 +153,8 @@ int main(int argc, char** argv) {
             write(dir + "/sampled_columns.mlt", finalised(trace(Mode::Sampled, 12), 0)) &&
             write(dir + "/all_columns.mlt", finalised(trace(Mode::All, 30), 0)) &&
             write(dir + "/sampled_indexed.mlt", indexed(finalised(trace(Mode::Sampled, 12), 0))) &&
-            write(dir + "/all_indexed.mlt", indexed(finalised(trace(Mode::All, 30), 0)));
+            write(dir + "/all_indexed.mlt", indexed(finalised(trace(Mode::All, 30), 0))) &&
+            write(dir + "/all_snapshots.mlt", with_snapshots(trace(Mode::All, 30)));
   if (!ok) std::perror(dir.c_str());
   return ok ? 0 : 1;
 }

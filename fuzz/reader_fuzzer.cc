@@ -9,6 +9,7 @@
 #include "analysis/index.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
+#include "reader/snapshot_decoder.h"
 #include "types/type_table.h"
 
 namespace {
@@ -54,6 +55,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data, data + size);
   const reader::ChunkList chunks = reader::scan_chunks(bytes);
   sink = sink + chunks.chunks.size();
+  const reader::RawSnapshots snapshots = reader::decode_snapshots(bytes);
+  sink = sink + snapshots.damage.size();
+  for (const reader::RawSnapshot& s : snapshots.snapshots) {
+    sink = sink + s.time_ns + s.label.size() + s.threads;
+    for (const auto& r : s.roots) sink = sink + r.address + r.size + r.pc;
+    for (const auto& b : s.blocks) sink = sink + b.address + b.extent + b.alloc_id;
+    for (const auto& e : s.edges) sink = sink + e.from + e.to + e.offset;
+  }
   auto r = reader::Reader::from_bytes(bytes, "fuzz");
   if (!r) return 0;
   const format::TraceInfo& info = (*r)->info();

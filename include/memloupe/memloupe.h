@@ -44,6 +44,13 @@ MEMLOUPE_API void memloupe_marker(const char* name);
 /* Writes everything recorded so far to the file now. Returns 0, or -1. */
 MEMLOUPE_API int memloupe_flush(void);
 
+/* Takes a heap snapshot now (docs/RETENTION.md): every live block, the roots
+ * (globals, every thread's stack frames, registers and TLS) and the pointers
+ * between them, written into the trace under `label`; `memloupe retention`
+ * reads it. Other threads are stopped for the scan. Needs --all
+ * (MEMLOUPE_MODE=all). Returns 0, or -1 if no snapshot was taken. */
+MEMLOUPE_API int memloupe_snapshot(const char* label);
+
 /* One sampled allocation, as the statistical memory profiling model sees it:
  * the block holds `n_samples` sample points (each stands for MEMLOUPE_EVERY
  * bytes), and the backtrace starts at the caller of the allocation function. */

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_options.h"
+#include "cli/retention_input.h"
 #include "report/html_report.h"
 #include "report/profile_from_model.h"
 #include "types/type_table.h"
@@ -27,9 +28,10 @@ Command add_report_command(CLI::App& app) {
             int exit_code = kOk;
             auto model = analyze(o->view, report::kHtmlBuckets, exit_code);
             if (!model) return exit_code;
+            const std::string retention = retention_html(o->view.trace, exit_code);
             std::ofstream out(o->output, std::ios::binary);
             const types::LoadedTypes types = types::load_types_file(o->view.trace);
-            if (out) report::write_html_report(report::profile_from_model(*model, &types.table), out);
+            if (out) report::write_html_report(report::profile_from_model(*model, &types.table), out, {}, retention);
             out.close();
             if (!out) {
               std::cerr << "memloupe: cannot write '" << o->output << "'\n";

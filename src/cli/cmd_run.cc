@@ -20,6 +20,7 @@
 #include "cli/finalize_report.h"
 #include "cli/run_launch.h"
 #include "cli/run_output.h"
+#include "format/signal_names.h"
 
 namespace memloupe::cli {
 namespace {
@@ -34,6 +35,7 @@ struct RunOptions {
   uint32_t depth = 0;
   bool follow_fork = false;
   bool no_symbolize = false;
+  std::string snapshot_signal;
   std::vector<std::string> command;
 };
 
@@ -75,6 +77,13 @@ Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const Ru
     env.emplace_back("MEMLOUPE_EVERY", std::to_string(std::max<long long>(1, std::llround(1 / o.rate))));
   }
   if (o.depth != 0) env.emplace_back("MEMLOUPE_DEPTH", std::to_string(o.depth));
+  if (!o.snapshot_signal.empty()) {
+    // Heap snapshots need every block's address (docs/RETENTION.md).
+    if (!o.all) return Error{"--snapshot-signal: heap snapshots need --all"};
+    const auto sig = format::parse_signal(o.snapshot_signal);
+    if (!sig) return Error{"--snapshot-signal: '" + o.snapshot_signal + "' is not a signal a snapshot can be taken on (try USR2)"};
+    env.emplace_back("MEMLOUPE_SNAPSHOT_SIGNAL", std::to_string(*sig));
+  }
   return env;
 }
 
@@ -162,6 +171,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--follow-fork", o->follow_fork, "Trace forked children too, each into its own file");
   sub->add_flag("--no-symbolize", o->no_symbolize,
                 "Leave the trace as recorded (symbolise later with `memloupe symbolize`)");
+  sub->add_option("--snapshot-signal", o->snapshot_signal,
+                  "Take a heap snapshot whenever the program gets this signal (USR2, ...; needs --all; "
+                  "`memloupe snapshot PID` sends it)");
   sub->add_option("command", o->command, "The program and its arguments")->required();
   // Everything from the program's name on is the program's, options included.
   sub->positionals_at_end();

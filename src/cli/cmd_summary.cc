@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_options.h"
+#include "cli/retention_note.h"
 #include "cli/text_options.h"
 #include "report/text_views.h"
 
@@ -23,7 +24,9 @@ Command add_summary_command(CLI::App& app) {
   add_full_names_flag(sub, o->summary.full_names);
   return {sub, [o] {
             o->summary.width = table_width();
-            return print_view(o->view, [&](const analysis::Model& m) { return report::render_summary(m, o->summary); });
+            return print_view(o->view, [&](const analysis::Model& m) {
+              return report::render_summary(m, o->summary) + retention_note(o->view.trace);
+            });
           }};
 }
 

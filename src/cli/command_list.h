@@ -8,12 +8,14 @@ namespace memloupe::cli {
 
 #define MEMLOUPE_COMMANDS(X) \
   X(run)                     \
+  X(snapshot)                \
   X(symbolize)               \
   X(info)                    \
   X(summary)                 \
   X(top)                     \
   X(timeline)                \
   X(leaks)                   \
+  X(retention)               \
   X(lifetimes)               \
   X(types)                   \
   X(diff)                    \

@@ -9,16 +9,11 @@
 #include "cli/commands.h"
 
 namespace memloupe::cli {
-namespace {
-
-// "memloupe: PATH: message", without repeating the path when the message starts with it.
 void complain(const std::string& path, const std::string& message) {
   std::cout.flush();  // what was printed so far comes first
   const std::string prefix = path + ": ";
   std::cerr << "memloupe: " << (message.rfind(prefix, 0) == 0 ? "" : prefix) << message << '\n';
 }
-
-}  // namespace
 
 std::unique_ptr<reader::Reader> open_trace(const std::string& path, int& exit_code) {
   // access() gives the plain reason (errno) for the common "no such file" case.

@@ -18,6 +18,10 @@ namespace memloupe::cli {
 // returns nullptr.
 std::unique_ptr<reader::Reader> open_trace(const std::string& path, int& exit_code);
 
+// "memloupe: PATH: message" on stderr (after what stdout has so far), without
+// repeating the path when the message starts with it.
+void complain(const std::string& path, const std::string& message);
+
 // Call after reading: if the reader stopped at damage, prints it on stderr and
 // returns kDamaged; otherwise returns kOk.
 int report_damage(const reader::Reader& reader, const std::string& path);

@@ -37,6 +37,7 @@ enum class ChunkType : uint8_t {
   Symbols = 3,        // address -> inlined frames, appended by the finaliser
   EventsColumns = 4,  // the same prefix, u8 stream count, varint stream lengths, streams
   AnalysisIndex = 5,  // precomputed analysis (src/analysis/index.h), last; appended by the CLI's finalise
+  Snapshot = 6,       // one part of a heap snapshot (format/snapshot_wire.h); no events
   Types = 7,          // allocation site -> C++ type (src/types/type_table.h), after the symbols
 };
 

@@ -147,12 +147,15 @@ class NativeReader final : public Reader {
   // (src/analysis/index.h), which checks it and falls back to the events when it
   // is damaged; so an intact header announcing an index is enough to step over
   // it, and a damaged index payload is not damage of the trace. The same holds
-  // for the types table (src/types/type_table.h), whose loader reports its damage.
+  // for the types table (src/types/type_table.h) and heap snapshots
+  // (reader/snapshot_decoder.h), whose loaders report their own damage.
   bool skip_index_chunk(std::span<const uint8_t> file) {
     format::ChunkHeader h;
     if (file.size() - offset_ < format::kChunkHeaderSize ||
         format::parse_chunk_header(file.data() + offset_, h) != format::ChunkHeaderStatus::Ok ||
-        (h.type != static_cast<uint8_t>(ChunkType::AnalysisIndex) && h.type != static_cast<uint8_t>(ChunkType::Types)) ||
+        (h.type != static_cast<uint8_t>(ChunkType::AnalysisIndex) &&
+         h.type != static_cast<uint8_t>(ChunkType::Types) &&
+         h.type != static_cast<uint8_t>(ChunkType::Snapshot)) ||
         file.size() - offset_ - format::kChunkHeaderSize < h.stored_len)
       return false;
     offset_ += format::kChunkHeaderSize + h.stored_len;

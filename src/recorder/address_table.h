@@ -49,6 +49,12 @@ class AddressTable {
     __builtin_prefetch(e, 1);
 #endif
   }
+  // Calls f(address, value) for every entry (the caller holds the trace lock).
+  template <class F>
+  void for_each(F f) const noexcept {
+    for (size_t i = 0; slots_ != nullptr && i <= mask_; ++i)
+      if (slots_[i].key != 0) f(slots_[i].key, slots_[i].value);
+  }
   // Drops everything and the memory.
   void clear() noexcept;
 

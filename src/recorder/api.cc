@@ -9,6 +9,7 @@
 #include "recorder/hook_paths.h"
 #include "recorder/modules.h"
 #include "recorder/recorder.h"
+#include "recorder/snapshot/snapshot.h"
 
 namespace memloupe::recorder {
 namespace {
@@ -75,6 +76,13 @@ int memloupe_flush(void) {
     periodic_flush(/*flush_due=*/true, /*rss_due=*/false);
     return 0;
   });
+}
+
+// noinline: the caller's registers are read before any code of ours runs.
+__attribute__((noinline)) int memloupe_snapshot(const char* label) {
+  snapshot::CallerRegs regs;
+  MEMLOUPE_CAPTURE_CALLER_REGS(regs);
+  return with_thread([&](ThreadSlot&) { return snapshot::take_snapshot(label, false, &regs); });
 }
 
 int memloupe_set_callbacks(memloupe_alloc_callback on_alloc, memloupe_free_callback on_free,

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "format/signal_names.h"
 #include "recorder/sys.h"
 
 namespace memloupe::recorder {
@@ -123,6 +124,13 @@ Config read_config(EnvLookup lookup) noexcept {
            store_in_range(c.flush_ms, 1, 3'600'000, parse_uint));
   with_var(lookup, "MEMLOUPE_FOLLOW_FORK", "0 or 1", store_flag(c.follow_fork));
   with_var(lookup, "MEMLOUPE_START_PAUSED", "0 or 1", store_flag(c.start_paused));
+  with_var(lookup, "MEMLOUPE_SNAPSHOT_AT_EXIT", "0 or 1", store_flag(c.snapshot_at_exit));
+  with_var(lookup, "MEMLOUPE_SNAPSHOT_SIGNAL", "a signal name like USR2, or its number",
+           [&](std::string_view v) {
+             const auto sig = format::parse_signal(v);
+             if (sig) c.snapshot_signal = *sig;
+             return sig.has_value();
+           });
   with_var(lookup, "MEMLOUPE_SEED", "an unsigned integer", [&](std::string_view v) {
     c.seed = parse_uint(v);
     return c.seed.has_value();

@@ -30,6 +30,8 @@ struct Config {
   bool start_paused = false;  // recording starts at memloupe_start()
   uint32_t flush_ms = kDefaultFlushMs;
   std::optional<uint64_t> seed;  // MEMLOUPE_SEED: reproducible sampling (tests)
+  bool snapshot_at_exit = true;  // MEMLOUPE_SNAPSHOT_AT_EXIT (heap snapshot at exit; --all only)
+  int snapshot_signal = 0;       // MEMLOUPE_SNAPSHOT_SIGNAL: takes a snapshot on this signal; 0: none
 
   bool enabled() const noexcept { return output[0] != '\0'; }
 };

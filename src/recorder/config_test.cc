@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "format/signal_names.h"
+
 namespace memloupe::recorder {
 namespace {
 
@@ -88,6 +90,30 @@ TEST(ReadConfigTest, BadValuesWarnOnceEachAndKeepDefaults) {
   EXPECT_NE(err.find("MEMLOUPE_DEPTH='9000'"), std::string::npos) << err;
   EXPECT_NE(err.find("MEMLOUPE_FOLLOW_FORK='yes'"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 4) << err;
+}
+
+TEST(ReadConfigTest, SnapshotVariables) {
+  const auto c = read_config([](const char* name) -> const char* {
+    if (std::string_view(name) == "MEMLOUPE_SNAPSHOT_SIGNAL") return "SIGUSR2";
+    if (std::string_view(name) == "MEMLOUPE_SNAPSHOT_AT_EXIT") return "0";
+    return nullptr;
+  });
+  EXPECT_EQ(c.snapshot_signal, 12);
+  EXPECT_FALSE(c.snapshot_at_exit);
+  EXPECT_TRUE(Config{}.snapshot_at_exit);
+  EXPECT_EQ(Config{}.snapshot_signal, 0);
+}
+
+TEST(ParseSignalTest, NamesNumbersAndRefusals) {
+  EXPECT_EQ(format::parse_signal("USR2"), 12);
+  EXPECT_EQ(format::parse_signal("SIGUSR1"), 10);
+  EXPECT_EQ(format::parse_signal("34"), 34);
+  EXPECT_EQ(format::parse_signal("KILL"), std::nullopt);
+  EXPECT_EQ(format::parse_signal("9"), std::nullopt);
+  EXPECT_EQ(format::parse_signal("11"), std::nullopt);
+  EXPECT_EQ(format::parse_signal("65"), std::nullopt);
+  EXPECT_EQ(format::parse_signal(""), std::nullopt);
+  EXPECT_EQ(format::parse_signal("USR3"), std::nullopt);
 }
 
 }  // namespace

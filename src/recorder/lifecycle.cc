@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "recorder/recorder.h"
+#include "recorder/snapshot/snapshot.h"
 #include "recorder/sys.h"
 #include "recorder/unwind/unwind.h"
 
@@ -28,6 +29,7 @@ std::atomic<bool> g_exit_key_ok{false};
 // Bumped (then futex-woken) to make the flush thread drain early.
 std::atomic<uint32_t> g_flush_wake{0};
 std::atomic<bool> g_wake_pending{false};
+std::atomic<uint32_t> g_flush_tid{0};
 
 // pthread runs key destructors in up to PTHREAD_DESTRUCTOR_ITERATIONS rounds while
 // values are set. Re-arming until the last round lets allocations made by other
@@ -99,6 +101,7 @@ int flush_main(void*) {
 
 void on_exit_handler() {
   HooksParked parked(t_state);
+  snapshot::snapshot_at_exit();
   end_session(format::EndReason::Exit);
 }
 
@@ -119,6 +122,7 @@ __attribute__((constructor)) void on_library_load() {
   if (!config().follow_fork) ::unsetenv("MEMLOUPE_OUTPUT");
   pthread_atfork(nullptr, nullptr, on_fork_child);
   std::atexit(on_exit_handler);
+  snapshot::init_snapshots();
   if (tracking()) start_flush_thread();
 }
 
@@ -151,8 +155,11 @@ void start_flush_thread() noexcept {
     (LogLine() << "cannot start the flush thread; the trace is written when the program ends").emit();
     return;
   }
+  g_flush_tid.store(static_cast<uint32_t>(tid), std::memory_order_release);
   stack.abandon();  // the thread runs until the process ends
 }
+
+uint32_t flush_thread_tid() noexcept { return g_flush_tid.load(std::memory_order_acquire); }
 
 void wake_flush_thread() noexcept {
   // Called on every staged record while the ring is filling: a plain load keeps

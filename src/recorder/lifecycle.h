@@ -23,6 +23,9 @@ void watch_thread_exit(ThreadSlot* slot) noexcept;
 // Starts the thread that drains the output, flushes every MEMLOUPE_FLUSH_MS and
 // samples RSS. Its own allocations pass through unrecorded.
 void start_flush_thread() noexcept;
+// The flush thread's kernel id (0 if none): it blocks every signal, so a heap
+// snapshot must not wait for it to stop.
+uint32_t flush_thread_tid() noexcept;
 
 // Asks the flush thread to drain the output now (it is filling up).
 void wake_flush_thread() noexcept;

@@ -32,10 +32,6 @@ namespace {
 using format::AllocId;
 using format::ThreadId;
 
-// Table values: the AllocId, plus whether the program's callback wants the free.
-constexpr uint64_t kNotifyFree = uint64_t{1} << 63;
-constexpr uint64_t kIdMask = kNotifyFree - 1;
-
 // At most this many innermost frames are the recorder's own (dropped).
 constexpr size_t kOwnFramesMax = 8;
 

@@ -39,6 +39,10 @@ size_t drain_staged(uint64_t settle_ns) noexcept;
 // preempted thread) before it goes ahead without it.
 inline constexpr uint64_t kSettleNs = 50'000'000;
 
+// Address table values: the AllocId, plus whether the program's callback wants the free.
+inline constexpr uint64_t kNotifyFree = uint64_t{1} << 63;
+inline constexpr uint64_t kIdMask = kNotifyFree - 1;
+
 // Written only under `lock` (the trace lock): the encoder, the table, the filter.
 struct Session {
   SpinLock lock;

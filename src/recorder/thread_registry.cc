@@ -56,6 +56,14 @@ ThreadSlot* ThreadRegistry::find(uintptr_t pthread) noexcept {
   return found;
 }
 
+ThreadSlot* ThreadRegistry::find_tid(uint32_t os_tid) noexcept {
+  ThreadSlot* found = nullptr;
+  for_each_slot([&](ThreadSlot& slot) {
+    if (!found && slot.claimed.load(std::memory_order_acquire) && slot.os_tid == os_tid) found = &slot;
+  });
+  return found;
+}
+
 void ThreadRegistry::reset_for_child() noexcept {
   for_each_slot([](ThreadSlot& slot) {
     slot.claimed.store(0, std::memory_order_relaxed);

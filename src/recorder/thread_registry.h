@@ -31,6 +31,8 @@ class ThreadRegistry {
 
   // The claimed slot owned by `pthread`, or nullptr.
   ThreadSlot* find(uintptr_t pthread) noexcept;
+  // The claimed slot of the thread with kernel id `os_tid`, or nullptr.
+  ThreadSlot* find_tid(uint32_t os_tid) noexcept;
 
   // In a fork child: the parent's other threads are gone; forget them all and
   // zero the counters, as the child's trace starts from nothing.

@@ -34,16 +34,6 @@ struct NamedFrame {
   std::string where;
 };
 
-std::string cut(std::string s, size_t max) {
-  if (s.size() > max) {
-    s.resize(max);
-    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();  // no half UTF-8
-    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xC0) s.pop_back();
-    s += "…";
-  }
-  return s;
-}
-
 std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& site, size_t max_name) {
   std::vector<NamedFrame> out;
   for (auto it = site.stack.rbegin(); it != site.stack.rend(); ++it) {

@@ -77,4 +77,14 @@ JsonWriter& JsonWriter::boolean(bool value) {
   return *this;
 }
 
+std::string cut(std::string s, size_t max) {
+  if (s.size() > max) {
+    s.resize(max);
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();  // no half UTF-8
+    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xC0) s.pop_back();
+    s += "…";
+  }
+  return s;
+}
+
 }  // namespace memloupe::report

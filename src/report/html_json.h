@@ -3,6 +3,7 @@
 // never close the element early, whatever a function name contains.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,5 +33,9 @@ class JsonWriter {
   std::string out_;
   bool need_comma_ = false;
 };
+
+// `s` cut to at most `max` bytes (never inside a UTF-8 character), ending in "…"
+// if it was longer: how the HTML report keeps names bounded.
+std::string cut(std::string s, size_t max);
 
 }  // namespace memloupe::report

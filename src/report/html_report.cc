@@ -25,7 +25,8 @@ std::string escape_html(std::string_view text) {
 
 }  // namespace
 
-void write_html_report(const Profile& profile, std::ostream& out, const HtmlLimits& limits) {
+void write_html_report(const Profile& profile, std::ostream& out, const HtmlLimits& limits,
+                       const std::string& retention) {
   // The substitutions are made on the template only, in one left-to-right scan,
   // so text inside the data or the script can never be taken for a placeholder.
   std::string title = "memloupe: " + escape_html(profile.info.executable.substr(0, 200));
@@ -33,6 +34,7 @@ void write_html_report(const Profile& profile, std::ostream& out, const HtmlLimi
       {"@TITLE@", title},
       {"@CSS@", std::string(kReportCss)},
       {"@DATA@", html_data_json(profile, limits)},
+      {"@RETENTION@", retention.empty() ? std::string("null") : retention},
       {"@JS@", std::string(kReportJs)},
   };
   std::string_view rest = kReportHtml;

@@ -1,16 +1,21 @@
 // The interactive HTML report: one self-contained file (style, script and data
 // inline; no network, no libraries) with the trace's info, the heap timeline
 // (drag a range to re-filter everything below it), a flame graph (metric
-// selector, click to zoom, search) and the top-sites tables.
+// selector, click to zoom, search), the top-sites tables and, when the trace
+// holds heap snapshots, the retention view.
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "report/html_data.h"
 #include "report/profile.h"
 
 namespace memloupe::report {
 
-void write_html_report(const Profile& profile, std::ostream& out, const HtmlLimits& limits = {});
+// `retention`: the retention view's data (retention_html.h), or empty when the
+// trace holds no heap snapshot (the view stays hidden).
+void write_html_report(const Profile& profile, std::ostream& out, const HtmlLimits& limits = {},
+                       const std::string& retention = {});
 
 }  // namespace memloupe::report

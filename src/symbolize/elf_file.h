@@ -44,7 +44,8 @@ class ElfFile {
 
   // The file actually read (the module's path or its debug file).
   const std::string& file() const { return file_; }
-  // The session's module, for readers of more of its DWARF than frames (src/types/).
+  // The libdw module, for lookups other than code frames: data symbols
+  // (data_symbols.h) and type DWARF (src/types/).
   Dwfl_Module* module() const { return module_; }
 
  private:

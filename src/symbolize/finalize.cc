@@ -13,6 +13,7 @@
 #include "reader/native_reader.h"
 #include "reader/reader.h"
 #include "symbolize/atomic_file.h"
+#include "symbolize/snapshot_roots.h"
 
 namespace memloupe::symbolize {
 namespace {
@@ -221,6 +222,17 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   stats.modules = c.modules.modules().size();
   stats.damage = c.damage;
 
+  // Heap snapshots: their frames' pcs are symbolised with the return
+  // addresses, and their globals named (symbolize/snapshot_roots.h).
+  SnapshotRootNames snapshot_names;
+  if (options.symbolize) {
+    snapshot_names = name_snapshot_roots((*bytes)->data(), c.modules, options.symbolizer);
+    std::unordered_set<uint64_t> known;
+    for (const AddressInModule& a : c.addresses) known.insert(a.address);
+    for (uint64_t pc : snapshot_names.frame_pcs)
+      if (auto m = c.modules.find_any_time(pc); m && known.insert(pc).second) c.addresses.push_back({pc, *m});
+  }
+
   std::future<reader::SymbolTable> symbols;
   std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> addon_chunks;  // set with `symbols`
   if (options.symbolize) {
@@ -250,6 +262,9 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   if (!stats.damage) stats.damage = compacted->damage;
   // (The one read is only taken when the input holds nothing but events.)
   std::vector<uint8_t> out = one_read ? std::move(compacted->bytes) : without(compacted->bytes, replace_symbols);
+
+  for (const std::vector<uint8_t>& payload : snapshot_names.names_chunks)
+    reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, options.zstd_level);
 
   if (options.symbolize) {
     const reader::SymbolTable table = symbols.get();

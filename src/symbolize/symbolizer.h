@@ -46,6 +46,9 @@ class Symbolizer {
   // One address recorded while `module` was mapped over it.
   std::vector<reader::OwnedFrame> symbolize(const Module& module, uint64_t return_address);
 
+  // The opened file of `module` (shared with symbolize()), or null if unusable.
+  ElfFile* file(const Module& module) { return file_for(module); }
+
   size_t files_opened() const;
   size_t modules_unusable() const;
 

@@ -2,7 +2,8 @@
 // `key=value` per line on stdout, what a user would see: console errors, whether
 // the flame graph and timeline were drawn (canvas pixels inked), and the numbers
 // before a time range is dragged on the timeline with the mouse, after it, and
-// after the range is cleared again.
+// after the range is cleared again; with heap snapshots, the retention view
+// before and after a click opens the first root.
 //
 //   node browser_check.mjs REPORT.html [--screenshot OUT.png] [--chromium PATH]
 //
@@ -157,6 +158,19 @@ try {
   await evaluate(`window.memloupe.clearRange()`);
   const cleared = await state();
 
+  // The retention view, when the report has heap snapshots: click the first
+  // root, as a user opens its dominator tree.
+  const retentionBefore = await evaluate('window.memloupe.retention ? window.memloupe.retention() : null');
+  let retentionAfter = null;
+  if (retentionBefore && retentionBefore.roots > 0) {
+    const at = await evaluate(`(() => { const s = document.querySelector('#retention summary.root');
+      s.scrollIntoView(); const r = s.getBoundingClientRect(); return { x: r.left + 40, y: r.top + r.height / 2 }; })()`);
+    await page('Input.dispatchMouseEvent', { type: 'mousePressed', x: at.x, y: at.y, button: 'left', clickCount: 1 });
+    await page('Input.dispatchMouseEvent', { type: 'mouseReleased', x: at.x, y: at.y, button: 'left', clickCount: 1 });
+    await sleep(100);
+    retentionAfter = await evaluate('window.memloupe.retention()');
+  }
+
   if (screenshot) {
     // The picture for the docs: whole trace, a range dragged, a search highlighted.
     await evaluate(`window.memloupe.search('')`);
@@ -185,6 +199,9 @@ try {
   flat('before', before);
   flat('after', afterDrag);
   flat('cleared', cleared);
+  for (const [prefix, r] of [['retention', retentionBefore], ['retention_opened', retentionAfter]]) {
+    if (r) for (const [k, v] of Object.entries(r)) lines.push(`${prefix}.${k}=${v}`);
+  }
   process.stdout.write(lines.join('\n') + '\n');
   await send('Browser.close').catch(() => {});
   cleanup();

@@ -1,0 +1,38 @@
+// Heap snapshots read, analysed and named: what `retention` and `report` show.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/alloc_stacks.h"
+#include "reader/reader.h"
+#include "report/retention_names.h"
+#include "report/text_retention.h"
+#include "retention/retention.h"
+#include "retention/snapshot_load.h"
+
+namespace memloupe::cli {
+
+struct RetentionInput {
+  retention::SnapshotSet set;
+  analysis::AllocStacks stacks;
+  // Deques: the reports point into them.
+  std::deque<retention::Retention> analyses;
+  std::deque<report::RetentionNames> names;
+  std::vector<report::SnapshotReport> reports;  // one per chosen snapshot, in order
+};
+
+// Analyses the snapshots `chosen` (indices into set.snapshots) and names their
+// blocks' allocation sites from one pass of `reader` over the trace.
+std::unique_ptr<RetentionInput> analyse_snapshots(reader::Reader& reader, retention::SnapshotSet set,
+                                                  const std::vector<size_t>& chosen, bool full_names);
+
+// The HTML report's retention data for `trace` (retention_html.h): empty when
+// it holds no snapshot. Damage in the snapshots is printed and sets
+// `exit_code` to kDamaged; the snapshots that could be read are used.
+std::string retention_html(const std::string& trace, int& exit_code);
+
+}  // namespace memloupe::cli

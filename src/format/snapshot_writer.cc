@@ -1,0 +1,130 @@
+#include "format/snapshot_writer.h"
+
+#include "format/varint.h"
+
+namespace memloupe::format {
+
+void SnapshotWriter::emit() noexcept {
+  if (len_ == 0) return;
+  write_chunk_header(buf_, ChunkType::Snapshot, 0, {payload(), len_}, static_cast<uint32_t>(len_));
+  sink_.write_chunk({buf_, kChunkHeaderSize + len_});
+  len_ = 0;
+}
+
+void SnapshotWriter::close_part() noexcept {
+  if (!part_open_) return;
+  put_u32(payload() + count_at_, count_);
+  part_open_ = false;
+}
+
+void SnapshotWriter::open_part(SnapshotPart kind) noexcept {
+  uint8_t* p = at();
+  *p++ = static_cast<uint8_t>(kind);
+  p = put_varint(p, number_);
+  len_ = static_cast<size_t>(p - payload());
+  kind_ = kind;
+  part_open_ = true;
+  count_at_ = len_;
+  count_ = 0;
+  prev_ = 0;
+  len_ += 4;
+}
+
+void SnapshotWriter::reserve(SnapshotPart kind) noexcept {
+  if (len_ + kMaxItem > kSnapshotChunkPayload) {
+    close_part();
+    emit();
+  }
+  if (!part_open_ || kind_ != kind) {
+    close_part();
+    open_part(kind);
+  }
+}
+
+void SnapshotWriter::begin(const SnapshotBegin& b) noexcept {
+  close_part();
+  if (len_ + kMaxItem > kSnapshotChunkPayload) emit();
+  uint8_t* p = at();
+  *p++ = static_cast<uint8_t>(SnapshotPart::Begin);
+  p = put_varint(p, number_);
+  p = put_varint(p, b.time_ns);
+  *p++ = b.at_exit ? 1 : 0;
+  p = put_string(p, b.label.data(), b.label.size(), 4096);
+  p = put_varint(p, b.threads);
+  p = put_varint(p, b.threads_not_stopped);
+  len_ = static_cast<size_t>(p - payload());
+}
+
+void SnapshotWriter::root(const SnapshotRootRecord& r) noexcept {
+  reserve(SnapshotPart::Roots);
+  uint8_t* p = at();
+  *p++ = static_cast<uint8_t>(r.kind);
+  p = put_varint(p, r.thread_plus_one);
+  p = put_varint(p, r.os_tid);
+  p = put_varint(p, r.address);
+  p = put_varint(p, r.size);
+  p = put_varint(p, r.pc);
+  len_ = static_cast<size_t>(p - payload());
+  ++count_;
+  ++roots_;
+}
+
+void SnapshotWriter::block(uint64_t address, uint64_t size, uint64_t alloc_id) noexcept {
+  reserve(SnapshotPart::Blocks);
+  uint8_t* p = at();
+  p = put_varint(p, address - prev_);
+  p = put_varint(p, size);
+  p = put_varint(p, alloc_id);
+  prev_ = address;
+  len_ = static_cast<size_t>(p - payload());
+  ++count_;
+  ++blocks_;
+}
+
+void SnapshotWriter::edge(uint32_t from, uint32_t to, bool interior, uint64_t offset) noexcept {
+  reserve(SnapshotPart::Edges);
+  uint8_t* p = at();
+  p = put_varint(p, from - prev_);
+  p = put_varint(p, (uint64_t{to} << 1) | (interior ? 1 : 0));
+  if (from < roots_) p = put_varint(p, offset);
+  prev_ = from;
+  len_ = static_cast<size_t>(p - payload());
+  ++count_;
+  ++edges_;
+}
+
+void SnapshotWriter::end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept {
+  close_part();
+  if (len_ + kMaxItem > kSnapshotChunkPayload) emit();
+  uint8_t* p = at();
+  *p++ = static_cast<uint8_t>(SnapshotPart::End);
+  p = put_varint(p, number_);
+  p = put_varint(p, roots_);
+  p = put_varint(p, blocks_);
+  p = put_varint(p, edges_);
+  p = put_varint(p, bytes_scanned);
+  p = put_varint(p, stopped_ns);
+  len_ = static_cast<size_t>(p - payload());
+  emit();
+}
+
+std::vector<uint8_t> snapshot_names_payload(uint32_t number, std::span<const SnapshotName> names) {
+  std::vector<uint8_t> out;
+  uint8_t item[3 * kMaxVarint + 2 * (kMaxVarint + 4096)];
+  uint8_t* p = item;
+  *p++ = static_cast<uint8_t>(SnapshotPart::Names);
+  p = put_varint(p, number);
+  p = put_u32(p, static_cast<uint32_t>(names.size()));
+  out.insert(out.end(), item, p);
+  for (const SnapshotName& n : names) {
+    p = put_varint(item, n.address);
+    p = put_varint(p, n.size);
+    p = put_string(p, n.name.data(), n.name.size(), 4096);
+    p = put_string(p, n.file.data(), n.file.size(), 4096);
+    p = put_varint(p, n.line);
+    out.insert(out.end(), item, p);
+  }
+  return out;
+}
+
+}  // namespace memloupe::format

@@ -1,0 +1,56 @@
+// The conservative scan: every aligned word of a range that holds an address
+// inside a live block (at its start or anywhere before its end) is an edge to
+// that block. Blocks are a sorted array, found by binary search: O(words x log
+// blocks), as memcheck's leak check.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "format/snapshot_writer.h"
+
+namespace memloupe::recorder::snapshot {
+
+struct LiveBlock {
+  uint64_t address = 0;
+  uint64_t end = 0;  // address + extent scanned (at least 1 byte, as memcheck)
+  uint64_t alloc_id = 0;
+};
+
+class HeapScan {
+ public:
+  // `blocks` sorted by address, non-overlapping; owned by the caller.
+  // Nodes below `roots` are roots: their edges keep the word's offset and are
+  // not merged (the loader splits a root by those offsets).
+  HeapScan(const LiveBlock* blocks, size_t count, uint32_t roots, format::SnapshotWriter& out) noexcept;
+
+  // Emits the edges from node `from` found in the words of [begin, end), a part
+  // of the root or block that starts at `base` (offsets are from there).
+  void scan_range(uint32_t from, uintptr_t begin, uintptr_t end, uintptr_t base) noexcept;
+  void scan_range(uint32_t from, uintptr_t begin, uintptr_t end) noexcept { scan_range(from, begin, end, begin); }
+  // Emits the edges from node `from` found among `n` register values.
+  void scan_words(uint32_t from, const uint64_t* words, size_t n) noexcept;
+
+  uint64_t bytes_scanned() const noexcept { return bytes_; }
+
+ private:
+  void word(uint32_t from, uint64_t w, uint64_t offset) noexcept;
+  void emit(uint32_t from, uint32_t to, uint64_t w, uint64_t offset) noexcept;
+  // Recently emitted targets of the current node: repeated pointers to one block
+  // (an array of them, a list threaded through one buffer) give one edge. The
+  // loader removes the duplicates this misses.
+  static constexpr size_t kRecent = 64;
+  void new_node(uint32_t from) noexcept;
+
+  const LiveBlock* blocks_;
+  size_t count_;
+  uint32_t roots_;
+  uint64_t lo_ = 0, hi_ = 0;
+  size_t last_ = 0;  // the block the previous hit was in
+  format::SnapshotWriter& out_;
+  uint32_t node_ = UINT32_MAX;
+  uint32_t recent_[kRecent];
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace memloupe::recorder::snapshot

@@ -1,0 +1,94 @@
+#include "report/retention_names.h"
+
+#include <unordered_map>
+
+#include "analysis/frame_names.h"
+#include "report/text_sites.h"
+
+namespace memloupe::report {
+
+const char* root_kind_name(retention::RootKind kind) {
+  switch (kind) {
+    case retention::RootKind::Global: return "global";
+    case retention::RootKind::Stack: return "stack";
+    case retention::RootKind::Register: return "register";
+    case retention::RootKind::Tls: return "tls";
+  }
+  return "?";
+}
+
+RetentionNames::RetentionNames(const retention::HeapSnapshot& s, const analysis::AllocStacks& stacks,
+                               bool full_names)
+    : full_names_(full_names) {
+  const std::vector<analysis::ModuleInfo>& modules = stacks.overview.modules;
+  std::unordered_map<uint32_t, uint32_t> site_of_stack;
+  std::unordered_map<std::string, uint32_t> site_of_key;
+  site_of_block_.assign(s.blocks.size(), kUnknownSite);
+  for (size_t b = 0; b < s.blocks.size(); ++b) {
+    auto st = stacks.stack_of.find(s.blocks[b].alloc.value);
+    if (st == stacks.stack_of.end()) continue;
+    auto known = site_of_stack.find(st->second);
+    if (known != site_of_stack.end()) {
+      site_of_block_[b] = known->second;
+      continue;
+    }
+    RetentionSite site;
+    for (uint64_t address : stacks.stacks.frames(st->second)) {
+      std::vector<analysis::Frame> expanded = analysis::expand_address(address, stacks.symbols, modules);
+      for (size_t i = expanded.size(); i-- > 0;) {  // expand_address gives outermost first
+        site.key += (site.key.empty() ? "" : ";") + expanded[i].function;
+        site.frames.push_back(std::move(expanded[i]));
+      }
+    }
+    auto [it, added] = site_of_key.emplace(site.key, static_cast<uint32_t>(sites_.size()));
+    if (added) sites_.push_back(std::move(site));
+    site_of_stack.emplace(st->second, it->second);
+    site_of_block_[b] = it->second;
+  }
+  for (const analysis::ThreadInfo& t : stacks.overview.threads) {
+    std::string label = "thread " + std::to_string(t.id.value);
+    if (!t.name.empty()) label += " (" + t.name + ")";
+    threads_.push_back(std::move(label));
+  }
+}
+
+std::string RetentionNames::site_label(uint32_t site) const {
+  if (site == kUnknownSite || sites_[site].frames.empty()) return "(unknown site)";
+  return frame_label(sites_[site].frames[0], full_names_);
+}
+
+std::vector<std::string> RetentionNames::site_callers(uint32_t site, size_t frames) const {
+  std::vector<std::string> out;
+  if (site == kUnknownSite) return out;
+  const std::vector<analysis::Frame>& f = sites_[site].frames;
+  const size_t shown = frames == 0 ? f.size() : std::min(f.size(), frames);
+  for (size_t i = 1; i < shown; ++i) out.push_back("← " + frame_label(f[i], full_names_));
+  if (shown < f.size() && shown > 0) out.push_back("← … " + std::to_string(f.size() - shown) + " more");
+  return out;
+}
+
+std::string RetentionNames::thread_label(format::ThreadId thread) const {
+  if (thread.value < threads_.size()) return threads_[thread.value];
+  return "thread " + std::to_string(thread.value);
+}
+
+std::string RetentionNames::root_label(const retention::Root& root) const {
+  const std::string name = function_label(root.name, full_names_);
+  if (root.kind == retention::RootKind::Global) return name;
+  return name + " [" + thread_label(root.thread) + "]";
+}
+
+std::string RetentionNames::root_where(const retention::Root& root) const {
+  std::string out;
+  if (!root.module.empty()) {
+    const size_t slash = root.module.rfind('/');
+    out = slash == std::string::npos ? root.module : root.module.substr(slash + 1);
+  }
+  if (!root.file.empty()) {
+    out += (out.empty() ? "" : "  ") + root.file;
+    if (root.line) out += ":" + std::to_string(root.line);
+  }
+  return out;
+}
+
+}  // namespace memloupe::report

@@ -1,0 +1,55 @@
+// How the retention views name what a snapshot holds: each block's allocation
+// site (its backtrace, read from the trace's Alloc event, with frames named as
+// in every other view) and each root (kind; symbol, or function and thread;
+// module; file:line).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/alloc_stacks.h"
+#include "analysis/model.h"
+#include "retention/heap_graph.h"
+
+namespace memloupe::report {
+
+// Blocks whose backtraces have the same functions, frame by frame, make one
+// site (the grouping `top` uses by default).
+struct RetentionSite {
+  std::vector<analysis::Frame> frames;  // innermost first; empty: unknown
+  std::string key;                      // the functions, joined
+};
+
+class RetentionNames {
+ public:
+  static constexpr uint32_t kUnknownSite = UINT32_MAX;
+
+  RetentionNames(const retention::HeapSnapshot& snapshot, const analysis::AllocStacks& stacks,
+                 bool full_names);
+
+  uint32_t site_of(uint32_t block) const { return site_of_block_[block]; }
+  const std::vector<RetentionSite>& sites() const { return sites_; }
+  // The site's innermost frame as the text views print it; "(unknown site)".
+  std::string site_label(uint32_t site) const;
+  // The site's frames from the second on, for lines under a row (at most `frames` in all).
+  std::vector<std::string> site_callers(uint32_t site, size_t frames) const;
+  // "thread 2 (worker)", or "thread 2".
+  std::string thread_label(format::ThreadId thread) const;
+  // "fill_buffer [thread 1 (main)]", "g_map", "registers [thread 3]".
+  std::string root_label(const retention::Root& root) const;
+  // Where it lives: "prog  src/a.cc:12" (module file name, source file and line).
+  std::string root_where(const retention::Root& root) const;
+  bool full_names() const { return full_names_; }
+
+ private:
+  std::vector<uint32_t> site_of_block_;
+  std::vector<RetentionSite> sites_;
+  std::vector<std::string> threads_;
+  bool full_names_ = false;
+};
+
+// "global", "stack", "register", "tls": the JSON kinds and the text views' column.
+const char* root_kind_name(retention::RootKind kind);
+
+}  // namespace memloupe::report

@@ -1,0 +1,27 @@
+#include "symbolize/global_names.h"
+
+namespace memloupe::symbolize {
+
+const DataSymbols* GlobalNamer::data_of(const Module& m) {
+  ElfFile* file = symbolizer_.file(m);
+  if (file == nullptr) return nullptr;
+  auto& slot = data_[file];
+  if (!slot) slot = std::make_unique<DataSymbols>(*file);
+  return slot.get();
+}
+
+std::optional<format::SnapshotName> GlobalNamer::name(uint64_t address) {
+  const auto m = modules_.find_any_time(address);
+  if (!m) return std::nullopt;
+  const Module& module = modules_[*m];
+  const DataSymbols* data = data_of(module);
+  if (data == nullptr) return std::nullopt;
+  const uint64_t vaddr = address - module.load_bias;
+  if (const DataSymbol* s = data->symbol_at(vaddr)) return format::SnapshotName{s->vaddr + module.load_bias, s->size, s->name, {}, 0};
+  // No symbol: GOT entries, compiler-made objects, allocator-internal data.
+  if (const DataSection* sec = data->section_at(vaddr))
+    return format::SnapshotName{sec->vaddr + module.load_bias, sec->size, sec->name, {}, 0};
+  return std::nullopt;
+}
+
+}  // namespace memloupe::symbolize

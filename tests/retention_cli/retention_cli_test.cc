@@ -1,0 +1,202 @@
+// `memloupe retention` on a real trace: retention_zoo (globals holding
+// containers, a chain, two globals sharing a block, a buffer held by a stack
+// frame, a leaked ring, a block reached only by an interior pointer, a
+// thread's TLS) recorded with `memloupe run --all`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "tool_runner.h"
+#include "format/wire.h"
+#include "reader/chunk_io.h"
+
+namespace memloupe {
+namespace {
+
+namespace fs = std::filesystem;
+using analysis_testing::quote;
+using analysis_testing::Result;
+using analysis_testing::run_memloupe;
+
+class RetentionCli : public ::testing::Test {
+ protected:
+  // One trace per test process (ctest runs each test in its own).
+  static void SetUpTestSuite() {
+    scratch_ = fs::path(MEMLOUPE_BINARY_DIR) / "tests" / "retention_cli" / ("scratch." + std::to_string(::getpid()));
+    fs::create_directories(scratch_);
+  }
+  static void TearDownTestSuite() { fs::remove_all(scratch_); }
+
+  void SetUp() override {
+#ifdef MEMLOUPE_SANITIZED
+    GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
+#endif
+    if (fs::exists(trace())) return;
+    const Result r = run_memloupe(scratch_, "run --all -o " + quote(trace().string()) + " -- " +
+                                                quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/retention_zoo"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(r.out, "vector 101, map 3, snapshot ok\n");
+  }
+  static fs::path trace() { return scratch_ / "zoo.trace"; }
+  Result retention(const std::string& args) { return run_memloupe(scratch_, "retention " + quote(trace().string()) + " " + args); }
+
+  // The JSON object of root `name` from its start to its "blocks" list.
+  static std::string root_json(const std::string& json, const std::string& kind, const std::string& name) {
+    const size_t at = json.find("{\"kind\":\"" + kind + "\",\"name\":\"" + name + "\"");
+    if (at == std::string::npos) return {};
+    return json.substr(at, json.find("\"blocks\":[", at) - at);
+  }
+
+  static fs::path scratch_;
+};
+fs::path RetentionCli::scratch_;
+
+TEST_F(RetentionCli, RetainedAndReachableBytesOfKnownRoots) {
+  const Result r = retention("--snapshot inside --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("{\"snapshots\":[{\"label\":\"inside\","), std::string::npos) << r.out;
+  // g_chain -> 72 -> 72 -> 72.
+  EXPECT_NE(root_json(r.out, "global", "g_chain")
+                .find("\"retained_bytes\":216,\"retained_blocks\":3,\"reachable_bytes\":216,\"reachable_blocks\":3"),
+            std::string::npos)
+      << r.out;
+  // Two globals share one 1000-byte block: reachable from both, retained by neither.
+  for (const char* g : {"g_shared_a", "g_shared_b"}) {
+    EXPECT_NE(root_json(r.out, "global", g)
+                  .find("\"retained_bytes\":0,\"retained_blocks\":0,\"reachable_bytes\":1000,\"reachable_blocks\":1"),
+              std::string::npos)
+        << g << "\n" << r.out;
+  }
+  // The vector's 808-byte buffer and the map's three 40-byte nodes.
+  EXPECT_NE(root_json(r.out, "global", "g_vector").find("\"retained_bytes\":808,\"retained_blocks\":1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(root_json(r.out, "global", "g_map").find("\"retained_bytes\":120,\"retained_blocks\":3"),
+            std::string::npos)
+      << r.out;
+  // The interior pointer still holds its block (docs/RETENTION.md).
+  EXPECT_NE(root_json(r.out, "global", "g_interior").find("\"retained_bytes\":408,\"retained_blocks\":1"),
+            std::string::npos)
+      << r.out;
+  // The second thread's TLS block.
+  EXPECT_NE(root_json(r.out, "tls", "tls").find("\"reachable_bytes\":504,\"reachable_blocks\":1"), std::string::npos)
+      << r.out;
+  // The frame of with_buffer() reaches its 3000-byte buffer.
+  EXPECT_NE(root_json(r.out, "stack", "with_buffer").find("\"reachable_bytes\":3000,\"reachable_blocks\":1"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(RetentionCli, LeakKindsOfTheRingAndTheInteriorBlock) {
+  const Result r = retention("--snapshot exit --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The leaked ring of three 136-byte nodes: one definitely, two indirectly lost.
+  EXPECT_NE(r.out.find("\"definitely_lost_bytes\":136,\"definitely_lost_blocks\":1,\"indirectly_lost_bytes\":272,"
+                       "\"indirectly_lost_blocks\":2,\"possibly_lost_bytes\":0,\"possibly_lost_blocks\":0,"
+                       "\"still_reachable_bytes\":0,\"still_reachable_blocks\":0,\"site\":["),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"indirectly_lost_bytes\":272,\"indirectly_lost_blocks\":2,\"possibly_lost_bytes\":408,"
+                       "\"possibly_lost_blocks\":1,"),
+            std::string::npos)
+      << r.out;
+
+  const Result paths = retention("--snapshot exit --paths leak_ring");
+  ASSERT_EQ(paths.status, 0) << paths.err;
+  EXPECT_NE(paths.out.find("No root reaches it: definitely lost 136 B in 1 block, indirectly lost 272 B in 2 blocks."),
+            std::string::npos)
+      << paths.out;
+}
+
+TEST_F(RetentionCli, TextTreePathsAndSummary) {
+  const Result text = retention("--snapshot 2");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("Snapshot 2 of 2 \"exit\""), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("g_chain  retention_zoo"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("possibly lost:   408 B in 1 block\n"), std::string::npos) << text.out;
+
+  const Result tree = retention("--snapshot exit --tree");
+  ASSERT_EQ(tree.status, 0) << tree.err;
+  EXPECT_NE(tree.out.find("g_chain [global]  retains 216 B in 3 blocks\n└─ 72 B at "), std::string::npos) << tree.out;
+  EXPECT_NE(tree.out.find("(shared between roots) 1000 B at "), std::string::npos) << tree.out;
+
+  const Result paths = retention("--snapshot exit --paths build_globals");
+  ASSERT_EQ(paths.status, 0) << paths.err;
+  // Every block of build_globals() hangs off a global one pointer away.
+  EXPECT_NE(paths.out.find(". g_chain [global]\n       → 72 B at "), std::string::npos) << paths.out;
+  EXPECT_NE(paths.out.find(". g_interior [global]\n       → 408 B at "), std::string::npos) << paths.out;
+
+  const Result summary = run_memloupe(scratch_, "summary " + quote(trace().string()));
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  EXPECT_NE(summary.out.find("Heap snapshots: 2 (\"inside\" at "), std::string::npos) << summary.out;
+
+  const Result missing = retention("--snapshot 3");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no snapshot labelled or numbered '3' (it holds 2)"), std::string::npos) << missing.err;
+}
+
+TEST_F(RetentionCli, DamagedSnapshotIsReportedAndTheRestShown) {
+  std::vector<uint8_t> bytes;
+  {
+    std::ifstream in(trace(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const reader::ChunkList list = reader::scan_chunks(bytes);
+  ASSERT_FALSE(list.error);
+  uint64_t first = 0;
+  for (const reader::ChunkView& c : list.chunks) {
+    if (c.type == static_cast<uint8_t>(format::ChunkType::Snapshot) && first == 0) first = c.offset;
+  }
+  ASSERT_NE(first, 0u);
+  bytes[first + format::kChunkHeaderSize + 40] ^= 0x55;  // inside the "inside" snapshot's payload
+  const fs::path damaged = scratch_ / "damaged.trace";
+  {
+    std::ofstream out(damaged, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  const Result r = run_memloupe(scratch_, "retention " + quote(damaged.string()));
+  EXPECT_EQ(r.status, 4);  // kDamaged: what was readable was used
+  EXPECT_NE(r.err.find("a snapshot chunk is damaged"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("Snapshot 1 of 1 \"exit\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("g_chain  retention_zoo"), std::string::npos) << r.out;
+
+  const Result json = run_memloupe(scratch_, "retention --json " + quote(damaged.string()));
+  EXPECT_EQ(json.status, 4);
+  EXPECT_NE(json.out.find("\"damage\":\"") , std::string::npos) << json.out;
+}
+
+// The HTML report of a trace with snapshots, in real headless Chromium: the
+// retention view lists both snapshots' roots and a click opens a root's tree.
+TEST_F(RetentionCli, HtmlReportShowsTheRetentionView) {
+  const char* env = std::getenv("MEMLOUPE_CHROMIUM");
+  const std::string chromium = env ? env : "/usr/bin/chromium";
+  if (!report::testing::executable(chromium)) GTEST_SKIP() << "no chromium at " << chromium;
+  if (!report::testing::on_path("node")) GTEST_SKIP() << "node is not installed (Debian nodejs)";
+  const fs::path html = scratch_ / "zoo.html";
+  const Result r = run_memloupe(scratch_, "report " + quote(trace().string()) + " -o " + quote(html.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const report::testing::Run check = report::testing::run(
+      "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " +
+      quote(html.string()) + " --chromium " + quote(chromium));
+  ASSERT_EQ(check.status, 0) << check.out;
+  auto kv = report::testing::key_values(check.out);
+  EXPECT_EQ(kv["errors"], "0") << kv["error"];
+  EXPECT_EQ(kv["retention.snapshots"], "2");
+  // At least the program's own: "inside" has g_vector, g_map, g_chain, g_interior,
+  // g_shared_a/b, the TLS, with_buffer's frame, registers and a shared block;
+  // "exit" g_chain, g_interior, g_shared_a/b and the shared block. The C
+  // and C++ libraries' roots come on top.
+  EXPECT_GE(std::stoi(kv["retention.roots"]), 15) << check.out;
+  EXPECT_EQ(kv["retention.open"], "0");
+  EXPECT_EQ(kv["retention.visible_nodes"], "0");  // every tree closed
+  EXPECT_EQ(kv["retention_opened.open"], "1");
+  EXPECT_GE(std::stoi(kv["retention_opened.visible_nodes"]), 1) << check.out;
+}
+
+}  // namespace
+}  // namespace memloupe
