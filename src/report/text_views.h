@@ -15,9 +15,12 @@ namespace memloupe::report {
 // In every option set: `width` cuts table lines to this many columns (0: never);
 // `full_names` prints function names whole instead of short_function_name's
 // "std::vector<…>::push_back()" (CSV output always has them whole).
+// Backtrace lines per site, the same in every view (`--frames`).
+inline constexpr size_t kDefaultFrames = 6;
+
 struct SummaryOptions {
   size_t top = 10;     // sites per table
-  size_t frames = 8;   // backtrace lines per site
+  size_t frames = kDefaultFrames;
   size_t width = 0;
   bool full_names = false;
 };
@@ -27,7 +30,7 @@ struct TopOptions {
   analysis::SortKey key;
   uint32_t depth = 0;      // frames that identify a site; 0 = the whole stack
   size_t limit = 20;
-  size_t frames = 6;
+  size_t frames = kDefaultFrames;
   double min_count = 0;
   bool csv = false;
   size_t width = 0;
@@ -47,7 +50,7 @@ std::string render_leaks(const analysis::Model& model, const TopOptions& options
 
 struct LifetimeOptions {
   size_t top = 10;
-  size_t frames = 6;
+  size_t frames = kDefaultFrames;
   bool csv = false;
   size_t width = 0;
   bool full_names = false;
