@@ -78,7 +78,7 @@ void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const P
                  size_t max_points) {
   json.begin_array();
   if (points.size() <= max_points) {
-    for (const HeapPoint& p : points) json.number(static_cast<double>(p.time_ns)).number(p.bytes);
+    for (const HeapPoint& p : points) json.integer(p.time_ns).number(p.bytes);
     return void(json.end_array());
   }
   // One point per time slot: the highest, so the peak stays visible.
@@ -86,7 +86,7 @@ void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const P
   size_t slot = SIZE_MAX;
   const HeapPoint* best = nullptr;
   auto flush = [&] {
-    if (best) json.number(static_cast<double>(best->time_ns)).number(best->bytes);
+    if (best) json.integer(best->time_ns).number(best->bytes);
   };
   for (const HeapPoint& p : points) {
     size_t s = static_cast<size_t>(static_cast<double>(p.time_ns) / static_cast<double>(span) *
@@ -114,10 +114,10 @@ void write_info(JsonWriter& json, const Profile& profile, const HtmlLimits& limi
   json.key("host").string(cut(info.host, limits.max_name_bytes));
   json.key("mode").string(info.mode == format::Mode::All ? "all" : "sampled");
   json.key("bytes_per_sample").integer(info.bytes_per_sample);
-  json.key("start_wall_ns").number(static_cast<double>(info.start_wall_ns));
+  json.key("start_wall_ns").integer(info.start_wall_ns);
   json.key("source_format").string(cut(info.source_format, limits.max_name_bytes));
-  json.key("duration_ns").number(static_cast<double>(profile.duration_ns));
-  json.key("events").number(static_cast<double>(profile.events));
+  json.key("duration_ns").integer(profile.duration_ns);
+  json.key("events").integer(profile.events);
   json.key("sites").integer(profile.sites.size());
   json.end_object();
 }
@@ -224,11 +224,11 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   JsonWriter json;
   json.begin_object();
   write_info(json, profile, limits);
-  json.key("bucket_ns").number(static_cast<double>(profile.bucket_ns));
+  json.key("bucket_ns").integer(profile.bucket_ns);
   json.key("buckets").integer(profile.bucket_count);
   json.key("selection").begin_array()
-      .number(static_cast<double>(profile.selection_begin_ns))
-      .number(static_cast<double>(profile.selection_end_ns)).end_array();
+      .integer(profile.selection_begin_ns)
+      .integer(profile.selection_end_ns).end_array();
   json.key("nodes_total").integer(trie.size());
 
   std::vector<std::string> strings;
@@ -266,12 +266,12 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   write_curve(json, profile.heap, profile, limits.max_curve_points);
   json.key("rss");
   write_curve(json, profile.rss, profile, limits.max_curve_points);
-  json.key("peak").begin_array().number(static_cast<double>(profile.peak.time_ns)).number(profile.peak.bytes).end_array();
+  json.key("peak").begin_array().integer(profile.peak.time_ns).number(profile.peak.bytes).end_array();
   json.key("markers").begin_array();
   size_t markers = std::min(profile.markers.size(), limits.max_markers);
   for (size_t i = 0; i < markers; ++i) {
     const TimeMark& m = profile.markers[i * profile.markers.size() / markers];  // evenly spread
-    json.number(static_cast<double>(m.time_ns)).string(cut(m.name, limits.max_name_bytes));
+    json.integer(m.time_ns).string(cut(m.name, limits.max_name_bytes));
   }
   json.end_array();
   json.end_object();

@@ -1,5 +1,7 @@
 #include "report/html_json.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 
@@ -52,22 +54,16 @@ JsonWriter& JsonWriter::string(std::string_view text) {
 JsonWriter& JsonWriter::number(double value) {
   separate();
   if (!std::isfinite(value)) value = 0;
-  // Whole numbers up to 2^53 are written exactly (byte counts from --all traces).
-  if (value == std::floor(value) && std::fabs(value) < 9.0e15) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f", value);
-    out_ += buf;
-    return *this;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", value);
-  out_ += buf;
+  // Whole numbers are written with every digit (a 19-digit timestamp printed
+  // with 6 significant digits moved the report's start time by over an hour);
+  // fractions keep 6 significant digits, plenty for a drawing.
+  out_ += value == std::floor(value) ? fmt::format("{:.0f}", value) : fmt::format("{:.6g}", value);
   return *this;
 }
 
 JsonWriter& JsonWriter::integer(uint64_t value) {
   separate();
-  out_ += std::to_string(value);
+  out_ += fmt::format("{}", value);
   return *this;
 }
 

@@ -17,7 +17,9 @@ class JsonWriter {
   JsonWriter& end_array() { return close(']'); }
   JsonWriter& key(std::string_view name);  // inside an object, before its value
   JsonWriter& string(std::string_view text);
-  JsonWriter& number(double value);  // shortest form up to 6 significant digits; non-finite -> 0
+  // Whole values exactly, fractions to 6 significant digits; non-finite -> 0.
+  // Counts and times are integers: write them with integer(), not through a double.
+  JsonWriter& number(double value);
   JsonWriter& integer(uint64_t value);
   JsonWriter& boolean(bool value);
 
