@@ -54,7 +54,11 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
     }
     size_t j = i;
     while (j + 1 <= last && h.freed[i].empty() && h.freed[j + 1].empty()) ++j;
-    const uint64_t lo = analysis::LifetimeHistogram::bucket_floor(i);
+    // Once the first row says "< 1 tick", the next starts at one tick, not at
+    // its power-of-two floor (512 ns), which would overlap it: with whole-tick
+    // times nothing lies below it there anyway.
+    const uint64_t floor = analysis::LifetimeHistogram::bucket_floor(i);
+    const uint64_t lo = first == 0 && i > 0 ? std::max(floor, kTimeResolutionNs) : floor;
     const uint64_t hi = j == 0 ? kTimeResolutionNs
                                : (j == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(j + 1));
     add(j == 0 ? "< " + human_duration(kTimeResolutionNs) : human_duration(lo) + " – " + human_duration(hi),

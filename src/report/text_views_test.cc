@@ -158,6 +158,29 @@ TEST(TextViewsLifetimes, SubResolutionLifetimesAreNotZero) {
   EXPECT_EQ(rows[1].substr(0, rows[1].find(",3,")), "0,1000") << rows[1];  // [0, 1 µs), 3 blocks
 }
 
+// The rows' ranges never overlap: "< 1.00 µs" (freed in the allocating tick)
+// was followed by "512 ns – 1.02 µs" for a lifetime of one tick.
+TEST(TextViewsLifetimes, BucketRangesDoNotOverlap) {
+  analysis::testing::Script s;
+  s.free(s.alloc(5000, 16, {0x1}), 5000);   // < 1 µs
+  s.free(s.alloc(6000, 16, {0x1}), 7000);   // 1 µs
+  s.free(s.alloc(8000, 16, {0x1}), 11000);  // 3 µs
+  s.end(20000);
+  LifetimeOptions o;
+  const std::string out = render_lifetimes(s.run(), o);
+  EXPECT_EQ(out.find("512 ns"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.00 µs – 1.02 µs"), std::string::npos) << out;
+  o.csv = true;
+  const auto rows = lines(render_lifetimes(s.run(), o));
+  uint64_t previous_max = 0;
+  for (size_t i = 1; i < rows.size() && rows[i][0] != ','; ++i) {
+    const uint64_t min = std::stoull(rows[i]), max = std::stoull(rows[i].substr(rows[i].find(',') + 1));
+    EXPECT_GE(min, previous_max) << rows[i];
+    EXPECT_LT(min, max) << rows[i];
+    previous_max = max;
+  }
+}
+
 TEST_F(TextViews, TimelineCsvAndChart) {
   const analysis::Model m = s.run();
   const std::string csv = timeline_csv(m);
