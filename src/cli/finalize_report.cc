@@ -58,6 +58,9 @@ int finalize_and_report(const std::string& input, const std::string& output,
   if (stats->damage) print_damage(input, *stats->damage, stats->events);
   if (stats->index_bytes != 0) {
     fmt::print(stderr, "memloupe: analysis index: {} bytes\n", stats->index_bytes);
+  } else if (with_index && stats->damage) {
+    // finalize.cc writes none then: an index must summarise every event of the file.
+    fmt::print(stderr, "memloupe: no analysis index written (the events are damaged); views read the events\n");
   }
   print_wrote(output, stats->events, stats->output_bytes);
   return stats->damage ? kDamaged : kOk;
