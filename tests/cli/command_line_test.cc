@@ -3,6 +3,7 @@
 // outside its bounds and takes the ones on them.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cli_run.h"
@@ -86,6 +87,27 @@ TEST(CommandLine, ViewOptionsBounds) {
                            "timeline T --width 0", "top T --thread 0"}) {
     std::string args = good;
     expect_parsed(args.replace(args.find(" T "), 3, " " + t + " "));
+  }
+}
+
+// A trace arriving through a FIFO (or `<(...)`) is read, not called "empty
+// (not a trace)"; the views, which look at the file more than once, work too.
+TEST(CommandLine, TraceFromAFifo) {
+  const std::string dir = scratch_dir("cli_fifo");
+  const std::string fifo = dir + "/trace.fifo";
+  const std::string sample = source_path("tests/data/memtrace/viewer_test.ctf");
+  for (const char* command : {"info", "summary", "top"}) {
+    SCOPED_TRACE(command);
+    // The writer waits in the background until memloupe opens the FIFO.
+    ASSERT_EQ(std::system(("rm -f '" + fifo + "' && mkfifo '" + fifo + "' && (cat '" + sample + "' > '" + fifo +
+                           "' &)").c_str()), 0);
+    CommandRun r = memloupe(std::string(command) + " '" + fifo + "'");
+    CommandRun direct = memloupe(std::string(command) + " '" + sample + "'");
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out, "");
+    if (std::string(command) != "info") {
+      EXPECT_EQ(r.out, direct.out);
+    }
   }
 }
 
