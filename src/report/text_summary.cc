@@ -26,7 +26,15 @@ std::string call_totals(const analysis::Overview& o) {
       bytes += ft.bytes;
     }
   }
-  return "Calls (exact, from the recorder's counters)\n" + t.render() + "Total        " +
+  // The counters are written at each flush and at exit: a trace without an end
+  // (SIGKILL) has events recorded after its last counters, which they miss.
+  const bool lag = !o.end_reason && o.call_totals->time_ns < o.duration_ns;
+  const std::string title =
+      lag ? "Calls (exact as of " + human_duration(o.call_totals->time_ns) +
+                ", the recorder's last count; the events go on to " + human_duration(o.duration_ns) +
+                ": the program ended without a final count, so later calls are in the events only)\n"
+          : "Calls (exact, from the recorder's counters)\n";
+  return title + t.render() + "Total        " +
          human_count(static_cast<double>(calls)) + " allocating calls, " + human_bytes(static_cast<double>(bytes)) +
          " requested\n";
 }

@@ -158,6 +158,22 @@ TEST(TextViewsLifetimes, SubResolutionLifetimesAreNotZero) {
   EXPECT_EQ(rows[1].substr(0, rows[1].find(",3,")), "0,1000") << rows[1];  // [0, 1 µs), 3 blocks
 }
 
+// After SIGKILL the recorder's exact counters are those of its last flush, and
+// events recorded after it are in the trace but not in the counts: the summary
+// says which figure covers what instead of printing both as "exact".
+TEST(TextViewsSummary, CountersOlderThanTheEventsAreDated) {
+  analysis::testing::Script s;
+  s.alloc(10, 100, {0x1});
+  format::CallTotals totals;
+  totals.time_ns = 20'000;
+  totals.totals[static_cast<size_t>(format::Func::Malloc)] = format::FuncTotal{1, 100};
+  s.events.push_back(totals);
+  s.alloc(30'000, 100, {0x1});  // recorded after the last counters, then killed: no TraceEnd
+  const std::string out = render_summary(s.run(), SummaryOptions{});
+  EXPECT_NE(out.find("Calls (exact as of 20.0 µs, the recorder's last count"), std::string::npos) << out;
+  EXPECT_NE(out.find("events go on to 30.0 µs"), std::string::npos) << out;
+}
+
 // The rows' ranges never overlap: "< 1.00 µs" (freed in the allocating tick)
 // was followed by "512 ns – 1.02 µs" for a lifetime of one tick.
 TEST(TextViewsLifetimes, BucketRangesDoNotOverlap) {
@@ -203,6 +219,9 @@ TEST_F(TextViews, TimelineCsvAndChart) {
   ASSERT_EQ(rows[1].substr(0, 12), "1.00 MiB ┤");
   EXPECT_EQ(rows[1], "1.00 MiB ┤" + std::string(47, ' ') + "•") << chart;
   EXPECT_NE(chart.find("At the end   350 B live"), std::string::npos);
+  // An every-call trace: the legend does not call the heap "estimated".
+  EXPECT_EQ(chart.find("estimated"), std::string::npos) << chart;
+  EXPECT_NE(chart.find("█ live heap (exact)"), std::string::npos) << chart;
 }
 
 // A vector<string>::push_back that reallocates, as GCC 12 -O2 compiled it in
