@@ -77,4 +77,13 @@ bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
   return contains_any(unknown_frame_name(address, modules), needles);
 }
 
+bool is_library_file(std::string_view file) { return file.empty() || file.starts_with("/usr/"); }
+
+size_t first_own_frame(const std::vector<const Frame*>& frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (!is_library_file(frames[i]->file)) return i;
+  }
+  return 0;
+}
+
 }  // namespace memloupe::analysis

@@ -31,4 +31,14 @@ bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
 
 bool contains_any(std::string_view haystack, const std::vector<std::string>& needles);
 
+// Whether a frame is library code rather than the program's own: its source
+// file is unknown or under /usr/ (the compiler's and the system's headers and
+// libraries: libstdc++'s std::__new_allocator, std::vector, glibc, an
+// allocator). The one rule for where the views start a site's backtrace: the
+// text views and the HTML report's tables name a site by its innermost frame
+// that is not library code (the innermost frame when every frame is).
+bool is_library_file(std::string_view file);
+// Index of that frame in `frames`, innermost first (0 when none is the program's).
+size_t first_own_frame(const std::vector<const Frame*>& frames);
+
 }  // namespace memloupe::analysis

@@ -19,7 +19,7 @@ Command add_summary_command(CLI::App& app) {
       "summary", "The trace at a glance: calls, allocated, peak heap, leaks and the top sites");
   add_view_options(sub, o->view);
   add_limit_option(sub, o->summary.top);
-  add_frames_option(sub, o->summary.frames);
+  add_frames_option(sub, o->summary.frames, o->summary.all_frames);
   add_full_names_flag(sub, o->summary.full_names);
   return {sub, [o] {
             o->summary.width = table_width();

@@ -20,7 +20,7 @@ void add_rank_options(CLI::App* sub, RankOptions& o, bool with_by) {
       ->check(CLI::IsMember({"function", "line", "address"}))
       ->capture_default_str();
   add_limit_option(sub, o.limit);
-  add_frames_option(sub, o.frames);
+  add_frames_option(sub, o.frames, o.all_frames);
   sub->add_option("--min-count", o.min_count, "Drop sites with fewer blocks than this")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -33,10 +33,13 @@ void add_limit_option(CLI::App* sub, size_t& limit) {
   sub->add_option("--top", limit)->check(CLI::NonNegativeNumber)->group("");
 }
 
-void add_frames_option(CLI::App* sub, size_t& frames) {
+void add_frames_option(CLI::App* sub, size_t& frames, bool& all_frames) {
   sub->add_option("--frames", frames, "Backtrace lines per site (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  sub->add_flag("--all-frames", all_frames,
+                "Start backtraces at the allocation, not at the first frame outside the allocator and "
+                "standard library");
 }
 
 void add_full_names_flag(CLI::App* sub, bool& full_names) {
@@ -50,6 +53,7 @@ report::TopOptions top_options(const RankOptions& o) {
   t.depth = o.depth;
   t.limit = o.limit;
   t.frames = o.frames;
+  t.all_frames = o.all_frames;
   t.min_count = o.min_count;
   t.csv = o.csv;
   t.width = table_width();

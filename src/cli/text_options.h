@@ -25,6 +25,7 @@ struct RankOptions {
   std::string group = "function";
   size_t limit = 20;
   size_t frames = report::kDefaultFrames;
+  bool all_frames = false;
   double min_count = 0;
   bool csv = false;
   bool full_names = false;
@@ -39,7 +40,9 @@ void add_rank_options(CLI::App* sub, RankOptions& options, bool with_by);
 //   --frames N     backtrace lines per site (0: all), report::kDefaultFrames
 // Both refuse negative numbers (CLI11 would otherwise wrap -1 to SIZE_MAX).
 void add_limit_option(CLI::App* sub, size_t& limit);
-void add_frames_option(CLI::App* sub, size_t& frames);
+//   --all-frames   start backtraces at the innermost frame, not at the first
+//                  outside the allocator and standard library (analysis::first_own_frame)
+void add_frames_option(CLI::App* sub, size_t& frames, bool& all_frames);
 
 // --full-names: function names whole rather than shortened (every text view has it).
 void add_full_names_flag(CLI::App* sub, bool& full_names);

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/frame_names.h"
 #include "report/frame_names.h"
 #include "report/html_json.h"
 
@@ -24,6 +25,7 @@ struct TrieNode {
   std::string name;
   std::string short_name;  // the page's label (short_function_name); `name` is its tooltip
   std::string where;  // "file:line" of the first frame seen here
+  bool library = false;  // analysis::is_library_file of that frame
   std::unordered_map<std::string, uint32_t> children;
   std::array<double, kRankMetrics> total{};
 };
@@ -32,6 +34,7 @@ struct NamedFrame {
   std::string name;
   std::string short_name;
   std::string where;
+  bool library;
 };
 
 std::string cut(std::string s, size_t max) {
@@ -50,12 +53,13 @@ std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& si
     const Location& loc = profile.location(*it);
     if (loc.frames.empty()) {
       const std::string name = frame_name(profile, loc, nullptr);
-      out.push_back({cut(name, max_name), cut(name, max_name), ""});
+      out.push_back({cut(name, max_name), cut(name, max_name), "", true});
     }
     for (auto f = loc.frames.rbegin(); f != loc.frames.rend(); ++f) {
       std::string where = f->file.empty() ? "" : f->file + ":" + std::to_string(f->line);
       const std::string name = frame_name(profile, loc, &*f);
-      out.push_back({cut(name, max_name), cut(short_function_name(name), max_name), cut(where, max_name)});
+      out.push_back({cut(name, max_name), cut(short_function_name(name), max_name), cut(where, max_name),
+                     analysis::is_library_file(f->file)});
     }
   }
   return out;
@@ -144,6 +148,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
         child.name = std::move(f.name);
         child.short_name = std::move(f.short_name);
         child.where = std::move(f.where);
+        child.library = f.library;
         trie.push_back(std::move(child));
       }
       node = next;
@@ -186,11 +191,12 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     std::string short_name;
     std::string where;
     bool other;
+    bool library;
   };
   std::vector<PageNode> nodes;
   for (uint32_t i : page_nodes) {
     const TrieNode& t = trie[i];
-    nodes.push_back({i == 0 ? 0 : static_cast<uint32_t>(page_id[t.parent]), t.name, t.short_name, t.where, false});
+    nodes.push_back({i == 0 ? 0 : static_cast<uint32_t>(page_id[t.parent]), t.name, t.short_name, t.where, false, t.library});
   }
 
   // 3. Each site lands on its own node, or on an "[other]" child of its deepest
@@ -206,7 +212,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       while (page_id[node] < 0) node = trie[node].parent;
       uint32_t kept = static_cast<uint32_t>(page_id[node]);
       auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
-      if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true});
+      if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true, true});
       dest = it->second;
     }
     Dest& d = dests[dest];
@@ -238,10 +244,12 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     if (inserted) strings.push_back(s);
     return it->second;
   };
-  json.key("nodes").begin_array();  // [parent, name, short name, where, other] per node
+  // [parent, name, short name, where, flags] per node; flags: 1 = "[other]",
+  // 2 = library code (analysis::is_library_file: the tables' rule for naming a site).
+  json.key("nodes").begin_array();
   for (const PageNode& n : nodes) {
     json.integer(n.parent).integer(intern(n.name)).integer(intern(n.short_name)).integer(intern(n.where));
-    json.integer(n.other ? 1 : 0);
+    json.integer((n.other ? 1 : 0) | (n.library ? 2 : 0));
   }
   json.end_array();
   json.key("strings").begin_array();

@@ -8,7 +8,7 @@ namespace memloupe::report {
 std::string render_leaks(const analysis::Model& m, const TopOptions& options) {
   TopOptions o = options;
   o.key.metric = analysis::Metric::Leaked;
-  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names};
+  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names, o.all_frames};
   const TextTable table = site_table(m, analysis::collect_sites(m.tree, o.depth), t);
   if (o.csv) return table.csv();
   const analysis::Estimator& e = m.aggregate.estimator;

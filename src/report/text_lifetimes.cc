@@ -84,6 +84,7 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   s.key = {analysis::Metric::Temporary, true};
   s.limit = o.top;
   s.frames = o.frames;
+  s.all_frames = o.all_frames;
   s.full_names = o.full_names;
   return out + "\nSites by temporary blocks\n" + site_table(m, analysis::collect_sites(m.tree, 0), s).render(o.width);
 }

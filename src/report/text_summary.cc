@@ -92,6 +92,7 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
   SiteTableOptions t;
   t.limit = options.top;
   t.frames = options.frames;
+  t.all_frames = options.all_frames;
   t.full_names = options.full_names;
   t.key = {analysis::Metric::Allocated, false};
   out += "\nTop " + std::to_string(options.top) + " sites by allocated bytes\n" + site_table(m, sites, t).render(options.width);

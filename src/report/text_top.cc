@@ -13,7 +13,7 @@ std::string heading(const analysis::Model& m, const std::string& title) {
 }  // namespace
 
 std::string render_top(const analysis::Model& m, const TopOptions& o) {
-  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names};
+  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names, o.all_frames};
   const TextTable table = site_table(m, analysis::collect_sites(m.tree, o.depth), t);
   if (o.csv) return table.csv();
   std::string title = "Sites by " + key_title(o.key);

@@ -21,6 +21,7 @@ inline constexpr size_t kDefaultFrames = 6;
 struct SummaryOptions {
   size_t top = 10;     // sites per table
   size_t frames = kDefaultFrames;
+  bool all_frames = false;  // backtraces from the innermost frame, library code included
   size_t width = 0;
   bool full_names = false;
 };
@@ -31,6 +32,7 @@ struct TopOptions {
   uint32_t depth = 0;      // frames that identify a site; 0 = the whole stack
   size_t limit = 20;
   size_t frames = kDefaultFrames;
+  bool all_frames = false;
   double min_count = 0;
   bool csv = false;
   size_t width = 0;
@@ -51,6 +53,7 @@ std::string render_leaks(const analysis::Model& model, const TopOptions& options
 struct LifetimeOptions {
   size_t top = 10;
   size_t frames = kDefaultFrames;
+  bool all_frames = false;
   bool csv = false;
   size_t width = 0;
   bool full_names = false;

@@ -48,13 +48,15 @@ TEST_F(TextViews, Summary) {
   EXPECT_EQ(by_thread[1], "thread  allocated  blocks   at peak  leaked  name") << out;
   EXPECT_EQ(by_thread[3], "     0   6.01 KiB       4  5.86 KiB    50 B  main") << out;
   EXPECT_EQ(by_thread[4], "     1      500 B       2     200 B   300 B  worker") << out;
-  // The biggest site by allocated bytes is the unsymbolised one (5000 B), then
-  // load/make_buffer (1300 B) with its callers listed under it.
+  // The biggest site by allocated bytes is the unsymbolised one (5000 B), named
+  // by its caller main (a frame with no source file counts as library code,
+  // analysis::first_own_frame), then load/make_buffer (1300 B) with its callers
+  // listed under it.
   const auto l = lines(out.substr(out.find("Top 10 sites by allocated bytes")));
   ASSERT_GE(l.size(), 7u);
   EXPECT_EQ(l[1], "#  allocated  blocks  share  site") << out;
-  EXPECT_EQ(l[3], "1   4.88 KiB       1  75.2%  0xa3") << out;      // 5000 of 6650
-  EXPECT_EQ(l[4], "                             ← main  a.cc:1");
+  EXPECT_EQ(l[3], "1   4.88 KiB       1  75.2%  main  a.cc:1") << out;      // 5000 of 6650
+  EXPECT_EQ(l[4], "                             (+1 library frame inside: --all-frames)");
   EXPECT_EQ(l[5], "2   1.27 KiB       2  19.5%  make_buffer  a.cc:1");  // 1300
   // Template arguments are shortened (short_function_name) unless asked for whole.
   EXPECT_EQ(l[9], "3      350 B       3   5.3%  std::vector<…>::push_back  parse.cc:12 [inlined]");
@@ -95,7 +97,7 @@ TEST_F(TextViews, TopLiveAtATimeWithMinCount) {
   const std::string out = render_top(s.run(args), o);
   EXPECT_NE(out.find("Selection    live at 55 ns\n"), std::string::npos) << out;
   EXPECT_NE(out.find("Sites by live bytes at 55 ns"), std::string::npos) << out;
-  EXPECT_NE(out.find("1  4.88 KiB       1  96.2%  0xa3"), std::string::npos) << out;  // 5000 of 5200
+  EXPECT_NE(out.find("1  4.88 KiB       1  96.2%  main"), std::string::npos) << out;  // 5000 of 5200
   EXPECT_NE(out.find("2     200 B       1   3.8%  std::vector<…>::push_back"), std::string::npos) << out;
   EXPECT_EQ(out.find("make_buffer"), std::string::npos) << out;
 }
@@ -172,6 +174,55 @@ TEST(TextViewsSummary, CountersOlderThanTheEventsAreDated) {
   const std::string out = render_summary(s.run(), SummaryOptions{});
   EXPECT_NE(out.find("Calls (exact as of 20.0 µs, the recorder's last count"), std::string::npos) << out;
   EXPECT_NE(out.find("events go on to 30.0 µs"), std::string::npos) << out;
+}
+
+// C++ sites start in libstdc++ (`std::__new_allocator<…>::allocate ← …`): the
+// views start at the innermost frame outside library code, by the report's
+// rule, and say what they skipped; --all-frames shows everything.
+TEST(TextViewsFrames, SitesStartOutsideTheStandardLibrary) {
+  analysis::testing::Script s;
+  s.symbol(0x1, {"std::__new_allocator<int>::allocate(unsigned long, void const*)"},
+           "/usr/include/c++/12/bits/new_allocator.h", 137);
+  s.symbol(0x2, {"std::vector<int, std::allocator<int> >::push_back(int const&)"},
+           "/usr/include/c++/12/bits/stl_vector.h", 1287);
+  s.symbol(0x3, {"load_table"}, "src/table.cc", 42);
+  s.symbol(0x4, {"main"}, "src/main.cc", 7);
+  s.symbol(0x5, {"parse_row"}, "src/table.cc", 60);
+  s.alloc(10, 100, {0x1, 0x2, 0x3, 0x4});
+  s.alloc(20, 50, {0x1, 0x2, 0x5, 0x3, 0x4});
+  s.end(100);
+  const analysis::Model m = s.run();
+  TopOptions o;
+  o.key = {analysis::Metric::Allocated, false};
+  const std::vector<std::string> top = lines(render_top(m, o));
+  auto row_with = [&](const std::string& text) {
+    for (const std::string& l : top) {
+      if (l.find(text) != std::string::npos) return l;
+    }
+    return std::string();
+  };
+  // Each row names the program's frame, so the two rows can be told apart.
+  EXPECT_NE(row_with("load_table  src/table.cc:42").find("100 B"), std::string::npos) << render_top(m, o);
+  EXPECT_NE(row_with("parse_row  src/table.cc:60").find("50 B"), std::string::npos) << render_top(m, o);
+  EXPECT_NE(row_with("(+2 library frames inside: --all-frames)"), "");
+  EXPECT_EQ(row_with("← std::vector"), "");
+  // The summary's tables follow the same rule.
+  const std::string summary = render_summary(m, SummaryOptions{});
+  EXPECT_NE(summary.find("load_table  src/table.cc:42\n"), std::string::npos) << summary;
+  o.all_frames = true;
+  const std::string all = render_top(m, o);
+  EXPECT_NE(all.find("std::__new_allocator<…>::allocate()  /usr/include"), std::string::npos) << all;
+  EXPECT_NE(all.find("← std::vector<…>::push_back()"), std::string::npos) << all;
+  EXPECT_EQ(all.find("library frames inside"), std::string::npos) << all;
+  // diff: the same rows, by the program's frame.
+  o.all_frames = false;
+  analysis::testing::Script b = s;
+  b.alloc(30, 70, {0x1, 0x2, 0x5, 0x3, 0x4});
+  const std::string d = render_diff(s.run(), b.run(), o);
+  EXPECT_NE(d.find("parse_row"), std::string::npos) << d;
+  EXPECT_EQ(d.find("std::__new_allocator"), std::string::npos) << d;
+  o.all_frames = true;
+  EXPECT_NE(render_diff(s.run(), b.run(), o).find("std::__new_allocator"), std::string::npos);
 }
 
 // The rows' ranges never overlap: "< 1.00 µs" (freed in the allocating tick)
@@ -251,6 +302,7 @@ TEST(TextViewsRealFrames, AFunctionInlinedIntoItselfIsOneFrame) {
   s.end(2);
   TopOptions o;
   o.frames = 0;
+  o.all_frames = true;  // the library frames are what this checks
   const std::string out = render_top(s.run(), o);
   size_t copies = 0;
   for (size_t at = out.find("::_M_allocate("); at != std::string::npos; at = out.find("::_M_allocate(", at + 1)) {
