@@ -22,7 +22,7 @@ Command add_lifetimes_command(CLI::App& app) {
       ->capture_default_str();
   add_limit_option(sub, o->lifetimes.top);
   add_frames_option(sub, o->lifetimes.frames, o->lifetimes.all_frames);
-  sub->add_flag("--csv", o->lifetimes.csv, "The histogram as CSV");
+  add_output_flags(sub, o->lifetimes.csv, o->lifetimes.json, "The histogram as CSV");
   add_full_names_flag(sub, o->lifetimes.full_names);
   return {sub, [o] {
             o->lifetimes.width = table_width();

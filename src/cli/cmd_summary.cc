@@ -20,6 +20,7 @@ Command add_summary_command(CLI::App& app) {
   add_view_options(sub, o->view);
   add_limit_option(sub, o->summary.top);
   add_frames_option(sub, o->summary.frames, o->summary.all_frames);
+  add_output_flags(sub, o->summary.csv, o->summary.json, "Allocated, peak and leaked as CSV (with interval bounds)");
   add_full_names_flag(sub, o->summary.full_names);
   return {sub, [o] {
             o->summary.width = table_width();

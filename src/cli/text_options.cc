@@ -24,7 +24,7 @@ void add_rank_options(CLI::App* sub, RankOptions& o, bool with_by) {
   sub->add_option("--min-count", o.min_count, "Drop sites with fewer blocks than this")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_flag("--csv", o.csv, "Machine-readable output (CSV, with interval bounds)");
+  add_output_flags(sub, o.csv, o.json, "Machine-readable output (CSV, with interval bounds)");
   add_full_names_flag(sub, o.full_names);
 }
 
@@ -42,6 +42,12 @@ void add_frames_option(CLI::App* sub, size_t& frames, bool& all_frames) {
                 "standard library");
 }
 
+void add_output_flags(CLI::App* sub, bool& csv, bool& json, const std::string& csv_help) {
+  auto* c = sub->add_flag("--csv", csv, csv_help);
+  auto* j = sub->add_flag("--json", json, "Machine-readable output (JSON, with interval bounds)");
+  c->excludes(j);
+}
+
 void add_full_names_flag(CLI::App* sub, bool& full_names) {
   sub->add_flag("--full-names", full_names,
                 "Print C++ function names whole (default: template arguments as <…>, parameters as ())");
@@ -56,6 +62,7 @@ report::TopOptions top_options(const RankOptions& o) {
   t.all_frames = o.all_frames;
   t.min_count = o.min_count;
   t.csv = o.csv;
+  t.json = o.json;
   t.width = table_width();
   t.full_names = o.full_names;
   return t;

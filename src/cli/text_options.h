@@ -28,6 +28,7 @@ struct RankOptions {
   bool all_frames = false;
   double min_count = 0;
   bool csv = false;
+  bool json = false;
   bool full_names = false;
 };
 
@@ -43,6 +44,9 @@ void add_limit_option(CLI::App* sub, size_t& limit);
 //   --all-frames   start backtraces at the innermost frame, not at the first
 //                  outside the allocator and standard library (analysis::first_own_frame)
 void add_frames_option(CLI::App* sub, size_t& frames, bool& all_frames);
+
+// --csv and --json (machine-readable output; one excludes the other).
+void add_output_flags(CLI::App* sub, bool& csv, bool& json, const std::string& csv_help);
 
 // --full-names: function names whole rather than shortened (every text view has it).
 void add_full_names_flag(CLI::App* sub, bool& full_names);

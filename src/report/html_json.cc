@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 namespace memloupe::report {
 
@@ -65,6 +67,34 @@ JsonWriter& JsonWriter::integer(uint64_t value) {
   separate();
   out_ += fmt::format("{}", value);
   return *this;
+}
+
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  separate();
+  out_ += json;
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  separate();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::field(const std::string& text) {
+  if (text.empty()) return null();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  // Whole decimal integers go through as written (exact beyond 2^53).
+  if (text.find_first_not_of("0123456789") == std::string::npos && text.size() < 20) {
+    separate();
+    out_ += text;
+    return *this;
+  }
+  if (end == text.c_str() + text.size() && std::isfinite(value) && !std::isspace(static_cast<unsigned char>(text[0]))) {
+    return number(value);
+  }
+  return string(text);
 }
 
 JsonWriter& JsonWriter::boolean(bool value) {

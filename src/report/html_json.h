@@ -22,6 +22,11 @@ class JsonWriter {
   JsonWriter& number(double value);
   JsonWriter& integer(uint64_t value);
   JsonWriter& boolean(bool value);
+  JsonWriter& null();
+  JsonWriter& raw(std::string_view json);  // a value another JsonWriter wrote
+  // A text field as JSON: a number when it is one (CSV's raw values), null when
+  // empty, else a string.
+  JsonWriter& field(const std::string& text);
 
   const std::string& text() const { return out_; }
   std::string take() { return std::move(out_); }

@@ -72,6 +72,7 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
               std::move(lines.notes));
   }
   if (o.csv) return t.csv();
+  if (o.json) return t.json() + "\n";
   const analysis::Estimate total = analysis::difference(ea.bytes(a.aggregate.totals[metric]),
                                                          eb.bytes(b.aggregate.totals[metric]));
   std::string out = "Change in " + key_title(o.key) + " from A to B: " + signed_bytes(total, exact) + "\n";

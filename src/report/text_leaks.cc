@@ -11,6 +11,7 @@ std::string render_leaks(const analysis::Model& m, const TopOptions& options) {
   SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names, o.all_frames};
   const TextTable table = site_table(m, analysis::collect_sites(m.tree, o.depth), t);
   if (o.csv) return table.csv();
+  if (o.json) return table.json() + "\n";
   const analysis::Estimator& e = m.aggregate.estimator;
   const analysis::Count& leaked = m.aggregate.totals[analysis::Metric::Leaked];
   std::string out = describe_selection(m);

@@ -67,6 +67,7 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   }
   if (!h.never_freed.empty()) add("never freed", {"", ""}, h.never_freed);
   if (o.csv) return t.csv();
+  if (o.json) return t.json() + "\n";
 
   const analysis::Count& temp = m.aggregate.totals[analysis::Metric::Temporary];
   std::string out = describe_selection(m) + "Lifetimes of the selected blocks (time from allocation to free)\n" +

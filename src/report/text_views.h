@@ -24,6 +24,8 @@ struct SummaryOptions {
   bool all_frames = false;  // backtraces from the innermost frame, library code included
   size_t width = 0;
   bool full_names = false;
+  bool csv = false;   // the figures (allocated, peak, leaked) as CSV
+  bool json = false;  // everything as one JSON object
 };
 std::string render_summary(const analysis::Model& model, const SummaryOptions& options);
 
@@ -35,6 +37,7 @@ struct TopOptions {
   bool all_frames = false;
   double min_count = 0;
   bool csv = false;
+  bool json = false;  // the table's rows as a JSON array (TextTable::json)
   size_t width = 0;
   bool full_names = false;
 };
@@ -47,6 +50,8 @@ std::string render_timeline(const analysis::Model& model, ChartSize size);
 // One line per heap bucket: start time, live (end/max/min), allocated, freed,
 // the latest RSS sample, markers in the bucket.
 std::string timeline_csv(const analysis::Model& model);
+// The same buckets as a JSON array of objects, with the peak, RSS peak and markers.
+std::string timeline_json(const analysis::Model& model);
 
 std::string render_leaks(const analysis::Model& model, const TopOptions& options);
 
@@ -55,6 +60,7 @@ struct LifetimeOptions {
   size_t frames = kDefaultFrames;
   bool all_frames = false;
   bool csv = false;
+  bool json = false;
   size_t width = 0;
   bool full_names = false;
 };

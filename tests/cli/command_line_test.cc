@@ -3,7 +3,10 @@
 // outside its bounds and takes the ones on them.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "cli_run.h"
@@ -109,6 +112,56 @@ TEST(CommandLine, TraceFromAFifo) {
       EXPECT_EQ(r.out, direct.out);
     }
   }
+}
+
+// Runs python3 on `json` with `script` (reading the parsed value as `d`);
+// returns its stdout, or "invalid" when the text is not JSON.
+std::string with_python(const std::string& json, const std::string& script) {
+  const std::string dir = scratch_dir("cli_json." + std::to_string(::getpid()));
+  {
+    std::ofstream(dir + "/in.json") << json;
+  }
+  const std::string command = "python3 -c 'import json,sys\ntry:\n d=json.load(open(sys.argv[1]))\nexcept Exception:\n "
+                              "print(\"invalid\"); sys.exit(0)\n" + script + "' '" + dir + "/in.json'";
+  FILE* p = popen(command.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// --json on every view, summary included, and CSV on summary.
+TEST(CommandLine, EveryViewHasJsonAndSummaryHasCsv) {
+  if (std::system("python3 -c 1 2>/dev/null") != 0) GTEST_SKIP() << "python3 is not installed";
+  const std::string t = "'" + source_path("tests/data/memtrace/viewer_test.ctf") + "'";
+  for (const std::string view : {"summary", "top", "leaks", "lifetimes", "timeline", "top --callers create"}) {
+    SCOPED_TRACE(view);
+    CommandRun r = memloupe(view + " --json " + t);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(with_python(r.out, "print(type(d).__name__)"), view == "summary" || view == "timeline" ? "dict\n" : "list\n")
+        << r.out.substr(0, 300);
+  }
+  CommandRun diff = memloupe("diff --json " + t + " " + t);
+  EXPECT_EQ(diff.status, 0);
+  EXPECT_EQ(with_python(diff.out, "print(len(d))"), "0\n");
+  // The JSON carries the CSV's numbers.
+  CommandRun top_json = memloupe("top --json " + t), top_csv = memloupe("top --csv " + t);
+  const std::string first_csv_row = top_csv.out.substr(top_csv.out.find('\n') + 1);
+  const std::string rank_and_bytes = first_csv_row.substr(0, first_csv_row.find(',', 2));  // "1,7520"
+  EXPECT_EQ(with_python(top_json.out, "print(\"%d,%d\" % (d[0][\"rank\"], d[0][\"allocated_bytes\"]))"),
+            rank_and_bytes + "\n");
+  CommandRun summary = memloupe("summary --json " + t);
+  EXPECT_EQ(with_python(summary.out, "print(d[\"mode\"], d[\"figures\"][0][\"measure\"], len(d[\"sites_by_allocated\"]))"),
+            "sampled allocated 10\n");
+  CommandRun csv = memloupe("summary --csv " + t);
+  EXPECT_EQ(csv.status, 0);
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+            "measure,bytes,bytes_lo,bytes_hi,blocks,blocks_lo,blocks_hi,time_ns");
+  EXPECT_NE(csv.out.find("\nallocated,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("\npeak,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("\nleaked,"), std::string::npos) << csv.out;
+  expect_usage_error("top --csv --json " + t, "--json");
 }
 
 }  // namespace
