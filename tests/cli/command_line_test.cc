@@ -76,6 +76,32 @@ TEST(CommandLine, RunTakesSamplingOnTheBounds) {
 }
 #endif
 
+#ifndef MEMLOUPE_SANITIZED
+// Finalising shows a progress line on a terminal (here `script` gives it one,
+// with the one-second delay set to 0 so the test does not wait on the clock),
+// and nothing when stderr is not a terminal.
+TEST(CommandLine, FinalisingShowsProgressOnATerminalOnly) {
+  if (std::system("script --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "script (util-linux) is not installed";
+  const std::string dir = scratch_dir("cli_progress");
+  const std::string trace = dir + "/t.trace";
+  ASSERT_EQ(memloupe("run --no-symbolize -o '" + trace + "' -- /bin/true").status, 0);
+  CommandRun piped = memloupe("symbolize --force '" + trace + "'");
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.err.find("finalising"), std::string::npos) << piped.err;
+  const std::string command = "MEMLOUPE_PROGRESS_DELAY_MS=0 script -qec \"'" + memloupe_binary() +
+                              "' symbolize --force '" + trace + "'\" /dev/null";
+  FILE* p = popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string terminal;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) terminal.append(buf, n);
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_NE(terminal.find("  finalising " + trace + ": reading the events"), std::string::npos) << terminal;
+  EXPECT_NE(terminal.find("\r\033[K"), std::string::npos);  // and the line is wiped
+  EXPECT_NE(terminal.find("memloupe: wrote"), std::string::npos) << terminal;
+}
+#endif
+
 TEST(CommandLine, ViewOptionsBounds) {
   const std::string t = missing_trace();
   for (const char* bad : {"top T --limit -1", "top T --frames -1", "top T --min-count -1", "top T --depth x",
