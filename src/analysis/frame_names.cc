@@ -86,4 +86,14 @@ size_t first_own_frame(const std::vector<const Frame*>& frames) {
   return 0;
 }
 
+std::optional<std::string_view> one_time_runtime_allocation(const std::vector<const Frame*>& frames) {
+  for (const Frame* f : frames) {
+    if (f->file.ends_with("eh_alloc.cc") || f->function.find("(anonymous namespace)::pool::pool") != std::string::npos) {
+      return "libstdc++'s emergency exception pool";
+    }
+    if (f->function.starts_with("_dl_") || f->module.find("/ld-linux") != std::string::npos) return "the dynamic loader";
+  }
+  return std::nullopt;
+}
+
 }  // namespace memloupe::analysis

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,12 @@ bool contains_any(std::string_view haystack, const std::vector<std::string>& nee
 bool is_library_file(std::string_view file);
 // Index of that frame in `frames`, innermost first (0 when none is the program's).
 size_t first_own_frame(const std::vector<const Frame*>& frames);
+
+// Allocations the runtime makes once per process and never frees, which
+// `leaks` lists apart from the program's: libstdc++'s emergency exception pool
+// (eh_alloc.cc's pool, allocated at start-up) and the dynamic loader's (its
+// _dl_* functions, or any frame in ld-linux*.so: TLS blocks, link maps). What
+// kind, or nothing for the program's own. `frames` innermost first.
+std::optional<std::string_view> one_time_runtime_allocation(const std::vector<const Frame*>& frames);
 
 }  // namespace memloupe::analysis

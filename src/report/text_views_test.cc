@@ -225,6 +225,30 @@ TEST(TextViewsFrames, SitesStartOutsideTheStandardLibrary) {
   EXPECT_NE(render_diff(s.run(), b.run(), o).find("std::__new_allocator"), std::string::npos);
 }
 
+// libstdc++'s emergency pool and the loader's blocks are never freed by design:
+// leaks lists them apart, not mixed with the program's leaks.
+TEST(TextViewsLeaks, OneTimeRuntimeAllocationsAreListedApart) {
+  analysis::testing::Script s;
+  s.symbol(0x1, {"(anonymous namespace)::pool::pool()"}, "../../../../libstdc++-v3/libsupc++/eh_alloc.cc", 123);
+  s.symbol(0x2, {"_dl_allocate_tls"}, "dl-tls.c", 40);
+  s.symbol(0x3, {"make_widget"}, "src/widget.cc", 9);
+  s.symbol(0x4, {"main"}, "src/main.cc", 3);
+  s.alloc(1, 73728, {0x1});
+  s.alloc(2, 300, {0x2, 0x4});
+  s.alloc(3, 64, {0x3, 0x4});
+  s.end(10);
+  TopOptions o;
+  const std::string out = render_leaks(s.run(), o);
+  EXPECT_NE(out.find("Leaked: 64 B in 1 blocks never freed before exit"), std::string::npos) << out;
+  const size_t apart = out.find("Known one-time runtime allocations");
+  ASSERT_NE(apart, std::string::npos) << out;
+  EXPECT_LT(out.find("make_widget"), apart) << out;
+  EXPECT_GT(out.find("pool::pool"), apart) << out;
+  EXPECT_GT(out.find("_dl_allocate_tls"), apart) << out;
+  EXPECT_NE(out.find("libstdc++'s emergency exception pool: 72.0 KiB in 1 blocks"), std::string::npos) << out;
+  EXPECT_NE(out.find("the dynamic loader: 300 B in 1 blocks"), std::string::npos) << out;
+}
+
 // The rows' ranges never overlap: "< 1.00 µs" (freed in the allocating tick)
 // was followed by "512 ns – 1.02 µs" for a lifetime of one tick.
 TEST(TextViewsLifetimes, BucketRangesDoNotOverlap) {
