@@ -88,14 +88,10 @@ TEST(CommandLine, FinalisingShowsProgressOnATerminalOnly) {
   CommandRun piped = memloupe("symbolize --force '" + trace + "'");
   EXPECT_EQ(piped.status, 0) << piped.err;
   EXPECT_EQ(piped.err.find("finalising"), std::string::npos) << piped.err;
-  const std::string command = "MEMLOUPE_PROGRESS_DELAY_MS=0 script -qec \"'" + memloupe_binary() +
-                              "' symbolize --force '" + trace + "'\" /dev/null";
-  FILE* p = popen(command.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string terminal;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) terminal.append(buf, n);
-  EXPECT_EQ(pclose(p), 0);
+  const CommandRun r = shell("MEMLOUPE_PROGRESS_DELAY_MS=0 script -qec \"'" + memloupe_binary() +
+                             "' symbolize --force '" + trace + "'\" /dev/null");
+  EXPECT_EQ(r.status, 0);
+  const std::string& terminal = r.out;
   EXPECT_NE(terminal.find("  finalising " + trace + ": reading the events"), std::string::npos) << terminal;
   EXPECT_NE(terminal.find("\r\033[K"), std::string::npos);  // and the line is wiped
   EXPECT_NE(terminal.find("memloupe: wrote"), std::string::npos) << terminal;
@@ -147,14 +143,9 @@ std::string with_python(const std::string& json, const std::string& script) {
   {
     std::ofstream(dir + "/in.json") << json;
   }
-  const std::string command = "python3 -c 'import json,sys\ntry:\n d=json.load(open(sys.argv[1]))\nexcept Exception:\n "
-                              "print(\"invalid\"); sys.exit(0)\n" + script + "' '" + dir + "/in.json'";
-  FILE* p = popen(command.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  pclose(p);
-  return out;
+  return shell("python3 -c 'import json,sys\ntry:\n d=json.load(open(sys.argv[1]))\nexcept Exception:\n "
+               "print(\"invalid\"); sys.exit(0)\n" + script + "' '" + dir + "/in.json'")
+      .out;
 }
 
 // --json on every view, summary included, and CSV on summary.
