@@ -8,6 +8,7 @@ packages=(
   g++ clang cmake ninja-build pkg-config git
   # libraries
   libdw-dev libelf-dev libunwind-dev libzstd-dev zlib1g-dev libfmt-dev libcli11-dev
+  libiberty-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev
   python3 nodejs golang-go chromium valgrind heaptrack sqlite3

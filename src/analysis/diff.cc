@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/frame_names.h"
 #include "analysis/sites.h"
 
 namespace memloupe::analysis {
@@ -14,12 +15,17 @@ constexpr double kZ975 = 1.959963984540054;
 void add_sites(const Model& m, uint32_t depth, std::map<std::vector<std::string>, DiffRow>& rows, bool is_a) {
   for (Site& s : collect_sites(m.tree, depth)) {
     std::vector<std::string> key, names;
+    std::vector<const Frame*> frames;
     for (FrameId f : s.frames) {
       key.push_back(m.tree.frame(f).key);
       names.push_back(m.tree.frame(f).function);
+      frames.push_back(&m.tree.frame(f));
     }
     DiffRow& row = rows[key];
-    if (row.frames.empty()) row.frames = std::move(names);
+    if (row.frames.empty()) {
+      row.frames = std::move(names);
+      row.own = first_own_frame(frames);
+    }
     (is_a ? row.a : row.b) += s.metrics;
   }
 }

@@ -14,6 +14,7 @@ namespace memloupe::analysis {
 
 struct DiffRow {
   std::vector<std::string> frames;  // function names (display), innermost first
+  size_t own = 0;                   // first_own_frame(): where the views start it
   Metrics a;                        // empty if the site is only in B
   Metrics b;
 };

@@ -99,7 +99,15 @@ Estimate Estimator::objects(const Count& c) const {
   if (c.blocks == 0) return {0, 0, 0, /*bounded=*/false};
   const double half = kZ975 * std::sqrt(std::max(0.0, c.objects_var));
   // At least the blocks actually seen exist.
-  return {value, std::max(static_cast<double>(c.blocks), value - half), value + half};
+  const double lo = std::max(static_cast<double>(c.blocks), value - half);
+  // Σ(1/p − 1) = objects − blocks is how many unseen blocks the sampled ones
+  // stand for. Below one, every sampled block was near-certain to be sampled
+  // (large), and they say nothing about the small blocks that sampling misses
+  // beside them: the Horvitz–Thompson variance is then ~0 and its interval
+  // [blocks, blocks] excluded the truth on real programs (a peak of 4 sampled
+  // large blocks among 3,722 live ones). No upper bound is known then.
+  if (value - static_cast<double>(c.blocks) < 1) return {value, lo, value + half, /*bounded=*/false};
+  return {value, lo, value + half};
 }
 
 }  // namespace memloupe::analysis

@@ -55,8 +55,9 @@ struct Estimate {
   double lo = 0;
   double hi = 0;
   // False when the data put no upper bound on the value: a block count from a
-  // sampled set with no sample at all (its blocks could be any number of tiny
-  // ones); `hi` then holds the Horvitz–Thompson bound of 0, which views must
+  // sampled set with no sample at all, or whose sampled blocks were all large
+  // enough to be near-certain samples (Estimator::objects): its unseen blocks
+  // could be any number of tiny ones; `hi` then holds the Horvitz–Thompson bound of 0, which views must
   // not print as a bound.
   bool bounded = true;
 };

@@ -77,4 +77,23 @@ bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
   return contains_any(unknown_frame_name(address, modules), needles);
 }
 
+bool is_library_file(std::string_view file) { return file.empty() || file.starts_with("/usr/"); }
+
+size_t first_own_frame(const std::vector<const Frame*>& frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (!is_library_file(frames[i]->file)) return i;
+  }
+  return 0;
+}
+
+std::optional<std::string_view> one_time_runtime_allocation(const std::vector<const Frame*>& frames) {
+  for (const Frame* f : frames) {
+    if (f->file.ends_with("eh_alloc.cc") || f->function.find("(anonymous namespace)::pool::pool") != std::string::npos) {
+      return "libstdc++'s emergency exception pool";
+    }
+    if (f->function.starts_with("_dl_") || f->module.find("/ld-linux") != std::string::npos) return "the dynamic loader";
+  }
+  return std::nullopt;
+}
+
 }  // namespace memloupe::analysis

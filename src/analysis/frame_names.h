@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,5 +31,22 @@ bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
                      const std::vector<ModuleInfo>& modules, const std::vector<std::string>& needles);
 
 bool contains_any(std::string_view haystack, const std::vector<std::string>& needles);
+
+// Whether a frame is library code rather than the program's own: its source
+// file is unknown or under /usr/ (the compiler's and the system's headers and
+// libraries: libstdc++'s std::__new_allocator, std::vector, glibc, an
+// allocator). The one rule for where the views start a site's backtrace: the
+// text views and the HTML report's tables name a site by its innermost frame
+// that is not library code (the innermost frame when every frame is).
+bool is_library_file(std::string_view file);
+// Index of that frame in `frames`, innermost first (0 when none is the program's).
+size_t first_own_frame(const std::vector<const Frame*>& frames);
+
+// Allocations the runtime makes once per process and never frees, which
+// `leaks` lists apart from the program's: libstdc++'s emergency exception pool
+// (eh_alloc.cc's pool, allocated at start-up) and the dynamic loader's (its
+// _dl_* functions, or any frame in ld-linux*.so: TLS blocks, link maps). What
+// kind, or nothing for the program's own. `frames` innermost first.
+std::optional<std::string_view> one_time_runtime_allocation(const std::vector<const Frame*>& frames);
 
 }  // namespace memloupe::analysis

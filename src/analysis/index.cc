@@ -419,7 +419,7 @@ IndexFingerprint index_fingerprint(std::span<const uint8_t> file, uint64_t end) 
   return fp;
 }
 
-std::optional<std::vector<uint8_t>> encode_index(const Index& index) {
+std::vector<uint8_t> encode_index(const Index& index) {
   Writer w;
   w.varint(kIndexVersion);
   w.varint(index.fingerprint.event_chunks);
@@ -428,7 +428,6 @@ std::optional<std::vector<uint8_t>> encode_index(const Index& index) {
   w.varint(index.key.series_buckets);
   encode_overview(w, index.overview);
   encode_aggregate(w, index.aggregate);
-  if (w.bytes().size() > format::kMaxChunkRaw) return std::nullopt;
   return std::move(w.bytes());
 }
 
@@ -500,31 +499,40 @@ std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t
 
 IndexLookup find_index(std::span<const uint8_t> file, const format::TraceInfo& info) {
   IndexLookup out;
-  std::optional<uint64_t> last;
-  bool last_is_index = false;
+  // The index chunks that end the file, in order (one, unless the index is
+  // larger than a chunk's limit).
+  std::vector<uint64_t> parts;
   if (!hop_chunks(file, file.size(), [&](uint64_t off, const format::ChunkHeader& h) {
-        last = off;
-        last_is_index = is(h, ChunkType::AnalysisIndex);
+        if (!is(h, ChunkType::AnalysisIndex)) parts.clear();
+        else parts.push_back(off);
       }))
     return out;  // damage: the streaming pass reports it
-  if (!last || !last_is_index) return out;
-  out.offset = *last;
+  if (parts.empty()) return out;
+  const uint64_t first = parts.front();
+  out.offset = first;
   auto damaged = [&out](const Error& e) {
     out.state = IndexLookup::State::Damaged;
     out.problem = e.message;
     return out;
   };
-  auto chunk = reader::read_chunk(file, *last);
-  if (!chunk) return damaged(chunk.error());
-  std::vector<uint8_t> buffer;
-  auto payload = reader::chunk_payload(*chunk, buffer);
-  if (!payload) return damaged(payload.error());
-  const bool packed = chunk->flags & format::kChunkZstd;
-  auto index = decode_index(reader::Cursor(*payload, packed ? *last : *last + format::kChunkHeaderSize, packed), info);
+  // Each part is at most kMaxChunkRaw raw bytes, and there are at most as many
+  // parts as the file has chunk headers: the whole is bounded by the file.
+  std::vector<uint8_t> whole, buffer;
+  bool packed = false;
+  for (uint64_t off : parts) {
+    auto chunk = reader::read_chunk(file, off);
+    if (!chunk) return damaged(chunk.error());
+    auto payload = reader::chunk_payload(*chunk, buffer);
+    if (!payload) return damaged(payload.error());
+    packed = packed || (chunk->flags & format::kChunkZstd) || parts.size() > 1;
+    whole.insert(whole.end(), payload->begin(), payload->end());
+  }
+  // Offsets in errors: the file's, for one stored chunk; else within the payload.
+  auto index = decode_index(reader::Cursor(whole, packed ? first : first + format::kChunkHeaderSize, packed), info);
   if (!index) return damaged(index.error());
-  if (index->fingerprint != index_fingerprint(file, *last)) {
+  if (index->fingerprint != index_fingerprint(file, first)) {
     out.state = IndexLookup::State::Stale;
-    out.problem = "at offset " + std::to_string(*last) +
+    out.problem = "at offset " + std::to_string(first) +
                   ": it was built for other events (its fingerprint does not match the chunks before it)";
     return out;
   }
@@ -534,7 +542,7 @@ IndexLookup find_index(std::span<const uint8_t> file, const format::TraceInfo& i
   // CRCs are checked too: one read of the file, no decompression (a few
   // milliseconds per 10 MB, against the seconds that decoding the events takes).
   std::optional<uint64_t> bad;
-  hop_chunks(file, *last, [&](uint64_t off, const format::ChunkHeader& h) {
+  hop_chunks(file, first, [&](uint64_t off, const format::ChunkHeader& h) {
     const uint8_t* payload = file.data() + off + format::kChunkHeaderSize;
     if (!bad && format::crc32c(payload, h.stored_len) != h.payload_crc) bad = off;
   });

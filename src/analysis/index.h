@@ -52,9 +52,9 @@ struct Index {
   Aggregate aggregate;  // query and estimator are not stored (set when it answers one)
 };
 
-// Nothing when the payload would exceed a chunk's limit (a trace with very many
-// distinct stacks); the trace is then simply analysed by streaming.
-std::optional<std::vector<uint8_t>> encode_index(const Index& index);
+// Any size: a payload over one chunk's limit (a trace with very many distinct
+// stacks) is stored in consecutive index chunks (docs/FORMAT.md §10).
+std::vector<uint8_t> encode_index(const Index& index);
 // Every length, count and index is checked; the error names the offset.
 // `info` is the trace's header (for the estimators).
 Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info);
@@ -80,11 +80,11 @@ class IndexBuilder {
 struct IndexLookup {
   enum class State : uint8_t { None, Fresh, Stale, Damaged };
   State state = State::None;
-  uint64_t offset = 0;        // of the index chunk
+  uint64_t offset = 0;        // of the (first) index chunk
   std::optional<Index> index;  // when Fresh
   std::string problem;         // when Stale or Damaged: what is wrong, for one warning line
 };
-// Looks for the index chunk (the last chunk of the file) and decodes it.
+// Looks for the index (the run of index chunks that ends the file) and decodes it.
 IndexLookup find_index(std::span<const uint8_t> file, const format::TraceInfo& info);
 
 // The model from a fresh index, when it answers `args`: no time selection, no

@@ -57,10 +57,73 @@ struct Exact {
   double objects = 0;
 };
 
+// One sampled run of `blocks` with the recorder's rule (a Poisson process of
+// sample points on the byte line, seeded), and the exact live set at its peak.
+struct SampledRun {
+  Model model;
+  Exact peak_truth;  // blocks live right after the model's peak allocation
+};
+
+SampledRun sample_run(const std::vector<Block>& blocks, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(1.0 / kBytesPerSample);
+  double to_next = gap(rng);  // bytes from the current position to the next sample point
+
+  testing::Script s(format::Mode::Sampled, kBytesPerSample);
+  // Events must be in time order: collect then sort by time.
+  std::vector<std::tuple<uint64_t, int, size_t>> order;  // time, kind (0 alloc, 1 free), block
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    order.emplace_back(blocks[i].alloc_t, 0, i);
+    if (blocks[i].free_t) order.emplace_back(*blocks[i].free_t, 1, i);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<std::optional<format::AllocId>> ids(blocks.size());
+  std::map<uint64_t, size_t> position_of_id;  // sampled AllocId -> its place in `order`
+  uint64_t last_t = 0;
+  for (size_t at = 0; at < order.size(); ++at) {
+    auto [time, kind, i] = order[at];
+    last_t = std::max(last_t, time);
+    const Block& b = blocks[i];
+    if (kind == 0) {
+      uint32_t n = 0;
+      double left = static_cast<double>(b.size);
+      while (to_next < left) {
+        ++n;
+        left -= to_next;
+        to_next = gap(rng);
+      }
+      to_next -= left;
+      if (n > 0) {
+        ids[i] = s.alloc(time, b.size, {0x1000 + b.site}, 0, n);
+        position_of_id[ids[i]->value] = at;
+      }
+    } else if (ids[i]) {
+      s.free(*ids[i], time);
+    }
+  }
+  s.end(last_t + 10'000);
+  SampledRun run{s.run(), {}};
+  // The truth at the peak: every block allocated, and not freed, up to and
+  // including the peak's allocation in event order.
+  if (const auto& peak = run.model.overview.peak.alloc) {
+    const size_t last = position_of_id.at(peak->value);
+    for (size_t at = 0; at <= last; ++at) {
+      auto [time, kind, i] = order[at];
+      const double sign = kind == 0 ? 1 : -1;
+      run.peak_truth.bytes += sign * static_cast<double>(blocks[i].size);
+      run.peak_truth.objects += sign;
+    }
+  }
+  return run;
+}
+
+bool covers(const Estimate& e, double truth) { return e.lo <= truth && (!e.bounded || truth <= e.hi); }
+
 TEST(SamplingCoverage, IntervalsCoverExactValues) {
   const std::vector<Block> blocks = program();
   // Exact answers per site, straight from the script.
   std::map<uint64_t, Exact> allocated, leaked;
+  Exact all_allocated, all_leaked;
   for (const Block& b : blocks) {
     allocated[b.site].bytes += b.size;
     allocated[b.site].objects += 1;
@@ -69,40 +132,16 @@ TEST(SamplingCoverage, IntervalsCoverExactValues) {
       leaked[b.site].objects += 1;
     }
   }
+  for (const auto& [site, e] : allocated) all_allocated.bytes += e.bytes, all_allocated.objects += e.objects;
+  for (const auto& [site, e] : leaked) all_leaked.bytes += e.bytes, all_leaked.objects += e.objects;
 
   int checks = 0, bytes_covered = 0, object_checks = 0, objects_covered = 0;
+  // Every other interval a view prints (summary's totals and its peak line):
+  // bytes and blocks, each over the 200 seeds.
+  int view_checks = 0, view_covered = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
-    std::mt19937_64 rng(seed);
-    std::exponential_distribution<double> gap(1.0 / kBytesPerSample);
-    double to_next = gap(rng);  // bytes from the current position to the next sample point
-
-    testing::Script s(format::Mode::Sampled, kBytesPerSample);
-    // Events must be in time order: collect then sort by time.
-    std::vector<std::tuple<uint64_t, int, size_t>> order;  // time, kind (0 alloc, 1 free), block
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      order.emplace_back(blocks[i].alloc_t, 0, i);
-      if (blocks[i].free_t) order.emplace_back(*blocks[i].free_t, 1, i);
-    }
-    std::sort(order.begin(), order.end());
-    std::vector<std::optional<format::AllocId>> ids(blocks.size());
-    for (auto [time, kind, i] : order) {
-      const Block& b = blocks[i];
-      if (kind == 0) {
-        uint32_t n = 0;
-        double left = static_cast<double>(b.size);
-        while (to_next < left) {
-          ++n;
-          left -= to_next;
-          to_next = gap(rng);
-        }
-        to_next -= left;
-        if (n > 0) ids[i] = s.alloc(time, b.size, {0x1000 + b.site}, 0, n);
-      } else if (ids[i]) {
-        s.free(*ids[i], time);
-      }
-    }
-    s.end(blocks.back().alloc_t + 10'000);
-    const Model m = s.run();
+    const SampledRun run = sample_run(blocks, seed);
+    const Model& m = run.model;
     const Estimator& e = m.aggregate.estimator;
 
     std::map<uint64_t, const Metrics*> by_site;
@@ -114,27 +153,60 @@ TEST(SamplingCoverage, IntervalsCoverExactValues) {
         const Count c = by_site.count(site) ? (*by_site[site])[metric] : Count{};
         const Estimate bytes = e.bytes(c);
         ++checks;
-        bytes_covered += bytes.lo <= truth.bytes && truth.bytes <= bytes.hi;
+        bytes_covered += covers(bytes, truth.bytes);
         if (c.blocks >= 10) {
           const Estimate objects = e.objects(c);
           ++object_checks;
-          objects_covered += objects.lo <= truth.objects && truth.objects <= objects.hi;
+          objects_covered += covers(objects, truth.objects);
         }
       }
+    }
+    const Estimator& oe = m.overview.estimator;
+    for (auto [count, truth] : {std::pair{m.aggregate.totals[Metric::Allocated], all_allocated},
+                                std::pair{m.aggregate.totals[Metric::Leaked], all_leaked},
+                                std::pair{m.overview.peak.live, run.peak_truth}}) {
+      view_checks += 2;
+      view_covered += covers(oe.bytes(count), truth.bytes) + covers(oe.objects(count), truth.objects);
     }
   }
   const double bytes_rate = static_cast<double>(bytes_covered) / checks;
   const double objects_rate = static_cast<double>(objects_covered) / object_checks;
+  const double view_rate = static_cast<double>(view_covered) / view_checks;
   RecordProperty("bytes_coverage", std::to_string(bytes_rate));
   RecordProperty("objects_coverage", std::to_string(objects_rate));
-  std::printf("bytes coverage %.4f over %d, objects coverage %.4f over %d\n", bytes_rate, checks, objects_rate,
-              object_checks);
+  std::printf("bytes coverage %.4f over %d, objects coverage %.4f over %d, totals and peak %.4f over %d\n",
+              bytes_rate, checks, objects_rate, object_checks, view_rate, view_checks);
   EXPECT_EQ(checks, 200 * 8);
   EXPECT_GE(bytes_rate, 0.91);
   EXPECT_LE(bytes_rate, 0.995);
   EXPECT_GT(object_checks, 200 * 4);
   EXPECT_GE(objects_rate, 0.91);
   EXPECT_LE(objects_rate, 0.995);
+  EXPECT_EQ(view_checks, 200 * 6);
+  EXPECT_GE(view_rate, 0.91);
+}
+
+// The case seen on a real program: at the peak a few large blocks are sampled
+// and the many small ones live beside them mostly are not. The sampled blocks
+// then say nothing about how many small ones they hide, and the interval must
+// not be [4, 4] (it printed "live blocks: 4 [4, 4]" where the truth was 3,722).
+TEST(SamplingCoverage, PeakOfFewLargeAmongManySmallBlocks) {
+  std::vector<Block> blocks;
+  uint64_t t = 0;
+  for (int i = 0; i < 300; ++i) blocks.push_back(Block{0, 16, t += 10, 1'000'000});
+  for (int i = 0; i < 4; ++i) blocks.push_back(Block{1, 1024 * 1024, t += 10, 1'000'000});
+  int covered_bytes = 0, covered_blocks = 0;
+  const int seeds = 200;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    const SampledRun run = sample_run(blocks, seed);
+    const Estimator& e = run.model.overview.estimator;
+    ASSERT_EQ(run.peak_truth.objects, 304);
+    covered_bytes += covers(e.bytes(run.model.overview.peak.live), run.peak_truth.bytes);
+    covered_blocks += covers(e.objects(run.model.overview.peak.live), run.peak_truth.objects);
+  }
+  std::printf("peak bytes covered %d/%d, peak blocks covered %d/%d\n", covered_bytes, seeds, covered_blocks, seeds);
+  EXPECT_GE(covered_bytes, seeds * 91 / 100);
+  EXPECT_GE(covered_blocks, seeds * 91 / 100);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/report_options.h"
@@ -38,6 +39,12 @@ int export_memtrace(const Options& o, std::ostream& out) {
   });
   while (const format::Event* event = reader->next()) writer.write(*event);
   writer.finish();
+  // Say what the file does not hold, so nobody takes the read-back for the original.
+  const std::vector<std::string> losses = writer.losses();
+  if (!losses.empty()) {
+    std::cerr << "memloupe: memtrace CTF cannot carry everything; not carried:\n";
+    for (const std::string& loss : losses) std::cerr << "  " << loss << '\n';
+  }
   return report_damage(*reader, o.view.trace);
 }
 

@@ -59,7 +59,12 @@ void print_index(const reader::Reader& r, const std::string& path) {
   const analysis::IndexLookup found = analysis::find_index((*bytes)->data(), r.info());
   switch (found.state) {
     case analysis::IndexLookup::State::None:
-      fmt::print("analysis index: none\n");
+      // Say why: the views then read every event, which takes seconds on a large trace.
+      fmt::print("analysis index: none ({})\n",
+                 r.has_symbols_section()
+                     ? "finalised without one: `symbolize --no-index`, or its events were damaged; "
+                       "`memloupe symbolize --force` writes one"
+                     : "not finalised; `memloupe symbolize` writes one");
       break;
     case analysis::IndexLookup::State::Fresh:
       fmt::print("analysis index: yes, at offset {} ({} stacks; answers summary and report without reading the events)\n",

@@ -20,9 +20,9 @@ Command add_lifetimes_command(CLI::App& app) {
   sub->add_option("--temporary", o->view.args.temporary,
                   "A block freed by its own thread within this time is temporary")
       ->capture_default_str();
-  sub->add_option("--top", o->lifetimes.top, "Sites in the temporary table")->capture_default_str();
-  sub->add_option("--frames", o->lifetimes.frames, "Backtrace lines per site (0: all)")->capture_default_str();
-  sub->add_flag("--csv", o->lifetimes.csv, "The histogram as CSV");
+  add_limit_option(sub, o->lifetimes.top);
+  add_frames_option(sub, o->lifetimes.frames, o->lifetimes.all_frames);
+  add_output_flags(sub, o->lifetimes.csv, o->lifetimes.json, "The histogram as CSV");
   add_full_names_flag(sub, o->lifetimes.full_names);
   return {sub, [o] {
             o->lifetimes.width = table_width();

@@ -31,7 +31,7 @@ struct RunOptions {
   std::string output;
   bool all = false;
   std::string every;
-  double rate = 0;
+  std::optional<double> rate;
   uint32_t depth = 0;
   bool follow_fork = false;
   bool no_symbolize = false;
@@ -64,17 +64,14 @@ Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const Ru
   env.emplace_back("MEMLOUPE_FOLLOW_FORK", o.follow_fork ? "1" : "0");
   if (o.all) env.emplace_back("MEMLOUPE_MODE", "all");
   if (!o.every.empty()) {
-    auto bytes = analysis::parse_size(o.every);
-    if (!bytes) return Error{"--every: " + bytes.error().message};
-    if (*bytes == 0) return Error{"--every: must be at least 1 byte"};
+    auto bytes = analysis::parse_size(o.every);  // checked by the parser (every_bytes)
     env.emplace_back("MEMLOUPE_MODE", "sampled");
     env.emplace_back("MEMLOUPE_EVERY", std::to_string(*bytes));
   }
-  if (o.rate != 0) {
+  if (o.rate) {
     // A probability λ per byte samples one byte in 1/λ on average.
-    if (!(o.rate > 0 && o.rate <= 1)) return Error{"--rate: must be in (0, 1]"};
     env.emplace_back("MEMLOUPE_MODE", "sampled");
-    env.emplace_back("MEMLOUPE_EVERY", std::to_string(std::max<long long>(1, std::llround(1 / o.rate))));
+    env.emplace_back("MEMLOUPE_EVERY", std::to_string(std::max<long long>(1, std::llround(1 / *o.rate))));
   }
   if (o.depth != 0) env.emplace_back("MEMLOUPE_DEPTH", std::to_string(o.depth));
   if (!o.snapshot_signal.empty()) {
@@ -153,6 +150,25 @@ int run(const RunOptions& o) {
   return result.status;
 }
 
+// --every: a size of at least one byte.
+const CLI::Validator kEveryBytes(
+    [](std::string& text) -> std::string {
+      auto bytes = analysis::parse_size(text);
+      if (!bytes) return bytes.error().message;
+      return *bytes == 0 ? "must be at least 1 byte" : "";
+    },
+    "SIZE");
+
+// --rate: a probability per byte, so in (0, 1]; 0 would mean "never sample",
+// which is not a sampled mode (the default used to be taken silently).
+const CLI::Validator kRate(
+    [](std::string& text) -> std::string {
+      double rate = 0;
+      if (!CLI::detail::lexical_cast(text, rate)) return "not a number: " + text;
+      return rate > 0 && rate <= 1 ? "" : "must be in (0, 1], not " + text;
+    },
+    "(0,1]");
+
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
@@ -163,8 +179,9 @@ Command add_run_command(CLI::App& app) {
                   "Trace file (default: memloupe.PROGRAM.PID.trace here; %p in the name = the pid)");
   auto* all = sub->add_flag("--all", o->all, "Record every allocation call, with addresses");
   auto* every = sub->add_option("--every", o->every,
-                                "Mean bytes allocated between samples: 512KiB, 1MiB, 4096, ...");
-  auto* rate = sub->add_option("--rate", o->rate, "Sampling probability per byte (1/--every)");
+                                "Mean bytes allocated between samples: 512KiB, 1MiB, 4096, ...")
+                    ->check(kEveryBytes);
+  auto* rate = sub->add_option("--rate", o->rate, "Sampling probability per byte (1/--every)")->check(kRate);
   all->excludes(every, rate);
   every->excludes(rate);
   sub->add_option("--depth", o->depth, "Backtrace depth limit in frames")->check(CLI::Range(1, 256));

@@ -19,8 +19,9 @@ Command add_summary_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "summary", "The trace at a glance: calls, allocated, peak heap, leaks and the top sites");
   add_view_options(sub, o->view);
-  sub->add_option("--top", o->summary.top, "Sites per table")->capture_default_str();
-  sub->add_option("--frames", o->summary.frames, "Backtrace lines per site (0: all)")->capture_default_str();
+  add_limit_option(sub, o->summary.top);
+  add_frames_option(sub, o->summary.frames, o->summary.all_frames);
+  add_output_flags(sub, o->summary.csv, o->summary.json, "Allocated, peak and leaked as CSV (with interval bounds)");
   add_full_names_flag(sub, o->summary.full_names);
   return {sub, [o] {
             o->summary.width = table_width();

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 
 #include "analysis/index.h"
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "reader/reader.h"
 #include "types/finalize_types.h"
 
@@ -28,14 +31,32 @@ void print_damage(const std::string& path, const Error& damage, uint64_t events)
 class IndexTap : public symbolize::FinalizeTap {
  public:
   void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
-  void first(const format::Event& e) override { builder_->first(e); }
-  void second(const format::Event& e) override { builder_->second(e); }
+  void first(const format::Event& e) override {
+    builder_->first(e);
+    first_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void second(const format::Event& e) override {
+    builder_->second(e);
+    second_.fetch_add(1, std::memory_order_relaxed);
+  }
   std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) override {
+    writing_.store(true, std::memory_order_relaxed);
     return builder_->finish(trace);
+  }
+
+  // For the progress line (another thread): which read, how far.
+  std::string status() const {
+    const uint64_t first = first_.load(std::memory_order_relaxed), second = second_.load(std::memory_order_relaxed);
+    if (writing_.load(std::memory_order_relaxed)) return "writing the analysis index";
+    if (second == 0) return fmt::format("reading the events and symbolising, {} events", first);
+    return fmt::format("building the analysis index, {} of {} events ({:.0f}%)", second, first,
+                       100.0 * static_cast<double>(second) / static_cast<double>(std::max<uint64_t>(first, 1)));
   }
 
  private:
   std::unique_ptr<analysis::IndexBuilder> builder_;
+  std::atomic<uint64_t> first_{0}, second_{0};
+  std::atomic<bool> writing_{false};
 };
 
 }  // namespace
@@ -49,7 +70,13 @@ int finalize_and_report(const std::string& input, const std::string& output,
   if (with_index) options.tap = &tap;
   types::TypesAddon types;
   if (with_types) options.addon = &types;
-  auto stats = symbolize::finalize_trace(input, output, options);
+  Expected<symbolize::FinalizeStats> stats = Error{""};
+  {
+    const ProgressLine progress("finalising " + input, [&tap, with_index] {
+      return with_index ? tap.status() : std::string("reading the events and symbolising");
+    });
+    stats = symbolize::finalize_trace(input, output, options);
+  }
   if (!stats) {
     fmt::print(stderr, "memloupe: cannot finalise {}: {}\n", input, stats.error().message);
     return kFailed;
@@ -67,6 +94,9 @@ int finalize_and_report(const std::string& input, const std::string& output,
   }
   if (stats->index_bytes != 0) {
     fmt::print(stderr, "memloupe: analysis index: {} bytes\n", stats->index_bytes);
+  } else if (with_index && stats->damage) {
+    // finalize.cc writes none then: an index must summarise every event of the file.
+    fmt::print(stderr, "memloupe: no analysis index written (the events are damaged); views read the events\n");
   }
   print_wrote(output, stats->events, stats->output_bytes);
   return stats->damage ? kDamaged : kOk;

@@ -1,8 +1,32 @@
 // memloupe: the command-line entry point. Dispatches to the sub-commands.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string_view>
 #include <vector>
 
 #include "cli/command_list.h"
 #include "cli/commands.h"
+
+namespace {
+
+// The one place a bad command line becomes an exit status: every parser error
+// (unknown option or command, a value out of range or of the wrong type) is
+// kUsage with the "memloupe:" prefix; --help and --version print and exit 0.
+// CLI11's own exit codes (104-109) are not part of memloupe's interface.
+int parse_error_status(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  std::string message = e.what();
+  // With no command at all, or an unknown one, CLI11 says "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+    message = fmt::format("unknown command '{}'", argv[1]);
+  }
+  std::fflush(stdout);
+  fmt::print(stderr, "memloupe: {}\nRun with --help for more information.\n", message);
+  return memloupe::cli::kUsage;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"memloupe: a sampling memory profiler for native Linux programs"};
@@ -11,7 +35,11 @@ int main(int argc, char** argv) {
 
   std::vector<memloupe::cli::Command> commands;
   for (memloupe::cli::AddCommandFn add : memloupe::cli::kCommands) commands.push_back(add(app));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error_status(app, e, argc, argv);
+  }
   for (auto& command : commands) {
     if (command.sub->parsed()) return command.run();
   }

@@ -19,11 +19,33 @@ void add_rank_options(CLI::App* sub, RankOptions& o, bool with_by) {
   sub->add_option("--group", o.group, "Identify frames by function, line or address")
       ->check(CLI::IsMember({"function", "line", "address"}))
       ->capture_default_str();
-  sub->add_option("-n,--limit", o.limit, "Show at most N rows (0: all)")->capture_default_str();
-  sub->add_option("--frames", o.frames, "Backtrace lines per site (0: all)")->capture_default_str();
-  sub->add_option("--min-count", o.min_count, "Drop sites with fewer blocks than this")->capture_default_str();
-  sub->add_flag("--csv", o.csv, "Machine-readable output (CSV, with interval bounds)");
+  add_limit_option(sub, o.limit);
+  add_frames_option(sub, o.frames, o.all_frames);
+  sub->add_option("--min-count", o.min_count, "Drop sites with fewer blocks than this")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  add_output_flags(sub, o.csv, o.json, "Machine-readable output (CSV, with interval bounds)");
   add_full_names_flag(sub, o.full_names);
+}
+
+void add_limit_option(CLI::App* sub, size_t& limit) {
+  sub->add_option("-n,--limit", limit, "Rows per table (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--top", limit)->check(CLI::NonNegativeNumber)->group("");
+}
+
+void add_frames_option(CLI::App* sub, size_t& frames, bool& all_frames) {
+  sub->add_option("--frames", frames, "Backtrace lines per site (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_flag("--all-frames", all_frames,
+                "Start backtraces at the allocation, not at the first frame outside the allocator and "
+                "standard library");
+}
+
+void add_output_flags(CLI::App* sub, bool& csv, bool& json, const std::string& csv_help) {
+  auto* c = sub->add_flag("--csv", csv, csv_help);
+  auto* j = sub->add_flag("--json", json, "Machine-readable output (JSON, with interval bounds)");
+  c->excludes(j);
 }
 
 void add_full_names_flag(CLI::App* sub, bool& full_names) {
@@ -37,8 +59,10 @@ report::TopOptions top_options(const RankOptions& o) {
   t.depth = o.depth;
   t.limit = o.limit;
   t.frames = o.frames;
+  t.all_frames = o.all_frames;
   t.min_count = o.min_count;
   t.csv = o.csv;
+  t.json = o.json;
   t.width = table_width();
   t.full_names = o.full_names;
   return t;

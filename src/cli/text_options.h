@@ -24,14 +24,29 @@ struct RankOptions {
   uint32_t depth = 0;
   std::string group = "function";
   size_t limit = 20;
-  size_t frames = 6;
+  size_t frames = report::kDefaultFrames;
+  bool all_frames = false;
   double min_count = 0;
   bool csv = false;
+  bool json = false;
   bool full_names = false;
 };
 
 // `with_by`: whether --by/--blocks make sense for the command (not for leaks).
 void add_rank_options(CLI::App* sub, RankOptions& options, bool with_by);
+
+// The two counts every text view shares, under one name each (docs/ANALYSIS.md):
+//   -n/--limit N   rows per table (0: all); `--top` is a hidden alias (summary
+//                  and lifetimes used to call it that)
+//   --frames N     backtrace lines per site (0: all), report::kDefaultFrames
+// Both refuse negative numbers (CLI11 would otherwise wrap -1 to SIZE_MAX).
+void add_limit_option(CLI::App* sub, size_t& limit);
+//   --all-frames   start backtraces at the innermost frame, not at the first
+//                  outside the allocator and standard library (analysis::first_own_frame)
+void add_frames_option(CLI::App* sub, size_t& frames, bool& all_frames);
+
+// --csv and --json (machine-readable output; one excludes the other).
+void add_output_flags(CLI::App* sub, bool& csv, bool& json, const std::string& csv_help);
 
 // --full-names: function names whole rather than shortened (every text view has it).
 void add_full_names_flag(CLI::App* sub, bool& full_names);

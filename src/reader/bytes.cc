@@ -7,9 +7,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace memloupe::reader {
 namespace {
+
+Error os_error(const std::string& path, const char* what) {
+  return Error{path + ": " + what + ": " + std::strerror(errno)};
+}
 
 // Owns a file descriptor for the duration of map_file.
 class Fd {
@@ -52,13 +58,51 @@ class VectorBytes final : public Bytes {
   std::vector<uint8_t> bytes_;
 };
 
-Error os_error(const std::string& path, const char* what) {
-  return Error{path + ": " + what + ": " + std::strerror(errno)};
+// The bytes of a stream (FIFO, pipe, `<(...)`), shared by every open of its path.
+class SharedBytes final : public Bytes {
+ public:
+  SharedBytes(std::shared_ptr<const std::vector<uint8_t>> bytes, std::string name)
+      : Bytes(std::move(name)), bytes_(std::move(bytes)) {}
+  std::span<const uint8_t> data() const override { return *bytes_; }
+
+ private:
+  std::shared_ptr<const std::vector<uint8_t>> bytes_;
+};
+
+// A FIFO or pipe cannot be mapped (its size is 0) and can be read only once,
+// where a command opens its trace more than once (to check it, then to analyse
+// it): the first open reads it to the end and later opens of the same path in
+// this process get the same bytes, without opening it again (which would wait
+// for a writer that is gone).
+Expected<std::unique_ptr<Bytes>> read_stream(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>> streams;
+  std::lock_guard lock(mutex);
+  auto& bytes = streams[path];
+  if (!bytes) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return os_error(path, "cannot open");
+    auto read = std::make_shared<std::vector<uint8_t>>();
+    uint8_t buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return os_error(path, "cannot read");
+      if (n == 0) break;
+      read->insert(read->end(), buffer, buffer + n);
+    }
+    bytes = std::move(read);
+  }
+  return std::unique_ptr<Bytes>(new SharedBytes(bytes, path));
 }
 
 }  // namespace
 
 Expected<std::unique_ptr<Bytes>> Bytes::map_file(const std::string& path) {
+  struct stat named;
+  if (::stat(path.c_str(), &named) == 0 && (S_ISFIFO(named.st_mode) || S_ISCHR(named.st_mode) || S_ISSOCK(named.st_mode))) {
+    return read_stream(path);
+  }
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return os_error(path, "cannot open");
   struct stat st;

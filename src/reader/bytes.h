@@ -18,7 +18,9 @@ class Bytes {
   virtual std::span<const uint8_t> data() const = 0;
   const std::string& name() const { return name_; }
 
-  // Maps `path` read-only (an empty file is fine). Errors name the path and errno.
+  // Maps `path` read-only (an empty file is fine); a FIFO, pipe or character
+  // device is read to its end instead, once per process (bytes.cc). Errors
+  // name the path and errno.
   static Expected<std::unique_ptr<Bytes>> map_file(const std::string& path);
   static std::unique_ptr<Bytes> from_vector(std::vector<uint8_t> bytes, std::string name);
 

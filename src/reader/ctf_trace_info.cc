@@ -62,7 +62,9 @@ Expected<TraceStart> parse_trace_start(std::span<const uint8_t> file) {
   format::TraceInfo& info = start.info;
   info.version = h.version;
   info.pointer_size = word_size / 8;
-  info.mode = format::Mode::Sampled;
+  // Every word sampled (rate 1, as memloupe exports an every-call trace, or
+  // more) means every allocation is in the trace: counts are exact, not estimates.
+  info.mode = rate >= 1 ? format::Mode::All : format::Mode::Sampled;
   info.bytes_per_sample = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(word_bytes / rate)));
   info.pid = pid <= UINT32_MAX ? static_cast<uint32_t>(pid) : 0;
   info.start_wall_ns = h.time_begin * 1000;

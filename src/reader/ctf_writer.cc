@@ -55,12 +55,46 @@ CtfWriter::CtfWriter(const format::TraceInfo& info, const SymbolTable& symbols, 
 
 void CtfWriter::write(const format::Event& event) {
   if (auto* a = std::get_if<format::Alloc>(&event)) {
+    note_thread(a->thread);
+    if (a->size % kWordBytes != 0) ++stats_.rounded_sizes;
     alloc(*a);
   } else if (auto* f = std::get_if<format::Free>(&event)) {
+    note_thread(f->thread);
     relative(f->id, f->time_ns, false);
   } else if (auto* p = std::get_if<format::Promote>(&event)) {
     relative(p->id, p->time_ns, true);
+  } else if (std::holds_alternative<format::RssSample>(event)) {
+    ++stats_.rss_samples;
+  } else if (std::holds_alternative<format::Marker>(event)) {
+    ++stats_.markers;
+  } else if (std::holds_alternative<format::ModuleLoad>(event)) {
+    ++stats_.modules;
+  } else if (std::holds_alternative<format::CallTotals>(event)) {
+    ++stats_.call_totals;
+  } else if (std::holds_alternative<format::TraceEnd>(event)) {
+    stats_.end_record = true;
   }
+}
+
+void CtfWriter::note_thread(format::ThreadId thread) {
+  if (threads_seen_.insert(thread.value).second) ++stats_.threads;
+}
+
+std::vector<std::string> CtfWriter::losses() const {
+  const Stats& s = stats_;
+  std::vector<std::string> out;
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  if (s.threads > 1) out.push_back(n(s.threads) + " threads: memtrace has one stream, they read back as one thread");
+  if (s.rounded_sizes) {
+    out.push_back(n(s.rounded_sizes) + " sizes that are not whole 8-byte words: rounded up (memtrace counts words)");
+  }
+  if (s.rss_samples) out.push_back(n(s.rss_samples) + " RSS samples");
+  if (s.markers) out.push_back(n(s.markers) + " markers");
+  if (s.modules) out.push_back(n(s.modules) + " module loads (each address's frames go along as its location)");
+  if (s.call_totals) out.push_back("the exact call counters");
+  if (s.end_record) out.push_back("the end record (how the program ended)");
+  if (s.unmatched) out.push_back(n(s.unmatched) + " frees of allocations the trace does not hold");
+  return out;
 }
 
 void CtfWriter::alloc(const format::Alloc& a) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -46,7 +47,19 @@ class CtfWriter {
     uint64_t promotions = 0;
     uint64_t collections = 0;
     uint64_t unmatched = 0;  // frees/promotions of allocations not written (dropped)
+    // What CTF cannot carry, for the exporter to say (docs/MEMTRACE.md):
+    uint64_t rounded_sizes = 0;  // sizes not a whole number of 8-byte words (rounded up)
+    uint64_t threads = 0;        // distinct threads allocating or freeing (all become one stream)
+    uint64_t rss_samples = 0;
+    uint64_t markers = 0;
+    uint64_t modules = 0;         // module loads (the addresses' frames are kept as locations)
+    uint64_t call_totals = 0;     // the exact call counters
+    bool end_record = false;      // how the program ended
   };
+
+  // One line per kind of information that was not carried, for stderr; empty
+  // when the export is faithful.
+  std::vector<std::string> losses() const;
 
   // Writes the trace-info packet at once. `symbols` is consulted when an address
   // is first written, so it may still be growing (a reader's symbols()).
@@ -70,7 +83,10 @@ class CtfWriter {
   void emit(ctf::Out& packet);
   std::vector<ctf::Location> locations_of(uint64_t address) const;
 
+  void note_thread(format::ThreadId thread);
+
   const SymbolTable& symbols_;
+  std::unordered_set<uint32_t> threads_seen_;
   Sink sink_;
   uint32_t pid_ = 0;
   uint64_t start_us_ = 0;

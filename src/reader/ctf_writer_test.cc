@@ -217,10 +217,15 @@ TEST(CtfWriter, EveryCallTracesKeepTheirSizes) {
   ASSERT_EQ(r.allocs.size(), 2u);
   // Rate 1 per word: memtrace's "samples / rate x 8" is the size in whole words.
   EXPECT_EQ(r.info.bytes_per_sample, 8u);
+  // Every word sampled: every call is in the trace, so it reads back as one (exact counts).
+  EXPECT_EQ(r.info.mode, format::Mode::All);
   EXPECT_EQ(r.allocs[0].size, 104u);
   EXPECT_EQ(r.allocs[0].n_samples, 13u);
   EXPECT_EQ(r.allocs[1].n_samples, 1u);
   EXPECT_EQ(writer.stats().short_allocs, 1u);  // 1 word, 1 sample
+  // 100 B is not a whole number of words: said, as the one loss.
+  ASSERT_EQ(writer.losses().size(), 1u);
+  EXPECT_NE(writer.losses()[0].find("1 sizes"), std::string::npos) << writer.losses()[0];
 }
 
 TEST(CtfWriter, CacheVerifierIsWrittenAndChecked) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/frame_names.h"
 #include "report/frame_names.h"
 #include "report/html_json.h"
 
@@ -24,6 +25,7 @@ struct TrieNode {
   std::string name;
   std::string short_name;  // the page's label (short_function_name); `name` is its tooltip
   std::string where;  // "file:line" of the first frame seen here
+  bool library = false;  // analysis::is_library_file of that frame
   std::unordered_map<std::string, uint32_t> children;
   std::array<double, kRankMetrics> total{};
 };
@@ -32,6 +34,7 @@ struct NamedFrame {
   std::string name;
   std::string short_name;
   std::string where;
+  bool library;
 };
 
 std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& site, size_t max_name) {
@@ -40,12 +43,13 @@ std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& si
     const Location& loc = profile.location(*it);
     if (loc.frames.empty()) {
       const std::string name = frame_name(profile, loc, nullptr);
-      out.push_back({cut(name, max_name), cut(name, max_name), ""});
+      out.push_back({cut(name, max_name), cut(name, max_name), "", true});
     }
     for (auto f = loc.frames.rbegin(); f != loc.frames.rend(); ++f) {
       std::string where = f->file.empty() ? "" : f->file + ":" + std::to_string(f->line);
       const std::string name = frame_name(profile, loc, &*f);
-      out.push_back({cut(name, max_name), cut(short_function_name(name), max_name), cut(where, max_name)});
+      out.push_back({cut(name, max_name), cut(short_function_name(name), max_name), cut(where, max_name),
+                     analysis::is_library_file(f->file)});
     }
   }
   return out;
@@ -68,7 +72,7 @@ void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const P
                  size_t max_points) {
   json.begin_array();
   if (points.size() <= max_points) {
-    for (const HeapPoint& p : points) json.number(static_cast<double>(p.time_ns)).number(p.bytes);
+    for (const HeapPoint& p : points) json.integer(p.time_ns).number(p.bytes);
     return void(json.end_array());
   }
   // One point per time slot: the highest, so the peak stays visible.
@@ -76,7 +80,7 @@ void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const P
   size_t slot = SIZE_MAX;
   const HeapPoint* best = nullptr;
   auto flush = [&] {
-    if (best) json.number(static_cast<double>(best->time_ns)).number(best->bytes);
+    if (best) json.integer(best->time_ns).number(best->bytes);
   };
   for (const HeapPoint& p : points) {
     size_t s = static_cast<size_t>(static_cast<double>(p.time_ns) / static_cast<double>(span) *
@@ -104,10 +108,10 @@ void write_info(JsonWriter& json, const Profile& profile, const HtmlLimits& limi
   json.key("host").string(cut(info.host, limits.max_name_bytes));
   json.key("mode").string(info.mode == format::Mode::All ? "all" : "sampled");
   json.key("bytes_per_sample").integer(info.bytes_per_sample);
-  json.key("start_wall_ns").number(static_cast<double>(info.start_wall_ns));
+  json.key("start_wall_ns").integer(info.start_wall_ns);
   json.key("source_format").string(cut(info.source_format, limits.max_name_bytes));
-  json.key("duration_ns").number(static_cast<double>(profile.duration_ns));
-  json.key("events").number(static_cast<double>(profile.events));
+  json.key("duration_ns").integer(profile.duration_ns);
+  json.key("events").integer(profile.events);
   json.key("sites").integer(profile.sites.size());
   json.end_object();
 }
@@ -134,6 +138,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
         child.name = std::move(f.name);
         child.short_name = std::move(f.short_name);
         child.where = std::move(f.where);
+        child.library = f.library;
         trie.push_back(std::move(child));
       }
       node = next;
@@ -176,11 +181,12 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     std::string short_name;
     std::string where;
     bool other;
+    bool library;
   };
   std::vector<PageNode> nodes;
   for (uint32_t i : page_nodes) {
     const TrieNode& t = trie[i];
-    nodes.push_back({i == 0 ? 0 : static_cast<uint32_t>(page_id[t.parent]), t.name, t.short_name, t.where, false});
+    nodes.push_back({i == 0 ? 0 : static_cast<uint32_t>(page_id[t.parent]), t.name, t.short_name, t.where, false, t.library});
   }
 
   // 3. Each site lands on its own node, or on an "[other]" child of its deepest
@@ -197,7 +203,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       while (page_id[node] < 0) node = trie[node].parent;
       uint32_t kept = static_cast<uint32_t>(page_id[node]);
       auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
-      if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true});
+      if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true, true});
       dest = it->second;
     }
     site_dest[s] = dest;
@@ -233,11 +239,11 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   JsonWriter json;
   json.begin_object();
   write_info(json, profile, limits);
-  json.key("bucket_ns").number(static_cast<double>(profile.bucket_ns));
+  json.key("bucket_ns").integer(profile.bucket_ns);
   json.key("buckets").integer(profile.bucket_count);
   json.key("selection").begin_array()
-      .number(static_cast<double>(profile.selection_begin_ns))
-      .number(static_cast<double>(profile.selection_end_ns)).end_array();
+      .integer(profile.selection_begin_ns)
+      .integer(profile.selection_end_ns).end_array();
   json.key("nodes_total").integer(trie.size());
 
   std::vector<std::string> strings;
@@ -247,10 +253,12 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     if (inserted) strings.push_back(s);
     return it->second;
   };
-  json.key("nodes").begin_array();  // [parent, name, short name, where, other] per node
+  // [parent, name, short name, where, flags] per node; flags: 1 = "[other]",
+  // 2 = library code (analysis::is_library_file: the tables' rule for naming a site).
+  json.key("nodes").begin_array();
   for (const PageNode& n : nodes) {
     json.integer(n.parent).integer(intern(n.name)).integer(intern(n.short_name)).integer(intern(n.where));
-    json.integer(n.other ? 1 : 0);
+    json.integer((n.other ? 1 : 0) | (n.library ? 2 : 0));
   }
   json.end_array();
   json.key("strings").begin_array();
@@ -294,12 +302,12 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   write_curve(json, profile.heap, profile, limits.max_curve_points);
   json.key("rss");
   write_curve(json, profile.rss, profile, limits.max_curve_points);
-  json.key("peak").begin_array().number(static_cast<double>(profile.peak.time_ns)).number(profile.peak.bytes).end_array();
+  json.key("peak").begin_array().integer(profile.peak.time_ns).number(profile.peak.bytes).end_array();
   json.key("markers").begin_array();
   size_t markers = std::min(profile.markers.size(), limits.max_markers);
   for (size_t i = 0; i < markers; ++i) {
     const TimeMark& m = profile.markers[i * profile.markers.size() / markers];  // evenly spread
-    json.number(static_cast<double>(m.time_ns)).string(cut(m.name, limits.max_name_bytes));
+    json.integer(m.time_ns).string(cut(m.name, limits.max_name_bytes));
   }
   json.end_array();
   json.end_object();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "report/html_json.h"
 #include "report/test_profile.h"
 
 namespace memloupe::report {
@@ -64,6 +65,34 @@ TEST(HtmlData, TextCannotCloseTheScriptElement) {
   std::string json = html_data_json(p);
   EXPECT_EQ(json.find('<'), std::string::npos);
   EXPECT_NE(json.find("evil\\u003c/script>"), std::string::npos);
+}
+
+// The number a key holds in the JSON text, parsed back as the page's reader would
+// see its digits (JSON numbers are decimal text; precision is the writer's job).
+std::string json_number(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return "";
+  const size_t begin = at + key.size() + 3;
+  return json.substr(begin, json.find_first_of(",}]", begin) - begin);
+}
+
+TEST(HtmlData, TimestampsAndCountsRoundTripExactly) {
+  Profile p = testing::small_profile();
+  // A wall-clock start in 2026 in nanoseconds: 19 digits, beyond %.6g (which
+  // moved it by up to 80 minutes) and beyond a double's 2^53.
+  p.info.start_wall_ns = 1'795'000'123'456'789'012ull;
+  p.duration_ns = 9'007'199'254'740'993ull;  // 2^53 + 1
+  p.events = 10'800'001;
+  const std::string json = html_data_json(p);
+  EXPECT_EQ(std::stoull(json_number(json, "start_wall_ns")), p.info.start_wall_ns) << json_number(json, "start_wall_ns");
+  EXPECT_EQ(std::stoull(json_number(json, "duration_ns")), p.duration_ns);
+  EXPECT_EQ(std::stoull(json_number(json, "events")), p.events);
+}
+
+TEST(JsonWriter, WholeNumbersOfAnySizeAreExact) {
+  JsonWriter json;
+  json.begin_array().number(1.5e17).number(123456789012.0).number(0.125).number(2.0 / 3).end_array();
+  EXPECT_EQ(json.text(), "[150000000000000000,123456789012,0.125,0.666667]");
 }
 
 }  // namespace

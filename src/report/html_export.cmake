@@ -37,7 +37,7 @@ add_custom_command(
     -P ${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake
   DEPENDS ${_report_assets} ${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake
   COMMENT "Embedding the HTML report's assets")
-target_link_libraries(memloupe_report PRIVATE ZLIB::ZLIB)
+target_link_libraries(memloupe_report PRIVATE ZLIB::ZLIB fmt::fmt)
 
 memloupe_test(memloupe_report_export_test
   SOURCES

@@ -1,7 +1,11 @@
 #include "report/html_json.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 namespace memloupe::report {
 
@@ -52,23 +56,45 @@ JsonWriter& JsonWriter::string(std::string_view text) {
 JsonWriter& JsonWriter::number(double value) {
   separate();
   if (!std::isfinite(value)) value = 0;
-  // Whole numbers up to 2^53 are written exactly (byte counts from --all traces).
-  if (value == std::floor(value) && std::fabs(value) < 9.0e15) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f", value);
-    out_ += buf;
-    return *this;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", value);
-  out_ += buf;
+  // Whole numbers are written with every digit (a 19-digit timestamp printed
+  // with 6 significant digits moved the report's start time by over an hour);
+  // fractions keep 6 significant digits, plenty for a drawing.
+  out_ += value == std::floor(value) ? fmt::format("{:.0f}", value) : fmt::format("{:.6g}", value);
   return *this;
 }
 
 JsonWriter& JsonWriter::integer(uint64_t value) {
   separate();
-  out_ += std::to_string(value);
+  out_ += fmt::format("{}", value);
   return *this;
+}
+
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  separate();
+  out_ += json;
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  separate();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::field(const std::string& text) {
+  if (text.empty()) return null();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  // Whole decimal integers go through as written (exact beyond 2^53).
+  if (text.find_first_not_of("0123456789") == std::string::npos && text.size() < 20) {
+    separate();
+    out_ += text;
+    return *this;
+  }
+  if (end == text.c_str() + text.size() && std::isfinite(value) && !std::isspace(static_cast<unsigned char>(text[0]))) {
+    return number(value);
+  }
+  return string(text);
 }
 
 JsonWriter& JsonWriter::boolean(bool value) {

@@ -18,9 +18,16 @@ class JsonWriter {
   JsonWriter& end_array() { return close(']'); }
   JsonWriter& key(std::string_view name);  // inside an object, before its value
   JsonWriter& string(std::string_view text);
-  JsonWriter& number(double value);  // shortest form up to 6 significant digits; non-finite -> 0
+  // Whole values exactly, fractions to 6 significant digits; non-finite -> 0.
+  // Counts and times are integers: write them with integer(), not through a double.
+  JsonWriter& number(double value);
   JsonWriter& integer(uint64_t value);
   JsonWriter& boolean(bool value);
+  JsonWriter& null();
+  JsonWriter& raw(std::string_view json);  // a value another JsonWriter wrote
+  // A text field as JSON: a number when it is one (CSV's raw values), null when
+  // empty, else a string.
+  JsonWriter& field(const std::string& text);
 
   const std::string& text() const { return out_; }
   std::string take() { return std::move(out_); }

@@ -115,7 +115,9 @@ std::string render_timeline_chart(const analysis::Overview& o, ChartSize size) {
   const std::string end_label = human_duration(o.duration_ns);
   const size_t gap = w > end_label.size() + 3 ? w - display_width(end_label) - 3 : 1;
   out += indent + "0 s" + std::string(gap, ' ') + end_label + '\n';
-  if (!o.rss.empty()) out += indent + "█ live heap (estimated)   • RSS\n";
+  if (!o.rss.empty()) {
+    out += indent + (o.estimator.exact() ? "█ live heap (exact)   • RSS\n" : "█ live heap (estimated)   • RSS\n");
+  }
   size_t shown = 0;
   for (const analysis::MarkerInfo& m : o.markers) {
     if (++shown > 9) {

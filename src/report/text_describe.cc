@@ -17,7 +17,11 @@ std::string utc(uint64_t wall_ns) {
 }
 
 std::string end_text(const analysis::Overview& o) {
-  if (!o.end_reason) return "no end record: the program was killed or the trace was cut";
+  if (!o.end_reason) {
+    // memtrace CTF has no end event: its traces never say how the program ended.
+    if (!o.info.source_format.empty()) return "how it ended is not recorded: " + o.info.source_format + " has no end record";
+    return "no end record: the program was killed or the trace was cut";
+  }
   switch (*o.end_reason) {
     case format::EndReason::Exit: return "exited";
     case format::EndReason::Stopped: return "tracing stopped";

@@ -61,18 +61,18 @@ std::string render_diff(const analysis::Model& a, const analysis::Model& b, cons
     if (o.limit && shown++ == o.limit) break;
     std::string stack;
     for (const std::string& f : r.row.frames) stack += (stack.empty() ? "" : ";") + f;
-    std::vector<std::string> notes;
-    const size_t frames = o.frames == 0 ? r.row.frames.size() : std::min(o.frames, r.row.frames.size());
-    for (size_t i = 1; i < frames; ++i) notes.push_back("← " + function_label(r.row.frames[i], o.full_names));
-    if (frames < r.row.frames.size()) notes.push_back("← … " + std::to_string(r.row.frames.size() - frames) + " more");
+    std::vector<std::string> labels;
+    for (const std::string& f : r.row.frames) labels.push_back(function_label(f, o.full_names));
+    StackLines lines = stack_lines(labels, r.row.own, o.frames, o.all_frames);
     t.add_row({bytes_cell(ea, r.row.a[metric]), bytes_cell(eb, r.row.b[metric]),
                Cell{signed_bytes(r.bytes, exact), {csv_number(r.bytes.value), csv_number(r.bytes.lo), csv_number(r.bytes.hi)}},
                Cell{signed_count(r.objects, exact), {csv_number(r.objects.value), r.objects.bounded ? csv_number(r.objects.lo) : "",
                                                      r.objects.bounded ? csv_number(r.objects.hi) : ""}},
-               Cell{r.row.frames.empty() ? "(every frame hidden)" : function_label(r.row.frames[0], o.full_names), {stack}}},
-              std::move(notes));
+               Cell{lines.leaf, {stack}}},
+              std::move(lines.notes));
   }
   if (o.csv) return t.csv();
+  if (o.json) return t.json() + "\n";
   const analysis::Estimate total = analysis::difference(ea.bytes(a.aggregate.totals[metric]),
                                                          eb.bytes(b.aggregate.totals[metric]));
   std::string out = "Change in " + key_title(o.key) + " from A to B: " + signed_bytes(total, exact) + "\n";

@@ -54,7 +54,11 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
     }
     size_t j = i;
     while (j + 1 <= last && h.freed[i].empty() && h.freed[j + 1].empty()) ++j;
-    const uint64_t lo = analysis::LifetimeHistogram::bucket_floor(i);
+    // Once the first row says "< 1 tick", the next starts at one tick, not at
+    // its power-of-two floor (512 ns), which would overlap it: with whole-tick
+    // times nothing lies below it there anyway.
+    const uint64_t floor = analysis::LifetimeHistogram::bucket_floor(i);
+    const uint64_t lo = first == 0 && i > 0 ? std::max(floor, kTimeResolutionNs) : floor;
     const uint64_t hi = j == 0 ? kTimeResolutionNs
                                : (j == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(j + 1));
     add(j == 0 ? "< " + human_duration(kTimeResolutionNs) : human_duration(lo) + " – " + human_duration(hi),
@@ -63,6 +67,7 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   }
   if (!h.never_freed.empty()) add("never freed", {"", ""}, h.never_freed);
   if (o.csv) return t.csv();
+  if (o.json) return t.json() + "\n";
 
   const analysis::Count& temp = m.aggregate.totals[analysis::Metric::Temporary];
   std::string out = describe_selection(m) + "Lifetimes of the selected blocks (time from allocation to free)\n" +
@@ -80,6 +85,7 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   s.key = {analysis::Metric::Temporary, true};
   s.limit = o.top;
   s.frames = o.frames;
+  s.all_frames = o.all_frames;
   s.full_names = o.full_names;
   return out + "\nSites by temporary blocks\n" + site_table(m, analysis::collect_sites(m.tree, 0), s).render(o.width);
 }

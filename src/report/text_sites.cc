@@ -1,5 +1,6 @@
 #include "report/text_sites.h"
 
+#include "analysis/frame_names.h"
 #include "report/frame_names.h"
 #include "report/text_format.h"
 
@@ -43,6 +44,25 @@ std::string key_title(analysis::SortKey key) {
   return std::string(analysis::metric_name(key.metric)) + (key.by_objects ? " blocks" : " bytes");
 }
 
+StackLines stack_lines(const std::vector<std::string>& labels, size_t own, size_t frames, bool all_frames) {
+  StackLines out;
+  if (labels.empty()) {
+    out.leaf = "(every frame hidden)";
+    return out;
+  }
+  const size_t first = all_frames ? 0 : std::min(own, labels.size() - 1);
+  const size_t rest = labels.size() - first;
+  const size_t shown = frames == 0 ? rest : std::min(rest, frames);
+  out.leaf = labels[first];
+  for (size_t i = 1; i < shown; ++i) out.notes.push_back("← " + labels[first + i]);
+  if (shown < rest) out.notes.push_back("← … " + std::to_string(rest - shown) + " more");
+  if (first > 0) {
+    out.notes.push_back("(+" + std::to_string(first) + " library frame" + (first == 1 ? "" : "s") +
+                        " inside: --all-frames)");
+  }
+  return out;
+}
+
 TextTable site_table(const analysis::Model& m, std::vector<analysis::Site> sites, const SiteTableOptions& o) {
   const Estimator& e = m.aggregate.estimator;
   const analysis::Metric metric = o.key.metric;
@@ -66,14 +86,16 @@ TextTable site_table(const analysis::Model& m, std::vector<analysis::Site> sites
     const double value = analysis::sort_value(s.metrics, o.key, e);
     std::string stack_csv;
     for (analysis::FrameId f : s.frames) stack_csv += (stack_csv.empty() ? "" : ";") + m.tree.frame(f).function;
-    std::string leaf = s.frames.empty() ? "(every frame hidden)" : frame_label(m.tree.frame(s.frames[0]), o.full_names);
-    std::vector<std::string> notes;
-    const size_t shown = o.frames == 0 ? s.frames.size() : std::min(s.frames.size(), o.frames);
-    for (size_t i = 1; i < shown; ++i) notes.push_back("← " + frame_label(m.tree.frame(s.frames[i]), o.full_names));
-    if (shown < s.frames.size()) notes.push_back("← … " + std::to_string(s.frames.size() - shown) + " more");
+    std::vector<std::string> labels;
+    std::vector<const analysis::Frame*> frames;
+    for (analysis::FrameId f : s.frames) {
+      labels.push_back(frame_label(m.tree.frame(f), o.full_names));
+      frames.push_back(&m.tree.frame(f));
+    }
+    StackLines lines = stack_lines(labels, analysis::first_own_frame(frames), o.frames, o.all_frames);
     t.add_row({Cell{std::to_string(rank)}, bytes_cell(e, c), objects_cell(e, c),
-               Cell{human_percent(value, total), {csv_percent(value, total)}}, Cell{leaf, {stack_csv}}},
-              std::move(notes));
+               Cell{human_percent(value, total), {csv_percent(value, total)}}, Cell{lines.leaf, {stack_csv}}},
+              std::move(lines.notes));
   }
   return t;
 }

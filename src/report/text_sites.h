@@ -23,12 +23,24 @@ Cell bytes_cell(const analysis::Estimator& e, const analysis::Count& c);
 Cell objects_cell(const analysis::Estimator& e, const analysis::Count& c);
 std::vector<std::string> estimate_csv_headers(const std::string& name);  // name, name_lo, name_hi
 
+// A site's backtrace as a table row shows it: the row's frame, then "← caller"
+// lines, `frames` lines in all (0: every one), then "← … N more". Unless
+// `all_frames`, it starts at `own` (analysis::first_own_frame: the innermost
+// frame outside the allocator and the standard library) and says how many
+// library frames it skipped. `labels` are innermost first.
+struct StackLines {
+  std::string leaf;
+  std::vector<std::string> notes;
+};
+StackLines stack_lines(const std::vector<std::string>& labels, size_t own, size_t frames, bool all_frames);
+
 struct SiteTableOptions {
   analysis::SortKey key;
   size_t limit = 20;        // rows; 0 = all
   size_t frames = 6;        // backtrace lines per site, the row's included; 0 = all
   double min_count = 0;     // drop sites with fewer (estimated) blocks for the key's metric
   bool full_names = false;
+  bool all_frames = false;  // start at the innermost frame, library code included
 };
 
 // Sorts `sites` by the key and tabulates the first `limit`.

@@ -1,5 +1,6 @@
 // `memloupe summary`: the trace at a glance (issue 3's summary).
 #include "analysis/sites.h"
+#include "report/html_json.h"
 #include "report/text_format.h"
 #include "report/text_sites.h"
 #include "report/text_views.h"
@@ -26,7 +27,15 @@ std::string call_totals(const analysis::Overview& o) {
       bytes += ft.bytes;
     }
   }
-  return "Calls (exact, from the recorder's counters)\n" + t.render() + "Total        " +
+  // The counters are written at each flush and at exit: a trace without an end
+  // (SIGKILL) has events recorded after its last counters, which they miss.
+  const bool lag = !o.end_reason && o.call_totals->time_ns < o.duration_ns;
+  const std::string title =
+      lag ? "Calls (exact as of " + human_duration(o.call_totals->time_ns) +
+                ", the recorder's last count; the events go on to " + human_duration(o.duration_ns) +
+                ": the program ended without a final count, so later calls are in the events only)\n"
+          : "Calls (exact, from the recorder's counters)\n";
+  return title + t.render() + "Total        " +
          human_count(static_cast<double>(calls)) + " allocating calls, " + human_bytes(static_cast<double>(bytes)) +
          " requested\n";
 }
@@ -53,11 +62,66 @@ std::string thread_table(const analysis::Model& m, size_t width) {
   return "\nBy thread\n" + t.render(width);
 }
 
+// Allocated, peak and leaked, bytes and blocks with their intervals: what
+// `summary --csv` prints, and the "figures" of `summary --json`.
+TextTable figures_table(const analysis::Model& m) {
+  const analysis::Overview& o = m.overview;
+  const analysis::Estimator& e = o.estimator;
+  TextTable t;
+  t.add_column("measure", TextTable::Align::Left);
+  t.add_column("bytes", TextTable::Align::Right, estimate_csv_headers("bytes"));
+  t.add_column("blocks", TextTable::Align::Right, estimate_csv_headers("blocks"));
+  t.add_column("time", TextTable::Align::Right, {"time_ns"});
+  auto row = [&](const char* name, const analysis::Count& c, std::string time) {
+    t.add_row({Cell{name}, bytes_cell(e, c), objects_cell(e, c), Cell{time}});
+  };
+  row("allocated", m.aggregate.totals[analysis::Metric::Allocated], "");
+  if (o.peak.alloc) row("peak", o.peak.live, std::to_string(o.peak.time_ns));
+  row("leaked", m.aggregate.totals[analysis::Metric::Leaked], std::to_string(o.duration_ns));
+  return t;
+}
+
+std::string summary_json(const analysis::Model& m, const TextTable& by_allocated, const TextTable& by_leaked) {
+  const analysis::Overview& o = m.overview;
+  std::string argv;
+  for (const std::string& a : o.info.argv) argv += (argv.empty() ? "" : " ") + a;
+  JsonWriter json;
+  json.begin_object();
+  json.key("command").string(argv.empty() ? o.info.executable : argv);
+  json.key("pid").integer(o.info.pid);
+  json.key("start_wall_ns").integer(o.info.start_wall_ns);
+  json.key("mode").string(o.estimator.exact() ? "all" : "sampled");
+  json.key("bytes_per_sample").integer(o.estimator.exact() ? 0 : o.info.bytes_per_sample);
+  json.key("duration_ns").integer(o.duration_ns);
+  json.key("events").integer(o.events);
+  json.key("threads").integer(o.threads.size());
+  json.key("ended").boolean(o.end_reason.has_value());
+  if (o.peak_rss) json.key("peak_rss_bytes").integer(o.peak_rss);
+  json.key("figures").raw(figures_table(m).json());
+  json.key("sites_by_allocated").raw(by_allocated.json());
+  json.key("sites_by_leaked").raw(by_leaked.json());
+  json.end_object();
+  return json.take() + "\n";
+}
+
 }  // namespace
 
 std::string render_summary(const analysis::Model& m, const SummaryOptions& options) {
   const analysis::Overview& o = m.overview;
   const analysis::Estimator& e = o.estimator;
+  if (options.csv) return figures_table(m).csv();
+  if (options.json) {
+    const std::vector<analysis::Site> sites = analysis::collect_sites(m.tree, 0);
+    SiteTableOptions t;
+    t.limit = options.top;
+    t.frames = options.frames;
+    t.all_frames = options.all_frames;
+    t.full_names = true;
+    t.key = {analysis::Metric::Allocated, false};
+    const TextTable by_allocated = site_table(m, sites, t);
+    t.key = {analysis::Metric::Leaked, false};
+    return summary_json(m, by_allocated, site_table(m, sites, t));
+  }
   std::string out = describe_trace(m) + describe_selection(m) + '\n' + call_totals(o) + '\n';
 
   const analysis::Count& allocated = m.aggregate.totals[analysis::Metric::Allocated];
@@ -84,6 +148,7 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
   SiteTableOptions t;
   t.limit = options.top;
   t.frames = options.frames;
+  t.all_frames = options.all_frames;
   t.full_names = options.full_names;
   t.key = {analysis::Metric::Allocated, false};
   out += "\nTop " + std::to_string(options.top) + " sites by allocated bytes\n" + site_table(m, sites, t).render(options.width);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "report/html_json.h"
 #include "report/text_format.h"
 
 namespace memloupe::report {
@@ -98,6 +99,27 @@ std::string TextTable::csv() const {
     out += line(fields);
   }
   return out;
+}
+
+std::string TextTable::json() const {
+  JsonWriter json;
+  json.begin_array();
+  for (const Row& r : rows_) {
+    json.begin_object();
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      for (size_t f = 0; f < columns_[c].csv_headers.size(); ++f) {
+        json.key(columns_[c].csv_headers[f]).field(r.cells[c].raw[f]);
+      }
+    }
+    if (!r.notes.empty()) {
+      json.key("notes").begin_array();
+      for (const std::string& note : r.notes) json.string(note);
+      json.end_array();
+    }
+    json.end_object();
+  }
+  json.end_array();
+  return json.take();
 }
 
 }  // namespace memloupe::report

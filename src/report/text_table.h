@@ -34,6 +34,9 @@ class TextTable {
   std::string render(size_t max_width = 0) const;
   // RFC 4180: a header line, then one line per row (notes are not included).
   std::string csv() const;
+  // The CSV's rows as a JSON array of objects keyed by the CSV headers; numbers
+  // as numbers, empty fields as null; a row's notes (a site's callers) as "notes".
+  std::string json() const;
 
  private:
   struct Column {

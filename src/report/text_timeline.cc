@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "report/html_json.h"
 #include "report/text_format.h"
 #include "report/text_table.h"
 #include "report/text_views.h"
@@ -44,6 +45,37 @@ std::string timeline_csv(const analysis::Model& m) {
     out += ',' + csv_field(markers) + '\n';
   }
   return out;
+}
+
+std::string timeline_json(const analysis::Model& m) {
+  const analysis::Overview& o = m.overview;
+  JsonWriter json;
+  json.begin_object();
+  json.key("mode").string(o.estimator.exact() ? "all" : "sampled");
+  json.key("bucket_ns").integer(o.heap.bucket_ns);
+  json.key("buckets").begin_array();
+  for (size_t i = 0; i < o.heap.points.size(); ++i) {
+    const analysis::HeapPoint& p = o.heap.points[i];
+    json.begin_object().key("time_ns").integer(i * o.heap.bucket_ns);
+    json.key("live_bytes").number(p.live_end).key("live_max_bytes").number(p.live_max);
+    json.key("live_min_bytes").number(p.live_min).key("allocated_bytes").number(p.allocated);
+    json.key("freed_bytes").number(p.freed).end_object();
+  }
+  json.end_array();
+  json.key("rss").begin_array();
+  for (const format::RssSample& r : o.rss) json.begin_array().integer(r.time_ns).integer(r.rss_bytes).end_array();
+  json.end_array();
+  if (o.peak.alloc) {
+    json.key("peak").begin_object().key("time_ns").integer(o.peak.time_ns);
+    json.key("bytes").number(o.estimator.bytes_value(o.peak.live)).end_object();
+  }
+  json.key("markers").begin_array();
+  for (const analysis::MarkerInfo& mk : o.markers) {
+    json.begin_object().key("time_ns").integer(mk.time_ns).key("name").string(mk.name).end_object();
+  }
+  json.end_array();
+  json.end_object();
+  return json.take() + "\n";
 }
 
 }  // namespace memloupe::report

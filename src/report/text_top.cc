@@ -13,9 +13,10 @@ std::string heading(const analysis::Model& m, const std::string& title) {
 }  // namespace
 
 std::string render_top(const analysis::Model& m, const TopOptions& o) {
-  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names};
+  SiteTableOptions t{o.key, o.limit, o.frames, o.min_count, o.full_names, o.all_frames};
   const TextTable table = site_table(m, analysis::collect_sites(m.tree, o.depth), t);
   if (o.csv) return table.csv();
+  if (o.json) return table.json() + "\n";
   std::string title = "Sites by " + key_title(o.key);
   if (o.key.metric == analysis::Metric::Live) {
     const std::optional<analysis::TimeWindow>& w = m.aggregate.query.live_window;
@@ -53,6 +54,7 @@ std::string render_neighbours(const analysis::Model& m, const std::string& funct
                Cell{who, {r.frame ? m.tree.frame(*r.frame).function : ""}}});
   }
   if (o.csv) return t.csv();
+  if (o.json) return t.json() + "\n";
   if (n.matched.empty()) return "No function matching '" + function + "' in the selected stacks.\n";
   std::string matched;
   for (size_t i = 0; i < n.matched.size() && i < 5; ++i) {

@@ -15,11 +15,17 @@ namespace memloupe::report {
 // In every option set: `width` cuts table lines to this many columns (0: never);
 // `full_names` prints function names whole instead of short_function_name's
 // "std::vector<…>::push_back()" (CSV output always has them whole).
+// Backtrace lines per site, the same in every view (`--frames`).
+inline constexpr size_t kDefaultFrames = 6;
+
 struct SummaryOptions {
   size_t top = 10;     // sites per table
-  size_t frames = 8;   // backtrace lines per site
+  size_t frames = kDefaultFrames;
+  bool all_frames = false;  // backtraces from the innermost frame, library code included
   size_t width = 0;
   bool full_names = false;
+  bool csv = false;   // the figures (allocated, peak, leaked) as CSV
+  bool json = false;  // everything as one JSON object
 };
 std::string render_summary(const analysis::Model& model, const SummaryOptions& options);
 
@@ -27,9 +33,11 @@ struct TopOptions {
   analysis::SortKey key;
   uint32_t depth = 0;      // frames that identify a site; 0 = the whole stack
   size_t limit = 20;
-  size_t frames = 6;
+  size_t frames = kDefaultFrames;
+  bool all_frames = false;
   double min_count = 0;
   bool csv = false;
+  bool json = false;  // the table's rows as a JSON array (TextTable::json)
   size_t width = 0;
   bool full_names = false;
 };
@@ -42,13 +50,17 @@ std::string render_timeline(const analysis::Model& model, ChartSize size);
 // One line per heap bucket: start time, live (end/max/min), allocated, freed,
 // the latest RSS sample, markers in the bucket.
 std::string timeline_csv(const analysis::Model& model);
+// The same buckets as a JSON array of objects, with the peak, RSS peak and markers.
+std::string timeline_json(const analysis::Model& model);
 
 std::string render_leaks(const analysis::Model& model, const TopOptions& options);
 
 struct LifetimeOptions {
   size_t top = 10;
-  size_t frames = 6;
+  size_t frames = kDefaultFrames;
+  bool all_frames = false;
   bool csv = false;
+  bool json = false;
   size_t width = 0;
   bool full_names = false;
 };

@@ -48,13 +48,15 @@ TEST_F(TextViews, Summary) {
   EXPECT_EQ(by_thread[1], "thread  allocated  blocks   at peak  leaked  name") << out;
   EXPECT_EQ(by_thread[3], "     0   6.01 KiB       4  5.86 KiB    50 B  main") << out;
   EXPECT_EQ(by_thread[4], "     1      500 B       2     200 B   300 B  worker") << out;
-  // The biggest site by allocated bytes is the unsymbolised one (5000 B), then
-  // load/make_buffer (1300 B) with its callers listed under it.
+  // The biggest site by allocated bytes is the unsymbolised one (5000 B), named
+  // by its caller main (a frame with no source file counts as library code,
+  // analysis::first_own_frame), then load/make_buffer (1300 B) with its callers
+  // listed under it.
   const auto l = lines(out.substr(out.find("Top 10 sites by allocated bytes")));
   ASSERT_GE(l.size(), 7u);
   EXPECT_EQ(l[1], "#  allocated  blocks  share  site") << out;
-  EXPECT_EQ(l[3], "1   4.88 KiB       1  75.2%  0xa3") << out;      // 5000 of 6650
-  EXPECT_EQ(l[4], "                             ← main  a.cc:1");
+  EXPECT_EQ(l[3], "1   4.88 KiB       1  75.2%  main  a.cc:1") << out;      // 5000 of 6650
+  EXPECT_EQ(l[4], "                             (+1 library frame inside: --all-frames)");
   EXPECT_EQ(l[5], "2   1.27 KiB       2  19.5%  make_buffer  a.cc:1");  // 1300
   // Template arguments are shortened (short_function_name) unless asked for whole.
   EXPECT_EQ(l[9], "3      350 B       3   5.3%  std::vector<…>::push_back  parse.cc:12 [inlined]");
@@ -95,7 +97,7 @@ TEST_F(TextViews, TopLiveAtATimeWithMinCount) {
   const std::string out = render_top(s.run(args), o);
   EXPECT_NE(out.find("Selection    live at 55 ns\n"), std::string::npos) << out;
   EXPECT_NE(out.find("Sites by live bytes at 55 ns"), std::string::npos) << out;
-  EXPECT_NE(out.find("1  4.88 KiB       1  96.2%  0xa3"), std::string::npos) << out;  // 5000 of 5200
+  EXPECT_NE(out.find("1  4.88 KiB       1  96.2%  main"), std::string::npos) << out;  // 5000 of 5200
   EXPECT_NE(out.find("2     200 B       1   3.8%  std::vector<…>::push_back"), std::string::npos) << out;
   EXPECT_EQ(out.find("make_buffer"), std::string::npos) << out;
 }
@@ -158,6 +160,118 @@ TEST(TextViewsLifetimes, SubResolutionLifetimesAreNotZero) {
   EXPECT_EQ(rows[1].substr(0, rows[1].find(",3,")), "0,1000") << rows[1];  // [0, 1 µs), 3 blocks
 }
 
+// After SIGKILL the recorder's exact counters are those of its last flush, and
+// events recorded after it are in the trace but not in the counts: the summary
+// says which figure covers what instead of printing both as "exact".
+TEST(TextViewsSummary, CountersOlderThanTheEventsAreDated) {
+  analysis::testing::Script s;
+  s.alloc(10, 100, {0x1});
+  format::CallTotals totals;
+  totals.time_ns = 20'000;
+  totals.totals[static_cast<size_t>(format::Func::Malloc)] = format::FuncTotal{1, 100};
+  s.events.push_back(totals);
+  s.alloc(30'000, 100, {0x1});  // recorded after the last counters, then killed: no TraceEnd
+  const std::string out = render_summary(s.run(), SummaryOptions{});
+  EXPECT_NE(out.find("Calls (exact as of 20.0 µs, the recorder's last count"), std::string::npos) << out;
+  EXPECT_NE(out.find("events go on to 30.0 µs"), std::string::npos) << out;
+}
+
+// C++ sites start in libstdc++ (`std::__new_allocator<…>::allocate ← …`): the
+// views start at the innermost frame outside library code, by the report's
+// rule, and say what they skipped; --all-frames shows everything.
+TEST(TextViewsFrames, SitesStartOutsideTheStandardLibrary) {
+  analysis::testing::Script s;
+  s.symbol(0x1, {"std::__new_allocator<int>::allocate(unsigned long, void const*)"},
+           "/usr/include/c++/12/bits/new_allocator.h", 137);
+  s.symbol(0x2, {"std::vector<int, std::allocator<int> >::push_back(int const&)"},
+           "/usr/include/c++/12/bits/stl_vector.h", 1287);
+  s.symbol(0x3, {"load_table"}, "src/table.cc", 42);
+  s.symbol(0x4, {"main"}, "src/main.cc", 7);
+  s.symbol(0x5, {"parse_row"}, "src/table.cc", 60);
+  s.alloc(10, 100, {0x1, 0x2, 0x3, 0x4});
+  s.alloc(20, 50, {0x1, 0x2, 0x5, 0x3, 0x4});
+  s.end(100);
+  const analysis::Model m = s.run();
+  TopOptions o;
+  o.key = {analysis::Metric::Allocated, false};
+  const std::vector<std::string> top = lines(render_top(m, o));
+  auto row_with = [&](const std::string& text) {
+    for (const std::string& l : top) {
+      if (l.find(text) != std::string::npos) return l;
+    }
+    return std::string();
+  };
+  // Each row names the program's frame, so the two rows can be told apart.
+  EXPECT_NE(row_with("load_table  src/table.cc:42").find("100 B"), std::string::npos) << render_top(m, o);
+  EXPECT_NE(row_with("parse_row  src/table.cc:60").find("50 B"), std::string::npos) << render_top(m, o);
+  EXPECT_NE(row_with("(+2 library frames inside: --all-frames)"), "");
+  EXPECT_EQ(row_with("← std::vector"), "");
+  // The summary's tables follow the same rule.
+  const std::string summary = render_summary(m, SummaryOptions{});
+  EXPECT_NE(summary.find("load_table  src/table.cc:42\n"), std::string::npos) << summary;
+  o.all_frames = true;
+  const std::string all = render_top(m, o);
+  EXPECT_NE(all.find("std::__new_allocator<…>::allocate()  /usr/include"), std::string::npos) << all;
+  EXPECT_NE(all.find("← std::vector<…>::push_back()"), std::string::npos) << all;
+  EXPECT_EQ(all.find("library frames inside"), std::string::npos) << all;
+  // diff: the same rows, by the program's frame.
+  o.all_frames = false;
+  analysis::testing::Script b = s;
+  b.alloc(30, 70, {0x1, 0x2, 0x5, 0x3, 0x4});
+  const std::string d = render_diff(s.run(), b.run(), o);
+  EXPECT_NE(d.find("parse_row"), std::string::npos) << d;
+  EXPECT_EQ(d.find("std::__new_allocator"), std::string::npos) << d;
+  o.all_frames = true;
+  EXPECT_NE(render_diff(s.run(), b.run(), o).find("std::__new_allocator"), std::string::npos);
+}
+
+// libstdc++'s emergency pool and the loader's blocks are never freed by design:
+// leaks lists them apart, not mixed with the program's leaks.
+TEST(TextViewsLeaks, OneTimeRuntimeAllocationsAreListedApart) {
+  analysis::testing::Script s;
+  s.symbol(0x1, {"(anonymous namespace)::pool::pool()"}, "../../../../libstdc++-v3/libsupc++/eh_alloc.cc", 123);
+  s.symbol(0x2, {"_dl_allocate_tls"}, "dl-tls.c", 40);
+  s.symbol(0x3, {"make_widget"}, "src/widget.cc", 9);
+  s.symbol(0x4, {"main"}, "src/main.cc", 3);
+  s.alloc(1, 73728, {0x1});
+  s.alloc(2, 300, {0x2, 0x4});
+  s.alloc(3, 64, {0x3, 0x4});
+  s.end(10);
+  TopOptions o;
+  const std::string out = render_leaks(s.run(), o);
+  EXPECT_NE(out.find("Leaked: 64 B in 1 blocks never freed before exit"), std::string::npos) << out;
+  const size_t apart = out.find("Known one-time runtime allocations");
+  ASSERT_NE(apart, std::string::npos) << out;
+  EXPECT_LT(out.find("make_widget"), apart) << out;
+  EXPECT_GT(out.find("pool::pool"), apart) << out;
+  EXPECT_GT(out.find("_dl_allocate_tls"), apart) << out;
+  EXPECT_NE(out.find("libstdc++'s emergency exception pool: 72.0 KiB in 1 blocks"), std::string::npos) << out;
+  EXPECT_NE(out.find("the dynamic loader: 300 B in 1 blocks"), std::string::npos) << out;
+}
+
+// The rows' ranges never overlap: "< 1.00 µs" (freed in the allocating tick)
+// was followed by "512 ns – 1.02 µs" for a lifetime of one tick.
+TEST(TextViewsLifetimes, BucketRangesDoNotOverlap) {
+  analysis::testing::Script s;
+  s.free(s.alloc(5000, 16, {0x1}), 5000);   // < 1 µs
+  s.free(s.alloc(6000, 16, {0x1}), 7000);   // 1 µs
+  s.free(s.alloc(8000, 16, {0x1}), 11000);  // 3 µs
+  s.end(20000);
+  LifetimeOptions o;
+  const std::string out = render_lifetimes(s.run(), o);
+  EXPECT_EQ(out.find("512 ns"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.00 µs – 1.02 µs"), std::string::npos) << out;
+  o.csv = true;
+  const auto rows = lines(render_lifetimes(s.run(), o));
+  uint64_t previous_max = 0;
+  for (size_t i = 1; i < rows.size() && rows[i][0] != ','; ++i) {
+    const uint64_t min = std::stoull(rows[i]), max = std::stoull(rows[i].substr(rows[i].find(',') + 1));
+    EXPECT_GE(min, previous_max) << rows[i];
+    EXPECT_LT(min, max) << rows[i];
+    previous_max = max;
+  }
+}
+
 TEST_F(TextViews, TimelineCsvAndChart) {
   const analysis::Model m = s.run();
   const std::string csv = timeline_csv(m);
@@ -180,6 +294,9 @@ TEST_F(TextViews, TimelineCsvAndChart) {
   ASSERT_EQ(rows[1].substr(0, 12), "1.00 MiB ┤");
   EXPECT_EQ(rows[1], "1.00 MiB ┤" + std::string(47, ' ') + "•") << chart;
   EXPECT_NE(chart.find("At the end   350 B live"), std::string::npos);
+  // An every-call trace: the legend does not call the heap "estimated".
+  EXPECT_EQ(chart.find("estimated"), std::string::npos) << chart;
+  EXPECT_NE(chart.find("█ live heap (exact)"), std::string::npos) << chart;
 }
 
 // A vector<string>::push_back that reallocates, as GCC 12 -O2 compiled it in
@@ -209,6 +326,7 @@ TEST(TextViewsRealFrames, AFunctionInlinedIntoItselfIsOneFrame) {
   s.end(2);
   TopOptions o;
   o.frames = 0;
+  o.all_frames = true;  // the library frames are what this checks
   const std::string out = render_top(s.run(), o);
   size_t copies = 0;
   for (size_t at = out.find("::_M_allocate("); at != std::string::npos; at = out.find("::_M_allocate(", at + 1)) {

@@ -41,8 +41,8 @@ class FinalizeTap {
   // The same events again (not called when the first read stopped at damage:
   // no index is written then).
   virtual void second(const format::Event& event) = 0;
-  // The finished trace (prologue through symbols); returns the payload of the
-  // analysis index chunk to append, or nothing. Not called for a damaged input.
+  // The finished trace (prologue through symbols); returns the analysis index
+  // to append (in as many chunks as its size needs), or nothing. Not called for a damaged input.
   virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
 };
 

@@ -332,4 +332,46 @@ TEST_F(AnalysisIndex, EventReadersStepOverIt) {
   EXPECT_NE(stale.out.find("analysis index: ignored"), std::string::npos) << stale.out;
 }
 
+// A trace whose index is larger than one chunk (2^16 distinct stacks) still
+// gets one, spread over consecutive index chunks, and the views answer from it
+// exactly as from the events. (It had none: "analysis index: none".)
+TEST_F(AnalysisIndex, AnIndexLargerThanAChunkIsSplit) {
+  const std::string trace = path("many.trace");
+  const std::string prog = quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/many_stacks");
+  const Result run = memloupe("run --all -o " + quote(trace) + " -- " + prog);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("memloupe: analysis index: "), std::string::npos) << run.err;
+  const std::vector<uint8_t> file = read_file(trace);
+  const auto chunks = index_chunks(file);
+  ASSERT_GE(chunks.size(), 2u);
+  size_t raw = 0;
+  for (const reader::ChunkView& c : chunks) raw += c.raw_len;
+  EXPECT_GT(raw, format::kMaxChunkRaw);
+  const Result info = memloupe("info " + quote(trace));
+  EXPECT_NE(info.out.find("analysis index: yes"), std::string::npos) << info.out;
+  Expected<analysis::Model> indexed = analyze("many.trace", {});
+  ASSERT_TRUE(indexed) << indexed.error().message;
+  EXPECT_TRUE(indexed->from_index);
+  EXPECT_GE(indexed->aggregate.stacks.size(), 1u << 16);
+  for (const char* view : {"summary", "top --by count -n 5 --csv"}) {
+    const Result a = memloupe(std::string(view) + " " + quote(trace));
+    const Result b = memloupe(std::string(view) + " --no-index " + quote(trace));
+    EXPECT_EQ(a.status, 0) << a.err;
+    EXPECT_EQ(a.out, b.out) << view;
+    EXPECT_EQ(a.err, "") << view;
+  }
+}
+
+// A trace without an index says why in `info`.
+TEST_F(AnalysisIndex, InfoSaysWhyThereIsNone) {
+  const std::string raw = path("noindex.trace");
+  const std::string prog = quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/analysis_pattern");
+  ASSERT_EQ(memloupe("run --no-symbolize -o " + quote(raw) + " -- " + prog).status, 0);
+  Result info = memloupe("info " + quote(raw));
+  EXPECT_NE(info.out.find("analysis index: none (not finalised"), std::string::npos) << info.out;
+  ASSERT_EQ(memloupe("symbolize --no-index " + quote(raw)).status, 0);
+  info = memloupe("info " + quote(raw));
+  EXPECT_NE(info.out.find("analysis index: none (finalised without one"), std::string::npos) << info.out;
+}
+
 }  // namespace

@@ -36,18 +36,25 @@ struct CommandRun {
   std::string err;
 };
 
-// Runs `memloupe ARGS` (ARGS already shell-quoted) and captures stdout and stderr.
-inline CommandRun memloupe(const std::string& args) {
+// Runs `command` through the shell; its stdout and exit status (stderr is the
+// command's business: redirect it in `command`).
+inline CommandRun shell(const std::string& command) {
   CommandRun r;
-  // One directory per process: ctest runs each test in a process of its own,
-  // several at once, and a shared one would be emptied under another's feet.
-  const std::string err_path = scratch_dir("stderr." + std::to_string(::getpid())) + "/err";
-  FILE* pipe = popen((memloupe_binary() + " " + args + " 2>'" + err_path + "'").c_str(), "r");
+  FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
   const int status = pclose(pipe);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Runs `memloupe ARGS` (ARGS already shell-quoted) and captures stdout and stderr.
+inline CommandRun memloupe(const std::string& args) {
+  // One directory per process: ctest runs each test in a process of its own,
+  // several at once, and a shared one would be emptied under another's feet.
+  const std::string err_path = scratch_dir("stderr." + std::to_string(::getpid())) + "/err";
+  CommandRun r = shell(memloupe_binary() + " " + args + " 2>'" + err_path + "'");
   r.err = read_text(err_path);
   return r;
 }

@@ -21,13 +21,14 @@ const D = JSON.parse(document.getElementById('memloupe-data').textContent);
 const S = D.strings;
 const NODES = D.nodes.length / 5;
 const B = D.buckets;
-const parent = new Int32Array(NODES), nameOf = [], shortOf = [], whereOf = [], otherNode = [];
+const parent = new Int32Array(NODES), nameOf = [], shortOf = [], whereOf = [], otherNode = [], libraryNode = [];
 for (let i = 0; i < NODES; i++) {
   parent[i] = D.nodes[5 * i];
   nameOf.push(S[D.nodes[5 * i + 1]]);
   shortOf.push(S[D.nodes[5 * i + 2]]);
   whereOf.push(S[D.nodes[5 * i + 3]]);
-  otherNode.push(D.nodes[5 * i + 4] === 1);
+  otherNode.push((D.nodes[5 * i + 4] & 1) === 1);
+  libraryNode.push((D.nodes[5 * i + 4] & 2) === 2);
 }
 const children = Array.from({ length: NODES }, () => []);
 for (let i = 1; i < NODES; i++) children[parent[i]].push(i);
@@ -96,12 +97,13 @@ function siteLabel(n) { return otherNode[n] ? '[other] under ' + nameOf[parent[n
 function shortSiteLabel(n) { return otherNode[n] ? '[other] under ' + shortOf[parent[n]] : shortOf[n]; }
 
 // Tables name a site by its innermost frame in the program's own code: the
-// nearest frame (from the allocation outwards) whose file is not under /usr/
-// (the compiler's and the system's headers and libraries), or the innermost
-// frame if there is none. Sites with the same such frame share a row.
+// nearest frame (from the allocation outwards) that is not library code (the
+// data's flag 2, set by analysis::is_library_file, the rule the text views
+// use), or the innermost frame if there is none. Sites with the same such
+// frame share a row.
 const ownFrame = new Int32Array(NODES);
 for (let n = 0; n < NODES; n++) {
   let a = n;
-  while (a !== 0 && (otherNode[a] || !whereOf[a] || whereOf[a].startsWith('/usr/'))) a = parent[a];
+  while (a !== 0 && (otherNode[a] || libraryNode[a])) a = parent[a];
   ownFrame[n] = a === 0 ? n : a;
 }
