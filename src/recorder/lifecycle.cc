@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "recorder/exec_follow.h"
 #include "recorder/recorder.h"
 #include "recorder/sys.h"
 #include "recorder/unwind/unwind.h"
@@ -114,9 +115,8 @@ __attribute__((constructor)) void on_library_load() {
   // sampled before this point that need it are recorded as far as the fast
   // unwinder gets.
   unwind_load_fallback();
-  // Exec'd descendants run untraced unless asked (they still load this library,
-  // through LD_PRELOAD, and pass through).
-  if (!config().follow_fork) ::unsetenv("MEMLOUPE_OUTPUT");
+  // Which exec'd images record: exec_follow.h.
+  prepare_environment_for_exec(config(), g_session.pid);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   std::atexit(on_exit_handler);
   if (tracking()) start_flush_thread();
