@@ -21,6 +21,7 @@
 #include "cli/run_exec_chain.h"
 #include "cli/run_launch.h"
 #include "cli/run_output.h"
+#include "cli/run_static_check.h"
 
 namespace memloupe::cli {
 namespace {
@@ -154,6 +155,13 @@ void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles
 }
 
 int run(const RunOptions& o) {
+  if (const auto program = find_program(o.command[0])) {
+    if (const auto file = static_executable(*program)) {
+      fmt::print(stderr, "memloupe: {}: static binary: LD_PRELOAD cannot work{}\n", o.command[0],
+                 *file == *program ? "" : " (its interpreter " + *file + " is statically linked)");
+      return kFailed;
+    }
+  }
   auto preload = find_preload();
   if (!preload) {
     fmt::print(stderr, "memloupe: {}\n", preload.error().message);
