@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "recorder/exec_follow.h"
+#include "recorder/map_hooks.h"
 #include "recorder/recorder.h"
 #include "recorder/sys.h"
 #include "recorder/unwind/unwind.h"
@@ -115,6 +116,7 @@ __attribute__((constructor)) void on_library_load() {
   // sampled before this point that need it are recorded as far as the fast
   // unwinder gets.
   unwind_load_fallback();
+  note_allocator_module();
   // Which exec'd images record: exec_follow.h.
   prepare_environment_for_exec(config(), g_session.pid);
   pthread_atfork(nullptr, nullptr, on_fork_child);

@@ -50,8 +50,9 @@ TEST_F(RecorderUse, NoFollowExecEndsTheTraceAtTheExecAndWarns) {
 // A wrapper that runs Python as a child (fork, then exec) rather than exec'ing
 // it: forked children are traced only with --follow-fork (docs/RECORDER.md).
 TEST_F(RecorderUse, AWrapperThatRunsPythonAsAChildNeedsFollowFork) {
+  // The interpreter itself: a pyenv shim would fork a dozen helpers, each traced.
   const std::string script =
-      write_script("wrapper.sh", std::string("python3 -c '") + kPythonAllocs + "'\nexit 0\n");
+      write_script("wrapper.sh", python_executable() + " -c '" + kPythonAllocs + "'\nexit 0\n");
   Finished f = run({"run", "--all", "-o", "alone.trace", "--", script});
   ASSERT_EQ(f.status, 0) << f.err;
   EXPECT_EQ(traces(), (std::vector<std::string>{"alone.trace"}));

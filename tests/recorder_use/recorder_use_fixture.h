@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -21,7 +23,21 @@ struct TraceSummary {
   std::string executable;
   std::optional<format::EndReason> end;
   std::vector<format::Alloc> allocs;  // backtraces dropped
+  std::vector<format::Free> frees;
+  std::optional<format::CallTotals> totals;  // the last
   std::optional<std::string> error;
+
+  size_t allocs_of(format::Func f) const {
+    size_t n = 0;
+    for (const auto& a : allocs) n += a.func == f;
+    return n;
+  }
+  size_t frees_of(format::Func f) const {
+    size_t n = 0;
+    for (const auto& e : frees) n += e.func == f;
+    return n;
+  }
+  uint64_t calls(format::Func f) const { return totals ? totals->totals[static_cast<unsigned>(f)].calls : 0; }
 
   size_t allocs_between(uint64_t lo, uint64_t hi) const {
     size_t n = 0;
@@ -43,11 +59,25 @@ inline TraceSummary summarize(const std::string& path) {
     if (const auto* a = std::get_if<format::Alloc>(e)) {
       s.allocs.push_back(*a);
       s.allocs.back().backtrace = {};
+    } else if (const auto* fr = std::get_if<format::Free>(e)) {
+      s.frees.push_back(*fr);
+    } else if (const auto* t = std::get_if<format::CallTotals>(e)) {
+      s.totals = *t;
     } else if (const auto* end = std::get_if<format::TraceEnd>(e)) {
       s.end = end->reason;
     }
   }
   if ((*r)->error()) s.error = (*r)->error()->message;
+  return s;
+}
+
+// The interpreter itself (python3 may be a pyenv shim that execs it).
+inline std::string python_executable() {
+  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen("python3 -c 'import sys; print(sys.executable)'", "r"), ::pclose);
+  char buf[4096] = {};
+  if (!p || !std::fgets(buf, sizeof buf, p.get())) return "";
+  std::string s(buf);
+  while (!s.empty() && s.back() == '\n') s.pop_back();
   return s;
 }
 
