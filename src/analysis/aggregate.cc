@@ -161,7 +161,10 @@ struct AggregateBuilder::Impl {
   bool accepts(uint64_t t, const format::Alloc& e) const {
     const Filter& f = a.query.filter;
     const bool too_late = f.window && f.test != WindowTest::Freed && t > f.window->end_ns;
-    return !((f.thread && *f.thread != e.thread) || e.size < f.min_size || e.size > f.max_size || too_late);
+    const bool other_kind =
+        f.kind != BlockKind::All && format::func_maps(e.func) != (f.kind == BlockKind::Mapped);
+    return !((f.thread && *f.thread != e.thread) || e.size < f.min_size || e.size > f.max_size || too_late ||
+             other_kind);
   }
 
   // The stack's id; a new one gets its slots (and is tested against --focus).

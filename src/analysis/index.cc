@@ -4,9 +4,12 @@
 //   version | event_chunks, u32 crc | temporary_ns, series_buckets
 //   overview:  duration, end reason (0 none, 1 + reason), events, alloc, free,
 //              unmatched, inversions | threads | modules | markers |
-//              call totals (u8 present, time, per function calls, bytes) |
-//              allocated, leaked | peak time, alloc (0 none, 1 + id), live |
-//              heap bucket_ns, points (5 f64) | rss (time, bytes) | peak_rss
+//              call totals (u8 present, time, n functions (v2), per function
+//              calls, bytes) | allocated, leaked | peak time, alloc (0 none,
+//              1 + id), live | heap timeline | rss (time, bytes) | peak_rss |
+//              mapped (v2): allocated, leaked, peak, peak time, timeline, f64
+//              combined peak, its time
+//   timeline:  bucket_ns, points (5 f64)
 //   aggregate: series_buckets, series_bucket_ns | frame pool | stacks (begin,
 //              size, 6 counts, series (index, 3 counts)) | threads (id, 6 counts)
 //              | totals | 65 + 1 lifetime counts | rejected_blocks
@@ -117,6 +120,18 @@ class Writer {
   std::vector<uint8_t> out_;
 };
 
+void encode_timeline(Writer& w, const Timeline& t) {
+  w.varint(t.bucket_ns);
+  w.varint(t.points.size());
+  for (const HeapPoint& p : t.points) {
+    w.f64(p.live_end);
+    w.f64(p.live_max);
+    w.f64(p.live_min);
+    w.f64(p.allocated);
+    w.f64(p.freed);
+  }
+}
+
 void encode_overview(Writer& w, const Overview& o) {
   w.varint(o.duration_ns);
   w.u8(o.end_reason ? static_cast<uint8_t>(1 + static_cast<uint8_t>(*o.end_reason)) : 0);
@@ -152,6 +167,7 @@ void encode_overview(Writer& w, const Overview& o) {
   w.u8(o.call_totals.has_value());
   if (o.call_totals) {
     w.varint(o.call_totals->time_ns);
+    w.varint(format::kFuncCount);
     for (const format::FuncTotal& f : o.call_totals->totals) {
       w.varint(f.calls);
       w.varint(f.bytes);
@@ -162,21 +178,20 @@ void encode_overview(Writer& w, const Overview& o) {
   w.varint(o.peak.time_ns);
   w.varint(o.peak.alloc ? o.peak.alloc->value + 1 : 0);
   w.count(o.peak.live);
-  w.varint(o.heap.bucket_ns);
-  w.varint(o.heap.points.size());
-  for (const HeapPoint& p : o.heap.points) {
-    w.f64(p.live_end);
-    w.f64(p.live_max);
-    w.f64(p.live_min);
-    w.f64(p.allocated);
-    w.f64(p.freed);
-  }
+  encode_timeline(w, o.heap);
   w.varint(o.rss.size());
   for (const format::RssSample& r : o.rss) {
     w.varint(r.time_ns);
     w.varint(r.rss_bytes);
   }
   w.varint(o.peak_rss);
+  w.count(o.mapped.allocated);
+  w.count(o.mapped.leaked);
+  w.count(o.mapped.peak);
+  w.varint(o.mapped.peak_ns);
+  encode_timeline(w, o.mapped.series);
+  w.f64(o.mapped.combined_peak_bytes);
+  w.varint(o.mapped.combined_peak_ns);
 }
 
 void encode_aggregate(Writer& w, const Aggregate& a) {
@@ -276,7 +291,26 @@ class Parser {
 constexpr size_t kCountBytes = 3 + 16;
 constexpr size_t kMetricsBytes = kMetricCount * kCountBytes;
 
-bool decode_overview(Parser& p, Overview& o) {
+bool decode_timeline(Parser& p, Timeline& t, const char* what) {
+  size_t n = 0;
+  if (!p.varint(t.bucket_ns, "a series' bucket width")) return false;
+  if (t.bucket_ns == 0) return p.fail("a bucket width of at least 1 ns");
+  if (!p.length(n, kMaxTimelinePoints, 40, what)) return false;
+  t.points.resize(n);
+  for (HeapPoint& h : t.points) {
+    if (!p.f64(h.live_end, "a series value") || !p.f64(h.live_max, "a series value") ||
+        !p.f64(h.live_min, "a series value") || !p.f64(h.allocated, "a series value") ||
+        !p.f64(h.freed, "a series value"))
+      return false;
+  }
+  return true;
+}
+
+// Index version 1 wrote this many call totals, without a count: the function
+// list before the mapping functions were appended.
+constexpr unsigned kFuncCountV1 = 30;
+
+bool decode_overview(Parser& p, Overview& o, uint64_t version) {
   uint8_t end = 0;
   if (!p.varint(o.duration_ns, "the duration") || !p.u8(end, "the end reason")) return false;
   if (end > 1 + static_cast<uint8_t>(format::EndReason::Exec)) return p.fail("an end reason of at most 4");
@@ -324,8 +358,12 @@ bool decode_overview(Parser& p, Overview& o) {
   if (has_totals) {
     format::CallTotals totals;
     if (!p.varint(totals.time_ns, "the call totals' time")) return false;
-    for (format::FuncTotal& f : totals.totals)
+    uint32_t funcs = kFuncCountV1;
+    if (version >= 2 && !p.varint_max(funcs, format::kFuncCount, "the call totals' function count")) return false;
+    for (unsigned i = 0; i < funcs; ++i) {
+      format::FuncTotal& f = totals.totals[i];
       if (!p.varint(f.calls, "a call count") || !p.varint(f.bytes, "a requested byte count")) return false;
+    }
     o.call_totals = totals;
   }
   uint64_t peak_alloc = 0;
@@ -333,22 +371,19 @@ bool decode_overview(Parser& p, Overview& o) {
       !p.varint(peak_alloc, "the peak's allocation") || !p.count(o.peak.live))
     return false;
   if (peak_alloc != 0) o.peak.alloc = format::AllocId{peak_alloc - 1};
-  if (!p.varint(o.heap.bucket_ns, "the heap series' bucket width")) return false;
-  if (o.heap.bucket_ns == 0) return p.fail("a bucket width of at least 1 ns");
-  if (!p.length(n, kMaxTimelinePoints, 40, "heap points")) return false;
-  o.heap.points.resize(n);
-  for (HeapPoint& h : o.heap.points) {
-    if (!p.f64(h.live_end, "a heap value") || !p.f64(h.live_max, "a heap value") ||
-        !p.f64(h.live_min, "a heap value") || !p.f64(h.allocated, "a heap value") ||
-        !p.f64(h.freed, "a heap value"))
-      return false;
-  }
+  if (!decode_timeline(p, o.heap, "heap points")) return false;
   if (!p.length(n, kMaxTimelinePoints, 2, "RSS samples")) return false;
   o.rss.resize(n);
   for (format::RssSample& r : o.rss) {
     if (!p.varint(r.time_ns, "an RSS sample's time") || !p.varint(r.rss_bytes, "an RSS value")) return false;
   }
-  return p.varint(o.peak_rss, "the peak RSS");
+  if (!p.varint(o.peak_rss, "the peak RSS")) return false;
+  if (version < 2) return true;
+  MappedMemory& m = o.mapped;
+  return p.count(m.allocated) && p.count(m.leaked) && p.count(m.peak) &&
+         p.varint(m.peak_ns, "the mapped peak's time") && decode_timeline(p, m.series, "mapped points") &&
+         p.f64(m.combined_peak_bytes, "the combined peak") &&
+         p.varint(m.combined_peak_ns, "the combined peak's time");
 }
 
 bool decode_aggregate(Parser& p, Aggregate& a, uint32_t key_series) {
@@ -401,7 +436,7 @@ QueryArgs index_args() {
 // True when the index's Aggregate is the one `q` asks for.
 bool answers(const Query& q, const IndexKey& key) {
   const Filter& f = q.filter;
-  return !f.window && f.min_size == 0 && f.max_size == kForever && f.min_lifetime_ns == 0 &&
+  return !f.window && f.kind == BlockKind::All && f.min_size == 0 && f.max_size == kForever && f.min_lifetime_ns == 0 &&
          f.max_lifetime_ns == kForever && !f.thread && f.focus.empty() && !q.live_window &&
          q.temporary_ns == key.temporary_ns && (q.series_buckets == 0 || q.series_buckets == key.series_buckets);
 }
@@ -436,15 +471,15 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
   Index index;
   uint64_t version = 0;
   if (!p.varint(version, "the index version")) return *p.error();
-  if (version != kIndexVersion) {
-    p.fail("index version " + std::to_string(kIndexVersion) + ", found " + std::to_string(version));
+  if (version < 1 || version > kIndexVersion) {
+    p.fail("index version 1 to " + std::to_string(kIndexVersion) + ", found " + std::to_string(version));
     return *p.error();
   }
   if (p.varint(index.fingerprint.event_chunks, "the fingerprint's chunk count") &&
       p.u32(index.fingerprint.crc, "the fingerprint's CRC") &&
       p.varint(index.key.temporary_ns, "the key's temporary threshold") &&
       p.varint_max(index.key.series_buckets, 1u << 16, "the key's bucket count") &&
-      decode_overview(p, index.overview) && decode_aggregate(p, index.aggregate, index.key.series_buckets) &&
+      decode_overview(p, index.overview, version) && decode_aggregate(p, index.aggregate, index.key.series_buckets) &&
       !p.at_end())
     p.fail("the end of the index payload");
   if (p.error()) return *p.error();

@@ -25,7 +25,10 @@
 
 namespace memloupe::analysis {
 
-inline constexpr uint32_t kIndexVersion = 1;
+// 2: the call totals carry their function count (functions are appended to
+// format/funcs.h) and the overview ends with the mapped memory. Version 1
+// indexes are still read (30 functions, no mapped memory).
+inline constexpr uint32_t kIndexVersion = 2;
 // Time buckets of the per-stack series the index holds: the HTML report's, so
 // `memloupe report` is answered from it (report::kHtmlBuckets refers to this).
 inline constexpr uint32_t kIndexSeriesBuckets = 100;

@@ -35,6 +35,7 @@ class EventPipe {
   struct Record {
     Kind kind;
     bool new_stack;
+    format::Func func;  // mapping functions' blocks are kept apart (model.h, MappedMemory)
     uint32_t thread;
     uint32_t n_samples;
     uint32_t stack;

@@ -117,6 +117,23 @@ struct Peak {
   Count live;  // the blocks live at that instant (estimate with the Estimator)
 };
 
+// Mapped memory: blocks of the mapping functions (format::func_maps: anonymous
+// mmap/mremap and the program break), which the overview keeps apart from the
+// heap: heap + mapped is the memory the program asked for, which RSS follows
+// (docs/ANALYSIS.md, "Mapped memory"). Empty for traces without such blocks.
+struct MappedMemory {
+  Count allocated;  // every mapping block
+  Count leaked;     // still mapped at the end
+  Count peak;       // the mapping blocks live when the mapped total peaked
+  uint64_t peak_ns = 0;
+  Timeline series;  // the mapped total over time (the heap's buckets and rules)
+  // The highest estimated heap + mapped total, and when: what peak RSS is to be
+  // compared with (the two peaks need not coincide).
+  double combined_peak_bytes = 0;
+  uint64_t combined_peak_ns = 0;
+  bool any() const { return !allocated.empty(); }
+};
+
 struct Overview {
   format::TraceInfo info;
   Estimator estimator;
@@ -135,10 +152,11 @@ struct Overview {
   std::vector<MarkerInfo> markers;  // at most kMaxMarkers, in time order
   std::optional<format::CallTotals> call_totals;  // the last one: whole-run exact totals
 
-  Count allocated;  // every allocation of the trace
-  Count leaked;     // never freed
-  Peak peak;        // of the estimated live heap (unfiltered)
+  Count allocated;  // every heap allocation of the trace (mapped memory apart)
+  Count leaked;     // never freed (heap)
+  Peak peak;        // of the estimated live heap (unfiltered; mapped memory apart)
   Timeline heap;
+  MappedMemory mapped;
   std::vector<format::RssSample> rss;  // at most kMaxTimelinePoints (pairs merged by max)
   uint64_t peak_rss = 0;
 };
@@ -158,6 +176,8 @@ class OverviewBuilder {
   // (nullptr: a free of an unknown block), instead of add().
   void add_alloc(const format::Alloc& alloc, const Count& count);
   void add_free(const format::Free& free, const Count* count);
+  // (A free's function tells a mapping block's end from a heap block's: only
+  // the mapping functions end mapping blocks.)
   // While streaming:
   uint64_t new_maxima() const;  // times the live heap has reached a new maximum so far
   uint64_t last_time() const;   // the latest event time so far (clamped)

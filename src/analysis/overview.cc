@@ -41,6 +41,20 @@ struct OverviewBuilder::Impl {
   uint64_t new_maxima = 0;
   TimelineBuilder heap;
   RssBuilder rss;
+  // Mapped memory (model.h, MappedMemory), kept apart from the heap.
+  Count mapped_live;
+  double mapped_peak_bytes = -1;
+  TimelineBuilder mapped;
+
+  double heap_bytes() const { return o.estimator.bytes_value(live); }
+  double mapped_bytes() const { return o.estimator.bytes_value(mapped_live); }
+  void note_combined(uint64_t t) {
+    const double combined = heap_bytes() + mapped_bytes();
+    if (combined > o.mapped.combined_peak_bytes) {
+      o.mapped.combined_peak_bytes = combined;
+      o.mapped.combined_peak_ns = t;
+    }
+  }
 
   ThreadInfo* thread(format::ThreadId id) {
     if (id.value >= kMaxThreads) return nullptr;
@@ -57,14 +71,15 @@ struct OverviewBuilder::Impl {
   }
   void on(uint64_t t, const format::Free& f) {
     LiveBlock b;
-    if (!live_blocks.take(f.id.value, b)) return counted_free(t, nullptr);
+    if (!live_blocks.take(f.id.value, b)) return counted_free(t, nullptr, f.func);
     const Count c = o.estimator.block(b.size, b.n_samples);
-    counted_free(t, &c);
+    counted_free(t, &c, f.func);
   }
   // The heap accounting of an Alloc / Free whose block's Count is known.
   void counted_alloc(uint64_t t, const format::Alloc& a, const Count& c) {
     ++o.alloc_events;
     thread(a.thread);
+    if (format::func_maps(a.func)) return mapped_alloc(t, c);
     o.allocated += c;
     live += c;
     const double live_bytes = o.estimator.bytes_value(live);
@@ -74,15 +89,32 @@ struct OverviewBuilder::Impl {
       o.peak = Peak{t, a.id, live};
       ++new_maxima;
     }
+    note_combined(t);
   }
-  void counted_free(uint64_t t, const Count* c) {
+  void counted_free(uint64_t t, const Count* c, format::Func func) {
     ++o.free_events;
     if (c == nullptr) {
       ++o.unmatched_frees;
       return;
     }
+    if (format::func_maps(func)) {
+      mapped_live -= *c;
+      mapped.change(t, mapped_bytes(), 0, o.estimator.bytes_value(*c));
+      return;
+    }
     live -= *c;
     heap.change(t, o.estimator.bytes_value(live), 0, o.estimator.bytes_value(*c));
+  }
+  void mapped_alloc(uint64_t t, const Count& c) {
+    o.mapped.allocated += c;
+    mapped_live += c;
+    mapped.change(t, mapped_bytes(), o.estimator.bytes_value(c), 0);
+    if (mapped_bytes() > mapped_peak_bytes) {
+      mapped_peak_bytes = mapped_bytes();
+      o.mapped.peak = mapped_live;
+      o.mapped.peak_ns = t;
+    }
+    note_combined(t);
   }
   void on(uint64_t t, const format::ThreadStart& e) {
     if (ThreadInfo* th = thread(e.thread)) {
@@ -150,7 +182,7 @@ void OverviewBuilder::add_alloc(const format::Alloc& a, const Count& c) {
 void OverviewBuilder::add_free(const format::Free& f, const Count* c) {
   Impl& s = *impl_;
   ++s.o.events;
-  s.counted_free(s.clock(f.time_ns), c);
+  s.counted_free(s.clock(f.time_ns), c, f.func);
 }
 
 uint64_t OverviewBuilder::new_maxima() const { return impl_->new_maxima; }
@@ -164,6 +196,10 @@ Overview OverviewBuilder::finish(std::optional<Error> error) && {
   s.o.error = std::move(error);
   s.o.leaked = s.live;
   s.o.heap = std::move(s.heap).finish(s.o.duration_ns);
+  if (s.o.mapped.any()) {
+    s.o.mapped.leaked = s.mapped_live;
+    s.o.mapped.series = std::move(s.mapped).finish(s.o.duration_ns);
+  }
   s.o.rss = std::move(s.rss).finish();
   return std::move(s.o);
 }

@@ -112,7 +112,17 @@ bool needs_first_pass(const QueryArgs& args) {
          !args.max_lifetime.empty() || args.series_buckets > 0 || temporary_percent;
 }
 
+std::optional<BlockKind> block_kind_from_name(std::string_view name) {
+  if (name == "all") return BlockKind::All;
+  if (name == "heap") return BlockKind::Heap;
+  if (name == "mapped") return BlockKind::Mapped;
+  return std::nullopt;
+}
+
 std::optional<Error> validate(const QueryArgs& args) {
+  if (!args.kind.empty() && !block_kind_from_name(args.kind)) {
+    return bad("--kind: expected all, heap or mapped", args.kind);
+  }
   const int selections = (args.at.empty() ? 0 : 1) + (args.at_peak ? 1 : 0) + (args.at_end ? 1 : 0);
   if (selections > 1) return Error{"choose one of --at, --between, --at-peak, --at-end"};
   if (args.at.size() > 2) return Error{"--between takes two times"};
@@ -157,6 +167,7 @@ Expected<Query> resolve(const QueryArgs& args, const Overview& overview) {
     f.test = args.test.value_or(f.window->instant() ? WindowTest::Live : WindowTest::Allocated);
     q.live_window = *f.window;
   }
+  if (!args.kind.empty()) f.kind = block_kind_from_name(args.kind).value();
   if (!args.min_size.empty()) f.min_size = parse_size(args.min_size).value();
   if (!args.max_size.empty()) f.max_size = parse_size(args.max_size).value();
   if (!args.min_lifetime.empty()) {

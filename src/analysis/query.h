@@ -34,8 +34,15 @@ struct TimeWindow {
 // Which allocations a time window selects.
 enum class WindowTest : uint8_t { Live, Allocated, Freed };
 
+// Which allocation functions' blocks: the heap's (malloc, new, ...), mapped
+// memory's (format::func_maps: anonymous mmap/mremap, the program break), or both.
+enum class BlockKind : uint8_t { All, Heap, Mapped };
+// "all", "heap", "mapped".
+std::optional<BlockKind> block_kind_from_name(std::string_view name);
+
 // A resolved filter: an allocation is kept when every clause holds.
 struct Filter {
+  BlockKind kind = BlockKind::All;
   std::optional<TimeWindow> window;
   WindowTest test = WindowTest::Live;
   uint64_t min_size = 0;
@@ -87,6 +94,7 @@ struct QueryArgs {
   std::optional<uint32_t> thread;
   std::vector<std::string> focus, hide;
   std::string temporary = "10us";
+  std::string kind;                  // --kind: "all" (default), "heap", "mapped"
   Grouping grouping = Grouping::Function;
   uint32_t series_buckets = 0;
 };

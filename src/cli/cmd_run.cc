@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,10 @@
 #include "cli/commands.h"
 #include "cli/companion.h"
 #include "cli/finalize_report.h"
+#include "cli/run_exec_chain.h"
 #include "cli/run_launch.h"
 #include "cli/run_output.h"
+#include "cli/run_static_check.h"
 #include "format/signal_names.h"
 
 namespace memloupe::cli {
@@ -34,6 +37,7 @@ struct RunOptions {
   std::optional<double> rate;
   uint32_t depth = 0;
   bool follow_fork = false;
+  bool no_follow_exec = false;
   bool no_symbolize = false;
   std::string snapshot_signal;
   std::vector<std::string> command;
@@ -62,6 +66,11 @@ Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const Ru
   std::vector<std::pair<std::string, std::string>> env;
   env.emplace_back("MEMLOUPE_OUTPUT", pattern);
   env.emplace_back("MEMLOUPE_FOLLOW_FORK", o.follow_fork ? "1" : "0");
+  env.emplace_back("MEMLOUPE_FOLLOW_EXEC", o.no_follow_exec ? "0" : "1");
+  // The recorder sets it for the images a traced process execs (exec_follow.h);
+  // one left in memloupe's own environment (memloupe run under a traced
+  // process) would make the launched program think itself a descendant.
+  env.emplace_back("MEMLOUPE_SESSION_PID", "");
   if (o.all) env.emplace_back("MEMLOUPE_MODE", "all");
   if (!o.every.empty()) {
     auto bytes = analysis::parse_size(o.every);  // checked by the parser (every_bytes)
@@ -109,18 +118,38 @@ void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles
     }
   };
 
-  if (before.written(main_raw)) {
-    finish(main_raw, main_final);
-  } else {
+  if (!before.written(main_raw)) {
     say_missing(main_raw);
+    return;
+  }
+  // The launched image, then each image it exec'd in turn (run_exec_chain.h).
+  std::set<std::string> chain;
+  std::string last = main_final;
+  for (unsigned n = 0;; ++n) {
+    const std::string raw = exec_chain_path(main_raw, n);
+    if (n > 0 && (o.no_follow_exec || !before.written(raw))) break;
+    last = exec_chain_path(main_final, n);
+    if (n > 0) fmt::print(stderr, "memloupe: the program exec'd another; its trace follows\n");
+    finish(raw, last);
+    chain.insert(raw);
+  }
+  if (auto warning = exec_end_warning(last, !o.no_follow_exec)) {
+    fmt::print(stderr, "memloupe: warning: {}\n", *warning);
   }
   if (!o.follow_fork) return;
   for (const std::string& child : before.written_since()) {
-    if (child != main_raw) finish(child, child);
+    if (!chain.contains(child)) finish(child, child);
   }
 }
 
 int run(const RunOptions& o) {
+  if (const auto program = find_program(o.command[0])) {
+    if (const auto file = static_executable(*program)) {
+      fmt::print(stderr, "memloupe: {}: static binary: LD_PRELOAD cannot work{}\n", o.command[0],
+                 *file == *program ? "" : " (its interpreter " + *file + " is statically linked)");
+      return kFailed;
+    }
+  }
   auto preload = find_preload();
   if (!preload) {
     fmt::print(stderr, "memloupe: {}\n", preload.error().message);
@@ -186,6 +215,9 @@ Command add_run_command(CLI::App& app) {
   every->excludes(rate);
   sub->add_option("--depth", o->depth, "Backtrace depth limit in frames")->check(CLI::Range(1, 256));
   sub->add_flag("--follow-fork", o->follow_fork, "Trace forked children too, each into its own file");
+  sub->add_flag("--no-follow-exec", o->no_follow_exec,
+                "End the trace when the program execs another (default: the exec'd program is traced "
+                "too, into TRACE.1, TRACE.2, ...)");
   sub->add_flag("--no-symbolize", o->no_symbolize,
                 "Leave the trace as recorded (symbolise later with `memloupe symbolize`)");
   sub->add_option("--snapshot-signal", o->snapshot_signal,

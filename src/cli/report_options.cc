@@ -22,6 +22,8 @@ void add_view_options(CLI::App* sub, ViewOptions& o) {
   auto* freed = sub->add_flag("--freed", o.freed, "Keep blocks freed in the selection");
   live->excludes(allocated)->excludes(freed);
   allocated->excludes(freed);
+  sub->add_option("--kind", o.args.kind,
+                  "Keep heap blocks (malloc, new...), mapped memory (anonymous mmap/mremap, sbrk) or all (default)");
   sub->add_option("--min-size", o.args.min_size, "Keep blocks of at least this size (4KiB, 1M)");
   sub->add_option("--max-size", o.args.max_size, "Keep blocks of at most this size");
   sub->add_option("--min-lifetime", o.args.min_lifetime, "Keep blocks living at least this long (10us, 1s, 5%)");

@@ -41,7 +41,11 @@ namespace memloupe::format {
   X(DeleteArrayAligned, "operator delete[](align)", F)          \
   X(DeleteArraySizedAligned, "operator delete[](sized, align)", F) \
   X(DeleteArrayNothrow, "operator delete[](nothrow)", F)        \
-  X(DeleteArrayAlignedNothrow, "operator delete[](align, nothrow)", F)
+  X(DeleteArrayAlignedNothrow, "operator delete[](align, nothrow)", F) \
+  X(Mmap, "mmap", A)                                            \
+  X(Munmap, "munmap", F)                                        \
+  X(Mremap, "mremap", R)                                        \
+  X(Sbrk, "sbrk", R)
 
 enum class Func : uint8_t {
 #define MEMLOUPE_X(e, name, role) e,
@@ -75,5 +79,10 @@ constexpr std::string_view func_name(Func f) {
 constexpr bool func_valid(unsigned raw) { return raw < kFuncCount; }
 constexpr bool func_allocates(Func f) { return kFuncRoles[static_cast<unsigned>(f)] != FuncRole::F; }
 constexpr bool func_frees(Func f) { return kFuncRoles[static_cast<unsigned>(f)] != FuncRole::A; }
+
+// Mapped memory: anonymous mmap/mremap and the program break (sbrk/brk), which
+// the recorder records as their own kind beside the heap (docs/RECORDER.md,
+// "Mapped memory"); the analysis keeps their series apart from the heap's.
+constexpr bool func_maps(Func f) { return f >= Func::Mmap && f <= Func::Sbrk; }
 
 }  // namespace memloupe::format

@@ -123,6 +123,11 @@ Config read_config(EnvLookup lookup) noexcept {
   with_var(lookup, "MEMLOUPE_FLUSH_MS", "milliseconds from 1 to 3600000",
            store_in_range(c.flush_ms, 1, 3'600'000, parse_uint));
   with_var(lookup, "MEMLOUPE_FOLLOW_FORK", "0 or 1", store_flag(c.follow_fork));
+  with_var(lookup, "MEMLOUPE_FOLLOW_EXEC", "0 or 1", store_flag(c.follow_exec));
+  with_var(lookup, "MEMLOUPE_SESSION_PID", "a process id", [&](std::string_view v) {
+    c.session_pid = parse_uint(v);
+    return c.session_pid.has_value();
+  });
   with_var(lookup, "MEMLOUPE_START_PAUSED", "0 or 1", store_flag(c.start_paused));
   with_var(lookup, "MEMLOUPE_SNAPSHOT_AT_EXIT", "0 or 1", store_flag(c.snapshot_at_exit));
   with_var(lookup, "MEMLOUPE_SNAPSHOT_SIGNAL", "a signal name like USR2, or its number",

@@ -27,6 +27,13 @@ struct Config {
   uint64_t every = kDefaultEvery;  // mean bytes between samples (Mode::Sampled)
   uint32_t depth = kDefaultDepth;  // frames per backtrace
   bool follow_fork = false;
+  // Exec'd images of the traced process start their own trace (docs/RECORDER.md,
+  // "Children: fork and exec"); MEMLOUPE_FOLLOW_EXEC=0 ends the recording there.
+  bool follow_exec = true;
+  // MEMLOUPE_SESSION_PID: set by a traced process for the images it execs, so
+  // that an image tells "I am the traced process, exec'd" (same pid) from "I am
+  // a descendant through a fork that is not followed" (another pid).
+  std::optional<uint64_t> session_pid;
   bool start_paused = false;  // recording starts at memloupe_start()
   uint32_t flush_ms = kDefaultFlushMs;
   std::optional<uint64_t> seed;  // MEMLOUPE_SEED: reproducible sampling (tests)

@@ -58,6 +58,9 @@ struct AllocRequest {
 [[gnu::noinline]] void* allocate_slow(const AllocRequest& r, RealCall call) noexcept;
 [[gnu::noinline]] void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept;
 [[gnu::noinline]] void release_slow(Func f, void* p, bool counted) noexcept;
+// release_slow without the real free: records the end of a recorded block at
+// `p` (munmap of a recorded mapping: the caller unmaps it afterwards).
+[[gnu::noinline]] void forget_slow(Func f, void* p, bool counted) noexcept;
 
 // Subtracts `size` from the countdown (wrapping, so absurd sizes cannot overflow)
 // and says whether the fast path may proceed.

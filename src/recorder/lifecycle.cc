@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "recorder/exec_follow.h"
+#include "recorder/map_hooks.h"
 #include "recorder/recorder.h"
 #include "recorder/snapshot/snapshot.h"
 #include "recorder/sys.h"
@@ -117,9 +119,9 @@ __attribute__((constructor)) void on_library_load() {
   // sampled before this point that need it are recorded as far as the fast
   // unwinder gets.
   unwind_load_fallback();
-  // Exec'd descendants run untraced unless asked (they still load this library,
-  // through LD_PRELOAD, and pass through).
-  if (!config().follow_fork) ::unsetenv("MEMLOUPE_OUTPUT");
+  note_allocator_module();
+  // Which exec'd images record: exec_follow.h.
+  prepare_environment_for_exec(config(), g_session.pid);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   std::atexit(on_exit_handler);
   snapshot::init_snapshots();

@@ -160,8 +160,13 @@ bool emit_changes() noexcept {
 std::atomic<bool> g_own_range_known{false};
 CodeRange g_own_range{0, 0};
 
-int find_own_range(dl_phdr_info* info, size_t, void* data) {
-  const auto self = reinterpret_cast<uint64_t>(&find_own_range);
+struct RangeQuery {
+  uint64_t address;
+  CodeRange found;
+};
+
+int find_range(dl_phdr_info* info, size_t, void* data) {
+  auto* q = static_cast<RangeQuery*>(data);
   uint64_t lo = ~uint64_t{0}, hi = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
@@ -169,18 +174,22 @@ int find_own_range(dl_phdr_info* info, size_t, void* data) {
     lo = std::min<uint64_t>(lo, info->dlpi_addr + ph.p_vaddr);
     hi = std::max<uint64_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
   }
-  if (self < lo || self >= hi) return 0;
-  *static_cast<CodeRange*>(data) = {lo, hi};
+  if (q->address < lo || q->address >= hi) return 0;
+  q->found = {lo, hi};
   return 1;
 }
 
 }  // namespace
 
+CodeRange module_range_of(uint64_t address) noexcept {
+  RangeQuery q{address, {0, 0}};
+  dl_iterate_phdr(find_range, &q);
+  return q.found;
+}
+
 CodeRange own_code_range() noexcept {
   if (!g_own_range_known.load(std::memory_order_acquire)) [[unlikely]] {
-    CodeRange r{0, 0};
-    dl_iterate_phdr(find_own_range, &r);
-    g_own_range = r;
+    g_own_range = module_range_of(reinterpret_cast<uint64_t>(&find_range));
     g_own_range_known.store(true, std::memory_order_release);
   }
   return g_own_range;

@@ -45,6 +45,10 @@ struct CodeRange {
 };
 CodeRange own_code_range() noexcept;
 
+// The range of the loaded object holding `address` ({0, 0}: none). Calls
+// dl_iterate_phdr: not from inside an allocation hook (see Locking above).
+CodeRange module_range_of(uint64_t address) noexcept;
+
 // Whether `address` lies in the recorder's own code.
 inline bool is_own_code(uint64_t address) noexcept { return own_code_range().contains(address); }
 

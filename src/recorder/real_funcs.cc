@@ -49,6 +49,11 @@ void resolve_real_funcs() noexcept {
   resolve(r.exit_now_c99, "_Exit");
   resolve(r.abort, "abort");
   resolve(r.pthread_setname_np, "pthread_setname_np");
+  resolve(r.mmap, "mmap");
+  resolve(r.munmap, "munmap");
+  resolve(r.mremap, "mremap");
+  resolve(r.sbrk, "sbrk");
+  resolve(r.brk, "brk");
   g_resolved.store(r.malloc && r.free && r.calloc && r.realloc, std::memory_order_release);
 }
 

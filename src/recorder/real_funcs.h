@@ -39,6 +39,12 @@ struct RealFuncs {
   void (*exit_now_c99)(int) = nullptr;    // _Exit
   void (*abort)() = nullptr;
   int (*pthread_setname_np)(unsigned long, const char*) = nullptr;
+  // Mapped memory (map_hooks.cc).
+  void* (*mmap)(void*, size_t, int, int, int, long) = nullptr;
+  int (*munmap)(void*, size_t) = nullptr;
+  void* (*mremap)(void*, size_t, size_t, int, ...) = nullptr;
+  void* (*sbrk)(intptr_t) = nullptr;
+  int (*brk)(void*) = nullptr;
 };
 
 extern constinit RealFuncs g_real __attribute__((visibility("hidden")));

@@ -369,7 +369,11 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   return p;
 }
 
-void release_slow(Func f, void* p, bool counted) noexcept {
+namespace {
+
+// The frees' slow path; `real_free`: also free `p` (release_slow), or leave it
+// to the caller (forget_slow). Inlined into both.
+[[gnu::always_inline]] inline void end_block_slow(Func f, void* p, bool counted, bool real_free) noexcept {
   if (bootstrap::owns(p)) return;  // never came from the real allocator
   ThreadState& t = t_state;
   ErrnoKeeper program_errno;
@@ -380,7 +384,7 @@ void release_slow(Func f, void* p, bool counted) noexcept {
   } else {  // parked countdown: Fresh, inside the recorder, exited, or --all mode
     const std::optional<int64_t> after = enter(t, 0);
     if (!after) {
-      if (real_funcs_resolved()) program_errno.real_free(p);
+      if (real_free && real_funcs_resolved()) program_errno.real_free(p);
       return;
     }
     next = *after < kSlowBelow ? gap_for_next_call(t) : Gap{*after, t.offset};
@@ -400,9 +404,14 @@ void release_slow(Func f, void* p, bool counted) noexcept {
     if (value) g_session.encoder().free(AllocId{*value & kIdMask}, ThreadId{t.slot->thread_id}, now, f);
   }
   if (value && (*value & kNotifyFree)) notify_free(*value & kIdMask, p);
-  program_errno.real_free(p);
+  if (real_free) program_errno.real_free(p);
   leave(t, next);
 }
+
+}  // namespace
+
+void release_slow(Func f, void* p, bool counted) noexcept { end_block_slow(f, p, counted, true); }
+void forget_slow(Func f, void* p, bool counted) noexcept { end_block_slow(f, p, counted, false); }
 
 void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept {
   if (bootstrap::owns(old)) return realloc_from_pool(old, r.size);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "recorder/exec_follow.h"
 #include "recorder/lifecycle.h"
 #include "recorder/modules.h"
 #include "recorder/real_funcs.h"
@@ -95,7 +96,8 @@ void start_session() noexcept {
     g_state.store(State::Ended, std::memory_order_release);
     return;
   }
-  if (!g_session.output.open(path, g_config.follow_fork, on_output_failure)) {
+  const bool never_overwrite = image_role(g_config, g_session.pid) != ImageRole::First;
+  if (!g_session.output.open(path, never_overwrite, on_output_failure)) {
     g_state.store(State::Ended, std::memory_order_release);
     return;
   }
@@ -126,7 +128,8 @@ void ensure_process_init() noexcept {
   resolve_real_funcs();
   g_config = read_config([](const char* name) -> const char* { return ::getenv(name); });
   create_thread_exit_key();
-  if (!g_config.enabled()) {
+  if (!g_config.enabled() ||
+      image_role(g_config, static_cast<uint32_t>(::getpid())) == ImageRole::Untraced) {
     g_state.store(State::Off, std::memory_order_release);
     return;
   }

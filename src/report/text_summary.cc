@@ -2,6 +2,7 @@
 #include "analysis/sites.h"
 #include "report/html_json.h"
 #include "report/text_format.h"
+#include "report/text_mapped.h"
 #include "report/text_sites.h"
 #include "report/text_views.h"
 
@@ -137,6 +138,7 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
          count_estimate(e.objects(leaked), e.exact()) + " blocks (live at " +
          (o.end_reason ? "exit" : "the end of the trace") + ")\n";
   if (o.peak_rss) out += "Peak RSS     " + human_bytes(static_cast<double>(o.peak_rss)) + "\n";
+  out += mapped_lines(o);
   if (o.unmatched_frees) {
     out += "Note         " + human_count(static_cast<double>(o.unmatched_frees)) +
            " frees named blocks the trace never allocated\n";

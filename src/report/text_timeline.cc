@@ -4,6 +4,7 @@
 
 #include "report/html_json.h"
 #include "report/text_format.h"
+#include "report/text_mapped.h"
 #include "report/text_table.h"
 #include "report/text_views.h"
 
@@ -21,12 +22,15 @@ std::string render_timeline(const analysis::Model& m, ChartSize size) {
   }
   if (o.peak_rss) out += "Peak RSS     " + human_bytes(static_cast<double>(o.peak_rss)) + '\n';
   out += "At the end   " + bytes_estimate(e.bytes(o.leaked), e.exact()) + " live\n";
-  return out;
+  return out + mapped_lines(o);
 }
 
 std::string timeline_csv(const analysis::Model& m) {
   const analysis::Overview& o = m.overview;
-  std::string out = "time_ns,live_bytes,live_max_bytes,live_min_bytes,allocated_bytes,freed_bytes,rss_bytes,markers\n";
+  // A trace with mapped memory gets one more column, its live total (text_mapped.h).
+  const bool mapped = o.mapped.any();
+  std::string out = "time_ns,live_bytes,live_max_bytes,live_min_bytes,allocated_bytes,freed_bytes,rss_bytes,markers";
+  out += mapped ? ",mapped_bytes\n" : "\n";
   size_t rss_i = 0, marker_i = 0;
   std::optional<uint64_t> rss;
   char buf[256];
@@ -42,7 +46,12 @@ std::string timeline_csv(const analysis::Model& m) {
                   p.live_end, p.live_max, p.live_min, p.allocated, p.freed);
     out += buf;
     if (rss) out += std::to_string(*rss);
-    out += ',' + csv_field(markers) + '\n';
+    out += ',' + csv_field(markers);
+    if (mapped) {
+      std::snprintf(buf, sizeof buf, ",%.0f", series_at(o.mapped.series, begin));
+      out += buf;
+    }
+    out += '\n';
   }
   return out;
 }

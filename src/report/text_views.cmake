@@ -6,6 +6,7 @@ target_sources(memloupe_report PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/text_format.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_leaks.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_lifetimes.cc
+  ${CMAKE_CURRENT_LIST_DIR}/text_mapped.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_sites.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_summary.cc
   ${CMAKE_CURRENT_LIST_DIR}/text_table.cc

@@ -92,13 +92,27 @@ TEST_F(ProcessTest, FollowForkTracesForkedAndExecedImages) {
   EXPECT_EQ(exit_ends, 2u);
 }
 
-TEST_F(ProcessTest, ExecEndsTheTraceCleanly) {
+// The exec'd image is followed by default (src/recorder/exec_follow.h): its
+// trace is the same name with ".1"; the first one ends cleanly at the exec.
+TEST_F(ProcessTest, ExecEndsTheTraceCleanlyAndTheNewImageTracesIntoTheNextFile) {
   const RunResult r = run_both({binary("recorder_process_zoo"), "exec_self"}, env(false));
   EXPECT_EQ(r.out, "before exec\nexec child ok\n");
   const auto files = traces();
-  ASSERT_EQ(files.size(), 1u);  // the new image is not traced
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[1].string(), files[0].string() + ".1");
   const TraceData t = complete_trace(files[0], EndReason::Exec);
   EXPECT_GE(mallocs(t), 1000u);
+  complete_trace(files[1], EndReason::Exit);
+}
+
+TEST_F(ProcessTest, WithoutFollowExecTheNewImageIsNotTraced) {
+  std::vector<std::string> e = env(false);
+  e.push_back("MEMLOUPE_FOLLOW_EXEC=0");
+  const RunResult r = run_both({binary("recorder_process_zoo"), "exec_self"}, e);
+  EXPECT_EQ(r.out, "before exec\nexec child ok\n");
+  const auto files = traces();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_GE(mallocs(complete_trace(files[0], EndReason::Exec)), 1000u);
 }
 
 TEST_F(ProcessTest, UnderscoreExitWritesACompleteTrace) {
