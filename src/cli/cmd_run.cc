@@ -17,46 +17,18 @@
 #include "analysis/query.h"
 #include "cli/commands.h"
 #include "cli/finalize_report.h"
+#include "cli/recorder_setup.h"
 #include "cli/run_launch.h"
 #include "cli/run_output.h"
 
 namespace memloupe::cli {
 namespace {
 
-constexpr const char* kPreloadName = "libmemloupe_preload.so";
-
-struct RunOptions {
+struct RunOptions : SamplingOptions {
   std::string output;
-  bool all = false;
-  std::string every;
-  double rate = 0;
-  uint32_t depth = 0;
-  bool follow_fork = false;
   bool no_symbolize = false;
   std::vector<std::string> command;
 };
-
-bool is_file(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-// MEMLOUPE_PRELOAD, else next to this executable (the build puts both in
-// <build>/bin/), else ../lib/memloupe/ relative to it (an installed layout).
-Expected<std::string> find_preload() {
-  if (const char* env = std::getenv("MEMLOUPE_PRELOAD"); env != nullptr && env[0] != '\0') {
-    if (!is_file(env)) return Error{std::string("MEMLOUPE_PRELOAD=") + env + ": no such file"};
-    return std::filesystem::absolute(env).lexically_normal().string();
-  }
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return Error{"cannot find memloupe's own directory: " + ec.message()};
-  std::vector<std::string> tried;
-  for (const auto& dir : {self.parent_path(), self.parent_path() / ".." / "lib" / "memloupe"}) {
-    const std::string candidate = (dir / kPreloadName).lexically_normal().string();
-    if (is_file(candidate)) return candidate;
-    tried.push_back(candidate);
-  }
-  return Error{fmt::format("cannot find {} (looked for {} and {}); set MEMLOUPE_PRELOAD", kPreloadName,
-                           tried[0], tried[1])};
-}
 
 // The dynamic loader splits LD_PRELOAD at spaces and colons. Ours goes first
 // so its hooks see every call; an allocator the user preloads (jemalloc...)
@@ -68,32 +40,6 @@ Expected<std::string> ld_preload_with(const std::string& library) {
   }
   const char* existing = std::getenv("LD_PRELOAD");
   return existing != nullptr && existing[0] != '\0' ? library + ":" + existing : library;
-}
-
-// The recorder's configuration, from the options (docs/RUNNING.md lists the
-// variables). Unset options leave any MEMLOUPE_* already in the environment in
-// force, except MEMLOUPE_FOLLOW_FORK, which the launcher must agree with.
-Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const RunOptions& o,
-                                                                         const std::string& pattern) {
-  std::vector<std::pair<std::string, std::string>> env;
-  env.emplace_back("MEMLOUPE_OUTPUT", pattern);
-  env.emplace_back("MEMLOUPE_FOLLOW_FORK", o.follow_fork ? "1" : "0");
-  if (o.all) env.emplace_back("MEMLOUPE_MODE", "all");
-  if (!o.every.empty()) {
-    auto bytes = analysis::parse_size(o.every);
-    if (!bytes) return Error{"--every: " + bytes.error().message};
-    if (*bytes == 0) return Error{"--every: must be at least 1 byte"};
-    env.emplace_back("MEMLOUPE_MODE", "sampled");
-    env.emplace_back("MEMLOUPE_EVERY", std::to_string(*bytes));
-  }
-  if (o.rate != 0) {
-    // A probability λ per byte samples one byte in 1/λ on average.
-    if (!(o.rate > 0 && o.rate <= 1)) return Error{"--rate: must be in (0, 1]"};
-    env.emplace_back("MEMLOUPE_MODE", "sampled");
-    env.emplace_back("MEMLOUPE_EVERY", std::to_string(std::max<long long>(1, std::llround(1 / o.rate))));
-  }
-  if (o.depth != 0) env.emplace_back("MEMLOUPE_DEPTH", std::to_string(o.depth));
-  return env;
 }
 
 void say_missing(const std::string& path) {
@@ -133,7 +79,7 @@ void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles
 }
 
 int run(const RunOptions& o) {
-  auto preload = find_preload();
+  auto preload = find_recorder_library(kPreloadName, "MEMLOUPE_PRELOAD");
   if (!preload) {
     fmt::print(stderr, "memloupe: {}\n", preload.error().message);
     return kFailed;

@@ -8,6 +8,7 @@ namespace memloupe::cli {
 
 #define MEMLOUPE_COMMANDS(X) \
   X(run)                     \
+  X(attach) X(detach)        \
   X(symbolize)               \
   X(info)                    \
   X(summary)                 \
