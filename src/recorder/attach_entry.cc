@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "format/attach_marker.h"
 #include "memloupe/memloupe.h"
 #include "recorder/got_patch.h"
 #include "recorder/lifecycle.h"
@@ -112,7 +113,7 @@ MEMLOUPE_ATTACH_ENTRY int memloupe_attach_begin(const char* config_text) {
   }
   // Says in the trace where it starts: blocks allocated before this are unknown
   // (their frees are ignored), and leaks and lifetimes count only later ones.
-  memloupe_marker("memloupe attach: recording starts");
+  memloupe_marker(memloupe::format::kAttachMarker.data());
   return kAttached;
 }
 

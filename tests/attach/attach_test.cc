@@ -95,6 +95,8 @@ TEST(Attach, RecordsARunningMultiThreadedProgramTwiceWithoutChangingIt) {
     EXPECT_EQ(event_count(info.out, "marker"), 1) << info.out;  // where the recording starts
     EXPECT_GE(event_count(info.out, "thread_start"), 3) << info.out;  // the workers, already running
     EXPECT_EQ(event_count(info.out, "trace_end"), 1) << info.out;
+    const Result summary = run(dir, {bin("memloupe"), "summary", trace}, std::string(trace) + ".summary");
+    EXPECT_NE(summary.out.find("recorded by `memloupe attach` from"), std::string::npos) << summary.out;
     // The program's own sites, with the caller above them.
     const Result top = run(dir, {bin("memloupe"), "top", trace}, std::string(trace) + ".top");
     ASSERT_EQ(top.status, 0) << top.err;
