@@ -8,7 +8,9 @@ namespace memloupe::cli {
 
 #define MEMLOUPE_COMMANDS(X) \
   X(run)                     \
-  X(attach) X(detach)        \
+  X(attach)                  \
+  X(detach)                  \
+  X(live)                    \
   X(symbolize)               \
   X(info)                    \
   X(summary)                 \
