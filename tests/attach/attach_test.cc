@@ -129,6 +129,9 @@ TEST(Attach, DetachCommandEndsAWaitingAttach) {
 
 // A workload that runs for a while, so that the attach lands in the middle of it.
 TEST(Attach, Python) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "the sanitized recorder cannot be loaded into uninstrumented programs";
+#endif
   TempDir dir;
   const std::string script =
       "import sys\n"
@@ -154,6 +157,9 @@ TEST(Attach, Python) {
 }
 
 TEST(Attach, Sqlite3) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "the sanitized recorder cannot be loaded into uninstrumented programs";
+#endif
   if (access("/usr/bin/sqlite3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/sqlite3";
   TempDir dir;
   // A recursive CTE that builds and sorts strings for a few seconds.
@@ -235,6 +241,27 @@ TEST(AttachRefuses, AStaticBinary) {
   EXPECT_EQ(r.status, 5);
   EXPECT_NE(r.err.find("statically linked"), std::string::npos) << r.err;
   EXPECT_EQ(shell_status(s.child.wait(30s)), 0);
+}
+
+// Exited, not yet reaped: what an attach racing the exit finds at its first step.
+TEST(AttachRefuses, AProcessThatHasExited) {
+  TempDir dir;
+  Child target({{"/bin/true"}, current_environment(), dir.path(), {}, dir / "t.out", dir / "t.err"});
+  std::this_thread::sleep_for(300ms);  // not reaped: a zombie
+  const Result r = attach(dir, target.pid(), {}, "r");
+  EXPECT_EQ(r.status, 5);
+  EXPECT_NE(r.err.find("has exited"), std::string::npos) << r.err;
+}
+
+TEST(AttachRefuses, A32BitProcess) {
+  if (access(bin("attach_target32").c_str(), X_OK) != 0) GTEST_SKIP() << "the toolchain cannot build 32-bit programs";
+  TempDir dir;
+  Child target({{bin("attach_target32")}, current_environment(), dir.path(), {}, dir / "t.out", dir / "t.err"});
+  std::this_thread::sleep_for(100ms);
+  const Result r = attach(dir, target.pid(), {}, "r");
+  EXPECT_EQ(r.status, 5);
+  EXPECT_NE(r.err.find("is a 32-bit program"), std::string::npos) << r.err;
+  EXPECT_EQ(shell_status(target.wait(30s)), 0);
 }
 
 TEST(AttachRefuses, AnotherUsersProcessWhenNotRoot) {

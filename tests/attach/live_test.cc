@@ -64,6 +64,9 @@ class Tmux {
 };
 
 TEST(Live, TerminalViewInTmux) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "the sanitized recorder cannot be loaded into uninstrumented programs";
+#endif
   if (access("/usr/bin/tmux", X_OK) != 0) GTEST_SKIP() << "tmux is not installed (scripts/install-deps.sh)";
   TempDir dir;
   auto program = start_recorded_program(dir, "8000");
@@ -93,6 +96,9 @@ TEST(Live, TerminalViewInTmux) {
 }
 
 TEST(Live, TextLinesWhenNotATerminal) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "the sanitized recorder cannot be loaded into uninstrumented programs";
+#endif
   TempDir dir;
   auto program = start_recorded_program(dir, "2500");
   std::string out;
