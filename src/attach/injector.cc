@@ -122,6 +122,12 @@ Expected<uint64_t> entry_point(pid_t pid, const std::string& library, const std:
 
 Expected<bool> start_recording(pid_t pid, const std::string& library, const std::string& config) {
   if (auto ok = check_target(pid); !ok) return ok.error();
+  // Under `memloupe run` (or a descendant of a traced process): its hooks already
+  // see every call, and a second recorder would chain onto them.
+  if (find_module(read_maps(pid), [](const std::string& p) { return p.ends_with("/libmemloupe_preload.so"); }))
+    return Error{fmt::format("process {} was started with memloupe's preload library (under `memloupe run`?); "
+                             "it is recorded, or can be, from its start: attach is for processes without it",
+                             pid)};
   auto libc = find_libc(pid);
   if (!libc) return libc.error();
   auto thread = stop_at_safe_point(pid);

@@ -253,6 +253,23 @@ TEST(AttachRefuses, AProcessThatHasExited) {
   EXPECT_NE(r.err.find("has exited"), std::string::npos) << r.err;
 }
 
+TEST(AttachRefuses, AProcessUnderMemloupeRun) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "the sanitized preload library cannot be preloaded";
+#endif
+  TempDir dir;
+  Child run({{bin("memloupe"), "run", "-o", "run.trace", "--", bin("attach_target"), "1500"}, current_environment(),
+             dir.path(), {}, dir / "run.out", dir / "run.err"});
+  ASSERT_TRUE(wait_for_text(dir / "run.out", "ready\n"));
+  pid_t target = 0;
+  std::ifstream(fs::path("/proc") / std::to_string(run.pid()) / "task" / std::to_string(run.pid()) / "children") >> target;
+  ASSERT_GT(target, 0);
+  const Result r = attach(dir, target, {}, "r");
+  EXPECT_EQ(r.status, 5);
+  EXPECT_NE(r.err.find("was started with memloupe's preload library"), std::string::npos) << r.err;
+  EXPECT_EQ(shell_status(run.wait(120s)), 7);
+}
+
 TEST(AttachRefuses, A32BitProcess) {
   if (access(bin("attach_target32").c_str(), X_OK) != 0) GTEST_SKIP() << "the toolchain cannot build 32-bit programs";
   TempDir dir;
