@@ -12,6 +12,7 @@
 #include "memloupe/memloupe.h"
 #include "recorder/got_patch.h"
 #include "recorder/lifecycle.h"
+#include "recorder/modules.h"
 #include "recorder/real_funcs.h"
 #include "recorder/recorder.h"
 #include "recorder/unwind/unwind.h"
@@ -44,7 +45,7 @@ bool store_config(const char* text) noexcept {
 }
 
 // The names whose GOT entries are pointed at this library's definitions: the
-// hooks of hooks.cc and process_hooks.cc, and dlopen (below).
+// hooks of hooks.cc and process_hooks.cc.
 constexpr const char* kHookedNames[] = {
     "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign",
     "valloc", "pvalloc", "free", "malloc_usable_size",
@@ -55,28 +56,23 @@ constexpr const char* kHookedNames[] = {
     "_ZdaPvmSt11align_val_t", "_ZdaPvRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
     "_exit", "_Exit", "abort", "pthread_setname_np", "execve", "execv", "execvpe", "execvp",
     "execl", "execle", "execlp", "fexecve", "execveat"};
-constexpr size_t kTableCap = std::size(kHookedNames) + 1;
+constexpr size_t kTableCap = std::size(kHookedNames);
 constinit GotHook g_table[kTableCap];
 constinit size_t g_table_size = 0;
 
-void* (*g_real_dlopen)(const char*, int) = nullptr;
-
-// Modules dlopen'ed while attached are patched as they arrive.
-void* attach_dlopen(const char* file, int mode) {
-  void* handle = g_real_dlopen(file, mode);
-  if (handle != nullptr && tracking()) {
-    HooksParked parked(t_state);
-    got_patch_all(g_table, g_table_size);
-  }
-  return handle;
-}
+// Modules loaded while attached (dlopen, or libc's own NSS and iconv modules)
+// are redirected when the recorder's module rescan sees them: at the next
+// sampled call of any thread. Not by hooking dlopen: glibc's dlopen searches
+// the caller's RPATH/RUNPATH and expands $ORIGIN relative to the caller, which
+// a hook in between would change to this library's.
+void patch_new_modules() noexcept { got_patch_new(); }
 
 // This library's own definitions: a dlopen'ed library is not in the global
 // scope, so its own references to "malloc" were bound to libc's.
 bool build_table() noexcept {
   if (g_table_size != 0) return true;
   Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&attach_dlopen), &self) == 0) return false;
+  if (dladdr(reinterpret_cast<void*>(&patch_new_modules), &self) == 0) return false;
   void* handle = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
   if (handle == nullptr) return false;
   size_t n = 0;
@@ -86,11 +82,8 @@ bool build_table() noexcept {
     if (p != nullptr && dladdr(p, &where) != 0 && where.dli_fbase == self.dli_fbase) g_table[n++] = {name, p};
   }
   dlclose(handle);  // only drops the reference RTLD_NOLOAD took
-  g_real_dlopen = reinterpret_cast<void* (*)(const char*, int)>(dlsym(RTLD_DEFAULT, "dlopen"));
-  if (g_real_dlopen == nullptr) return false;
-  g_table[n++] = {"dlopen", reinterpret_cast<void*>(&attach_dlopen)};
   g_table_size = n;
-  return true;
+  return n != 0;
 }
 
 }  // namespace
@@ -110,6 +103,7 @@ MEMLOUPE_ATTACH_ENTRY int memloupe_attach_begin(const char* config_text) {
     install_process_handlers();
     start_flush_thread();
     got_patch_all(g_table, g_table_size);
+    on_modules_changed(patch_new_modules);
   }
   // Says in the trace where it starts: blocks allocated before this are unknown
   // (their frees are ignored), and leaks and lifetimes count only later ones.

@@ -36,6 +36,7 @@ constinit Saved g_saved[kSavedCap];
 constinit SpinLock g_lock;
 constinit const GotHook* g_hooks = nullptr;
 constinit size_t g_hook_count = 0;
+constinit bool g_installed = false;  // between got_patch_all and got_restore_all
 
 Saved* saved_for(uintptr_t slot, bool insert) noexcept {
   size_t i = (slot >> 3) * 0x9E3779B97F4A7C15ull >> 49;  // 15 bits
@@ -90,8 +91,10 @@ bool view_module(const dl_phdr_info* info, ModuleView& m) noexcept {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(m.base + ph.p_vaddr);
     if (ph.p_type == PT_GNU_RELRO) {
-      m.relro_begin = m.base + ph.p_vaddr;
-      m.relro_end = m.relro_begin + ph.p_memsz;
+      // The pages the loader made read-only: it rounds both ends down, so a
+      // partial last page stays writable (and must stay so).
+      m.relro_begin = (m.base + ph.p_vaddr) & ~(kPage - 1);
+      m.relro_end = (m.base + ph.p_vaddr + ph.p_memsz) & ~(kPage - 1);
     }
   }
   if (dyn == nullptr) return false;
@@ -178,12 +181,19 @@ size_t got_patch_all(const GotHook* hooks, size_t count) noexcept {
   LockGuard g(g_lock);
   g_hooks = hooks;
   g_hook_count = count;
+  g_installed = true;
   return walk(Walk::Patch);
+}
+
+size_t got_patch_new() noexcept {
+  LockGuard g(g_lock);
+  return g_installed ? walk(Walk::Patch) : 0;
 }
 
 size_t got_restore_all() noexcept {
   LockGuard g(g_lock);
   if (g_hooks == nullptr) return 0;
+  g_installed = false;
   const size_t n = walk(Walk::Restore);
   std::memset(g_saved, 0, sizeof(g_saved));
   return n;

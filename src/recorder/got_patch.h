@@ -21,6 +21,10 @@ struct GotHook {
 // patches only the new module. Returns the number of entries changed.
 size_t got_patch_all(const GotHook* hooks, size_t count) noexcept;
 
+// The same with the hooks last installed, if they have not been restored since
+// (modules loaded while attached). Returns the number of entries changed.
+size_t got_patch_new() noexcept;
+
 // Points every entry that holds a hook back at what it held before (or, for a
 // module loaded since whose old value was not kept, at the global definition).
 // Returns the number of entries restored.
