@@ -3,7 +3,10 @@
 // time (both retry on EINTR, which an attach may cause), and a deterministic
 // output and exit status the test compares with an unrecorded run.
 //
-//   attach_target ITERATIONS     prints "ready" once every thread runs
+//   attach_target ITERATIONS [STOP_FILE]
+// prints "ready" once every thread runs; each worker runs ITERATIONS rounds and,
+// given STOP_FILE, goes on until that file exists (so a test decides how long it
+// runs, however slow the build). The output covers the first ITERATIONS rounds.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -37,17 +40,23 @@ __attribute__((noinline)) char* attach_site_beta(size_t n) {
   return p;
 }
 
+const char* g_stop_file = nullptr;
+
+bool go_on(int i, int iterations) {
+  return i < iterations || (g_stop_file != nullptr && access(g_stop_file, F_OK) != 0);
+}
+
 void worker(int index, int iterations, uint64_t* checksum) {
   g_running.fetch_add(1);
   uint64_t sum = 0;
-  for (int i = 0; i < iterations; ++i) {
+  for (int i = 0; go_on(i, iterations); ++i) {
     void* blocks[16];
     char* arrays[16];
     for (int k = 0; k < 16; ++k) {
       const size_t n = 1000 + static_cast<size_t>((i * 16 + k) % 97) * 100 + static_cast<size_t>(index);
       blocks[k] = attach_site_alpha(n);
       arrays[k] = attach_site_beta(n / 2);
-      sum += static_cast<unsigned char*>(blocks[k])[n - 1] + static_cast<size_t>(arrays[k][0]);
+      if (i < iterations) sum += static_cast<unsigned char*>(blocks[k])[n - 1] + static_cast<size_t>(arrays[k][0]);
     }
     for (int k = 0; k < 16; ++k) {
       std::free(blocks[k]);
@@ -76,6 +85,7 @@ void reader(char* got) {
 
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 3000;
+  if (argc > 2) g_stop_file = argv[2];
   if (pipe(g_pipe) != 0) return 2;
   uint64_t sums[kWorkers] = {};
   char got = 0;

@@ -63,14 +63,15 @@ long event_count(const std::string& info, const std::string& name) {
   return at == std::string::npos ? -1 : std::stol(info.substr(info.find_first_not_of(' ', at + 3 + name.size())));
 }
 
-constexpr const char* kIterations = "6000";
+constexpr const char* kIterations = "1000";
 
 TEST(Attach, RecordsARunningMultiThreadedProgramTwiceWithoutChangingIt) {
   TempDir dir;
   const Result reference = run(dir, {bin("attach_target"), kIterations}, "reference");
   ASSERT_EQ(reference.status, 7) << reference.err;
 
-  ChildSpec spec{{bin("attach_target"), kIterations}, current_environment(), dir.path(), {},
+  // Runs until the test creates "stop".
+  ChildSpec spec{{bin("attach_target"), kIterations, "stop"}, current_environment(), dir.path(), {},
                  dir / "target.out", dir / "target.err"};
   Child target(spec);
   ASSERT_TRUE(wait_for_text(dir / "target.out", "ready\n"));
@@ -81,6 +82,7 @@ TEST(Attach, RecordsARunningMultiThreadedProgramTwiceWithoutChangingIt) {
   const Result second = attach(dir, target.pid(), {"--duration", "1s", "-o", "second.trace"}, "a2");
   ASSERT_EQ(second.status, 0) << second.err;
 
+  std::ofstream(dir / "stop").close();
   const ChildExit e = target.wait(120s);
   EXPECT_FALSE(e.timed_out);
   EXPECT_EQ(shell_status(e), 7);
@@ -110,7 +112,7 @@ TEST(Attach, RecordsARunningMultiThreadedProgramTwiceWithoutChangingIt) {
 
 TEST(Attach, DetachCommandEndsAWaitingAttach) {
   TempDir dir;
-  ChildSpec spec{{bin("attach_target"), kIterations}, current_environment(), dir.path(), {},
+  ChildSpec spec{{bin("attach_target"), kIterations, "stop"}, current_environment(), dir.path(), {},
                  dir / "target.out", dir / "target.err"};
   Child target(spec);
   ASSERT_TRUE(wait_for_text(dir / "target.out", "ready\n"));
@@ -124,6 +126,7 @@ TEST(Attach, DetachCommandEndsAWaitingAttach) {
   const ChildExit a = waiting.wait(60s);
   EXPECT_EQ(shell_status(a), 0) << read_file(dir / "attach.err");
   EXPECT_NE(read_file(dir / "attach.err").find("wrote"), std::string::npos);
+  std::ofstream(dir / "stop").close();
   EXPECT_EQ(shell_status(target.wait(120s)), 7);
 }
 
