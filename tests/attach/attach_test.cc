@@ -141,6 +141,21 @@ TEST(Attach, DetachCommandEndsAWaitingAttach) {
   EXPECT_EQ(shell_status(target.wait(120s)), 7);
 }
 
+// The process ends while recorded: its exit handler ends the trace, and attach
+// finalises it.
+TEST(Attach, ProcessExitingWhileRecorded) {
+  TempDir dir;
+  Child target({{bin("attach_target"), kIterations}, target_environment(), dir.path(), {}, dir / "t.out", dir / "t.err"});
+  ASSERT_TRUE(wait_for_text(dir / "t.out", "ready\n"));
+  const Result r = attach(dir, target.pid(), {"--duration", "120s", "-o", "exit.trace"}, "attach");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("exited; its trace ended with it"), std::string::npos) << r.err;
+  EXPECT_EQ(shell_status(target.wait(120s)), 7);
+  const Result info = run(dir, {bin("memloupe"), "info", "exit.trace"}, "info");
+  EXPECT_EQ(event_count(info.out, "trace_end"), 1) << info.out;
+  EXPECT_GT(event_count(info.out, "alloc"), 10) << info.out;
+}
+
 // A workload that runs for a while, so that the attach lands in the middle of it.
 TEST(Attach, Python) {
 #ifdef MEMLOUPE_SANITIZED
