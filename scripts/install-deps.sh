@@ -12,6 +12,8 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev
   python3 nodejs golang-go chromium valgrind heaptrack sqlite3
+  # `memloupe live`'s terminal test
+  tmux
   # allocators that `memloupe replay` compares against glibc's
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 )

@@ -19,32 +19,20 @@
 #include "cli/commands.h"
 #include "cli/companion.h"
 #include "cli/finalize_report.h"
+#include "cli/recorder_setup.h"
 #include "cli/run_exec_chain.h"
 #include "cli/run_launch.h"
 #include "cli/run_output.h"
 #include "cli/run_static_check.h"
-#include "format/signal_names.h"
 
 namespace memloupe::cli {
 namespace {
 
-constexpr const char* kPreloadName = "libmemloupe_preload.so";
-
-struct RunOptions {
+struct RunOptions : SamplingOptions {
   std::string output;
-  bool all = false;
-  std::string every;
-  std::optional<double> rate;
-  uint32_t depth = 0;
-  bool follow_fork = false;
-  bool no_follow_exec = false;
   bool no_symbolize = false;
-  std::string snapshot_signal;
   std::vector<std::string> command;
 };
-
-// MEMLOUPE_PRELOAD, else beside this executable (companion.h).
-Expected<std::string> find_preload() { return find_companion(kPreloadName, "MEMLOUPE_PRELOAD"); }
 
 // The dynamic loader splits LD_PRELOAD at spaces and colons. Ours goes first
 // so its hooks see every call; an allocator the user preloads (jemalloc...)
@@ -56,41 +44,6 @@ Expected<std::string> ld_preload_with(const std::string& library) {
   }
   const char* existing = std::getenv("LD_PRELOAD");
   return existing != nullptr && existing[0] != '\0' ? library + ":" + existing : library;
-}
-
-// The recorder's configuration, from the options (docs/RUNNING.md lists the
-// variables). Unset options leave any MEMLOUPE_* already in the environment in
-// force, except MEMLOUPE_FOLLOW_FORK, which the launcher must agree with.
-Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const RunOptions& o,
-                                                                         const std::string& pattern) {
-  std::vector<std::pair<std::string, std::string>> env;
-  env.emplace_back("MEMLOUPE_OUTPUT", pattern);
-  env.emplace_back("MEMLOUPE_FOLLOW_FORK", o.follow_fork ? "1" : "0");
-  env.emplace_back("MEMLOUPE_FOLLOW_EXEC", o.no_follow_exec ? "0" : "1");
-  // The recorder sets it for the images a traced process execs (exec_follow.h);
-  // one left in memloupe's own environment (memloupe run under a traced
-  // process) would make the launched program think itself a descendant.
-  env.emplace_back("MEMLOUPE_SESSION_PID", "");
-  if (o.all) env.emplace_back("MEMLOUPE_MODE", "all");
-  if (!o.every.empty()) {
-    auto bytes = analysis::parse_size(o.every);  // checked by the parser (every_bytes)
-    env.emplace_back("MEMLOUPE_MODE", "sampled");
-    env.emplace_back("MEMLOUPE_EVERY", std::to_string(*bytes));
-  }
-  if (o.rate) {
-    // A probability λ per byte samples one byte in 1/λ on average.
-    env.emplace_back("MEMLOUPE_MODE", "sampled");
-    env.emplace_back("MEMLOUPE_EVERY", std::to_string(std::max<long long>(1, std::llround(1 / *o.rate))));
-  }
-  if (o.depth != 0) env.emplace_back("MEMLOUPE_DEPTH", std::to_string(o.depth));
-  if (!o.snapshot_signal.empty()) {
-    // Heap snapshots need every block's address (docs/RETENTION.md).
-    if (!o.all) return Error{"--snapshot-signal: heap snapshots need --all"};
-    const auto sig = format::parse_signal(o.snapshot_signal);
-    if (!sig) return Error{"--snapshot-signal: '" + o.snapshot_signal + "' is not a signal a snapshot can be taken on (try USR2)"};
-    env.emplace_back("MEMLOUPE_SNAPSHOT_SIGNAL", std::to_string(*sig));
-  }
-  return env;
 }
 
 void say_missing(const std::string& path) {
@@ -150,7 +103,7 @@ int run(const RunOptions& o) {
       return kFailed;
     }
   }
-  auto preload = find_preload();
+  auto preload = find_companion(kPreloadName, "MEMLOUPE_PRELOAD");
   if (!preload) {
     fmt::print(stderr, "memloupe: {}\n", preload.error().message);
     return kFailed;
@@ -179,25 +132,6 @@ int run(const RunOptions& o) {
   return result.status;
 }
 
-// --every: a size of at least one byte.
-const CLI::Validator kEveryBytes(
-    [](std::string& text) -> std::string {
-      auto bytes = analysis::parse_size(text);
-      if (!bytes) return bytes.error().message;
-      return *bytes == 0 ? "must be at least 1 byte" : "";
-    },
-    "SIZE");
-
-// --rate: a probability per byte, so in (0, 1]; 0 would mean "never sample",
-// which is not a sampled mode (the default used to be taken silently).
-const CLI::Validator kRate(
-    [](std::string& text) -> std::string {
-      double rate = 0;
-      if (!CLI::detail::lexical_cast(text, rate)) return "not a number: " + text;
-      return rate > 0 && rate <= 1 ? "" : "must be in (0, 1], not " + text;
-    },
-    "(0,1]");
-
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
@@ -206,14 +140,7 @@ Command add_run_command(CLI::App& app) {
       "run", "Run a program under memloupe and write its trace (memloupe run [options] -- PROGRAM ARGS...)");
   sub->add_option("-o,--output", o->output,
                   "Trace file (default: memloupe.PROGRAM.PID.trace here; %p in the name = the pid)");
-  auto* all = sub->add_flag("--all", o->all, "Record every allocation call, with addresses");
-  auto* every = sub->add_option("--every", o->every,
-                                "Mean bytes allocated between samples: 512KiB, 1MiB, 4096, ...")
-                    ->check(kEveryBytes);
-  auto* rate = sub->add_option("--rate", o->rate, "Sampling probability per byte (1/--every)")->check(kRate);
-  all->excludes(every, rate);
-  every->excludes(rate);
-  sub->add_option("--depth", o->depth, "Backtrace depth limit in frames")->check(CLI::Range(1, 256));
+  add_sampling_options(*sub, *o, "Record every allocation call, with addresses");
   sub->add_flag("--follow-fork", o->follow_fork, "Trace forked children too, each into its own file");
   sub->add_flag("--no-follow-exec", o->no_follow_exec,
                 "End the trace when the program execs another (default: the exec'd program is traced "

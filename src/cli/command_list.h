@@ -9,6 +9,9 @@ namespace memloupe::cli {
 #define MEMLOUPE_COMMANDS(X) \
   X(run)                     \
   X(snapshot)                \
+  X(attach)                  \
+  X(detach)                  \
+  X(live)                    \
   X(symbolize)               \
   X(info)                    \
   X(summary)                 \

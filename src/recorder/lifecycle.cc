@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include <atomic>
 #include <cerrno>
@@ -32,6 +33,9 @@ std::atomic<bool> g_exit_key_ok{false};
 std::atomic<uint32_t> g_flush_wake{0};
 std::atomic<bool> g_wake_pending{false};
 std::atomic<uint32_t> g_flush_tid{0};
+// Set before the flush thread is cloned, cleared by it as it returns.
+std::atomic<bool> g_flush_running{false};
+std::atomic<bool> g_handlers_installed{false};
 
 // pthread runs key destructors in up to PTHREAD_DESTRUCTOR_ITERATIONS rounds while
 // values are set. Re-arming until the last round lets allocations made by other
@@ -98,6 +102,7 @@ int flush_main(void*) {
     if (wake_at > later)
       futex_wait(reinterpret_cast<const uint32_t*>(&g_flush_wake), seen, wake_at - later);
   }
+  g_flush_running.store(false, std::memory_order_release);
   return 0;
 }
 
@@ -122,13 +127,28 @@ __attribute__((constructor)) void on_library_load() {
   note_allocator_module();
   // Which exec'd images record: exec_follow.h.
   prepare_environment_for_exec(config(), g_session.pid);
-  pthread_atfork(nullptr, nullptr, on_fork_child);
-  std::atexit(on_exit_handler);
+  install_process_handlers();
   snapshot::init_snapshots();
   if (tracking()) start_flush_thread();
 }
 
 }  // namespace
+
+void install_process_handlers() noexcept {
+  if (g_handlers_installed.exchange(true, std::memory_order_acq_rel)) return;
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  std::atexit(on_exit_handler);
+}
+
+void stop_flush_thread() noexcept {
+  const uint64_t give_up = monotonic_ns() + 2 * uint64_t{config().flush_ms} * 1'000'000 + 1'000'000'000;
+  while (g_flush_running.load(std::memory_order_acquire) && monotonic_ns() < give_up) {
+    g_flush_wake.fetch_add(1, std::memory_order_release);
+    futex_wake(reinterpret_cast<const uint32_t*>(&g_flush_wake), 1);
+    const timespec pause{0, 1'000'000};
+    nanosleep(&pause, nullptr);
+  }
+}
 
 void create_thread_exit_key() noexcept {
   if (!g_exit_key_ok.load(std::memory_order_acquire))
@@ -150,7 +170,9 @@ void start_flush_thread() noexcept {
   constexpr int kFlags =
       CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
   char* const top = stack ? static_cast<char*>(stack.data()) + kGuardPage + kFlushStack : nullptr;
+  g_flush_running.store(true, std::memory_order_release);
   const int tid = top ? ::clone(flush_main, top, kFlags, nullptr) : -1;
+  if (tid < 0) g_flush_running.store(false, std::memory_order_release);
   errno = saved_errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (tid < 0) {

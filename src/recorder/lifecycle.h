@@ -27,6 +27,14 @@ void start_flush_thread() noexcept;
 // snapshot must not wait for it to stop.
 uint32_t flush_thread_tid() noexcept;
 
+// Waits (up to two flush periods) for the flush thread to see that the session
+// has ended and return, so that a later attach's session gets only its own.
+void stop_flush_thread() noexcept;
+
+// The exit and fork handlers, registered once per process (the constructor, or
+// the first attach of a process that started without a session).
+void install_process_handlers() noexcept;
+
 // Asks the flush thread to drain the output now (it is filling up).
 void wake_flush_thread() noexcept;
 

@@ -204,6 +204,14 @@ const char* executable_path() noexcept {
   return g_exe_path;
 }
 
+namespace {
+std::atomic<void (*)() noexcept> g_on_changed{nullptr};
+}  // namespace
+
+void on_modules_changed(void (*callback)() noexcept) noexcept {
+  g_on_changed.store(callback, std::memory_order_release);
+}
+
 bool sync_modules(bool force) noexcept {
   if (!tracking()) return false;
   uint64_t counters[2] = {0, 0};
@@ -227,7 +235,10 @@ bool sync_modules(bool force) noexcept {
   g_seen_adds.store(counters[0], std::memory_order_relaxed);
   g_seen_subs.store(counters[1], std::memory_order_relaxed);
   g_lock.unlock();
-  if (changed) unwind_modules_changed();
+  if (changed) {
+    unwind_modules_changed();
+    if (auto* callback = g_on_changed.load(std::memory_order_acquire)) callback();
+  }
   return changed;
 }
 

@@ -31,6 +31,11 @@ bool sync_modules(bool force = false) noexcept;
 // unloaded and another loaded at the same address within 1 ms is missed.
 void sync_modules_if_due(uint64_t now_ns) noexcept;
 
+// Called after a rescan that found objects loaded or unloaded, outside the
+// module and trace locks (attach mode redirects the GOT entries of new modules
+// here: attach_entry.cc). One function; null to stop.
+void on_modules_changed(void (*callback)() noexcept) noexcept;
+
 // A new trace (start, fork child) knows no modules yet.
 void forget_modules() noexcept;
 

@@ -22,7 +22,35 @@ void resolve(F*& slot, const char* name, const char* fallback = nullptr) noexcep
   slot = reinterpret_cast<F*>(p);
 }
 
+// Whether `p` is defined in this library.
+bool in_this_library(void* p) noexcept {
+  Dl_info self{}, other{};
+  return dladdr(reinterpret_cast<void*>(&resolve_real_funcs), &self) != 0 && dladdr(p, &other) != 0 &&
+         self.dli_fbase == other.dli_fbase;
+}
+
+template <class F>
+void resolve_global(F*& slot, const char* name) noexcept {
+  void* p = dlsym(RTLD_DEFAULT, name);
+  if (p != nullptr && !in_this_library(p)) slot = reinterpret_cast<F*>(p);
+}
+
 }  // namespace
+
+void resolve_real_funcs_for_attach() noexcept {
+  resolve_real_funcs();
+  RealFuncs& r = g_real;
+  resolve_global(r.malloc, "malloc");
+  resolve_global(r.free, "free");
+  resolve_global(r.calloc, "calloc");
+  resolve_global(r.realloc, "realloc");
+  resolve_global(r.posix_memalign, "posix_memalign");
+  resolve_global(r.aligned_alloc, "aligned_alloc");
+  resolve_global(r.memalign, "memalign");
+  resolve_global(r.valloc, "valloc");
+  resolve_global(r.pvalloc, "pvalloc");
+  resolve_global(r.malloc_usable_size, "malloc_usable_size");
+}
 
 void resolve_real_funcs() noexcept {
   if (g_resolved.load(std::memory_order_acquire)) return;

@@ -54,6 +54,14 @@ extern constinit RealFuncs g_real __attribute__((visibility("hidden")));
 void resolve_real_funcs() noexcept;
 bool real_funcs_resolved() noexcept;
 
+// Attach (docs/ATTACH.md): a library dlopen'ed into a running process sits after
+// the program in no lookup order, so RTLD_NEXT would skip an allocator the
+// program links or preloads (jemalloc) and find libc's. Re-resolves the
+// allocation functions through the global scope (the program's own definitions),
+// keeping the RTLD_NEXT result where that scope leads back to our own hooks (the
+// process was started with this library preloaded).
+void resolve_real_funcs_for_attach() noexcept;
+
 // The bootstrap pool: 64 KiB, bump-allocated, never reused.
 namespace bootstrap {
 void* allocate(size_t size, size_t alignment) noexcept;  // zeroed; nullptr when exhausted

@@ -136,6 +136,37 @@ void ensure_process_init() noexcept {
   start_session();
 }
 
+bool start_session_late(EnvLookup lookup) noexcept {
+  LockGuard once(g_init_lock);
+  const State before = state();
+  if (before == State::Recording || before == State::Paused) return false;
+  resolve_real_funcs();
+  create_thread_exit_key();
+  g_config = read_config(lookup);
+  if (!g_config.enabled()) return false;
+  if (before == State::Ended) {
+    // An earlier attach's session: this trace starts from nothing, like a fork
+    // child's, but the threads are the same ones.
+    g_session.table.clear();
+    g_filter.clear();
+    g_session.raw_encoder().reset();
+  }
+  start_session();
+  if (!tracking()) return false;
+  // Threads registered in an earlier session make no first call again: their
+  // ThreadStart goes into this trace now, under the ids they keep.
+  const uint64_t now = trace_now_ns();
+  LockGuard g(g_session.lock);
+  g_threads.for_each_claimed([&](ThreadSlot& slot) {
+    if (!slot.announced) return;
+    g_session.encoder().thread_start(format::ThreadId{slot.thread_id}, now, slot.os_tid);
+    char name[32];
+    const size_t len = read_thread_name(slot.os_tid, name, sizeof(name));
+    if (len > 0) g_session.encoder().thread_name(format::ThreadId{slot.thread_id}, now, {name, len});
+  });
+  return true;
+}
+
 Gap gap_for_next_call(ThreadState& t) noexcept {
   switch (state()) {
     case State::Recording:

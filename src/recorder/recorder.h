@@ -122,6 +122,12 @@ inline bool tracking() noexcept {
 // configuration, and starts the session if one is configured.
 void ensure_process_init() noexcept;
 
+// Attach (attach_entry.cc): starts a session in a process running without one
+// (the library was dlopen'ed late, or an earlier attach's session has Ended),
+// configured by `lookup` instead of the environment. The caller's hooks are
+// parked. False when a session is already running or none could be started.
+bool start_session_late(EnvLookup lookup) noexcept;
+
 // First hook on a thread: claims its slot, seeds its generator, writes its
 // ThreadStart/ThreadName; leaves `t` Active with its first gap drawn.
 void activate_thread(ThreadState& t) noexcept;

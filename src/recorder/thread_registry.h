@@ -38,6 +38,14 @@ class ThreadRegistry {
   // zero the counters, as the child's trace starts from nothing.
   void reset_for_child() noexcept;
 
+  // Every claimed slot (a later attach announces the threads it already knows).
+  template <class F>
+  void for_each_claimed(F f) noexcept {
+    for_each_slot([&](ThreadSlot& slot) {
+      if (slot.claimed.load(std::memory_order_acquire)) f(slot);
+    });
+  }
+
  private:
   static constexpr size_t kSlabSlots = 64;
   struct Slab {

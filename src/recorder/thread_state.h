@@ -21,6 +21,7 @@
 #include "format/funcs.h"
 #include "recorder/random.h"
 #include "recorder/sampler.h"
+#include "recorder/tls_model.h"
 
 namespace memloupe::recorder {
 
@@ -95,7 +96,7 @@ struct ThreadState {
 };
 
 inline constinit thread_local ThreadState t_state
-    __attribute__((tls_model("initial-exec")));
+    MEMLOUPE_TLS_MODEL;
 
 // The reentrancy guard: while alive, every hook this thread calls passes straight
 // through, unrecorded and uncounted (the recorder's own allocations, dlsym's,

@@ -1,5 +1,8 @@
 // `memloupe summary`: the trace at a glance (issue 3's summary).
+#include <algorithm>
+
 #include "analysis/sites.h"
+#include "format/attach_marker.h"
 #include "report/html_json.h"
 #include "report/text_format.h"
 #include "report/text_mapped.h"
@@ -137,6 +140,13 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
   out += "Leaked       " + bytes_estimate(e.bytes(leaked), e.exact()) + " in " +
          count_estimate(e.objects(leaked), e.exact()) + " blocks (live at " +
          (o.end_reason ? "exit" : "the end of the trace") + ")\n";
+  const auto attached = std::find_if(o.markers.begin(), o.markers.end(),
+                                     [](const analysis::MarkerInfo& k) { return k.name == format::kAttachMarker; });
+  if (attached != o.markers.end()) {
+    out += "Note         recorded by `memloupe attach` from " + human_duration(attached->time_ns) +
+           ": blocks allocated before it are unknown (their frees are ignored); leaks and lifetimes count only "
+           "blocks allocated after it\n";
+  }
   if (o.peak_rss) out += "Peak RSS     " + human_bytes(static_cast<double>(o.peak_rss)) + "\n";
   out += mapped_lines(o);
   if (o.unmatched_frees) {

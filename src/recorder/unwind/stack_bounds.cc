@@ -34,7 +34,7 @@ Span altstack_span(uintptr_t sp) {
 
 // initial-exec: the preload library is loaded at startup, so its TLS is static and
 // reaching it is one %fs-relative load, with no __tls_get_addr (which may allocate).
-constinit thread_local ThreadStack tls_stack __attribute__((tls_model("initial-exec")));
+constinit thread_local ThreadStack tls_stack MEMLOUPE_TLS_MODEL;
 
 bool pages_readable(uintptr_t begin, uintptr_t end) noexcept {
   constexpr size_t kBatch = 64;

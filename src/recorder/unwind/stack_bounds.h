@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "recorder/tls_model.h"
 #include "recorder/unwind/module_lookup.h"
 
 namespace memloupe::recorder::unwind_detail {
@@ -38,7 +39,7 @@ struct ThreadStack {
 
 // constinit: no dynamic initialisation, so an access is one %fs-relative load (no
 // TLS wrapper call).
-extern constinit thread_local ThreadStack tls_stack __attribute__((tls_model("initial-exec")));
+extern constinit thread_local ThreadStack tls_stack MEMLOUPE_TLS_MODEL;
 
 // The span of the calling thread's stack (or its signal alternate stack) containing
 // `sp`, or an empty span if that cannot be established; the caller then hands the

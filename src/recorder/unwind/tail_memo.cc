@@ -21,7 +21,7 @@ void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
 
 }  // namespace
 
-constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
+constinit thread_local ThreadMemo tls_memo MEMLOUPE_TLS_MODEL;
 constinit std::atomic<bool> g_tail_memo_enabled{true};
 
 void bump_memo_generation() noexcept { g_generation.fetch_add(1, std::memory_order_relaxed); }

@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "recorder/unwind/module_lookup.h"
+#include "recorder/tls_model.h"
 #include "recorder/unwind/rule.h"
 
 namespace memloupe::recorder::unwind_detail {
@@ -160,8 +161,8 @@ class MemoSession {
   Span stack_;
 };
 
-// This thread's memo. initial-exec and constinit: one %fs-relative access.
-extern constinit thread_local ThreadMemo tls_memo __attribute__((tls_model("initial-exec")));
+// This thread's memo. initial-exec (tls_model.h) and constinit: one %fs-relative access.
+extern constinit thread_local ThreadMemo tls_memo MEMLOUPE_TLS_MODEL;
 
 // set_tail_memo_enabled's flag.
 extern constinit std::atomic<bool> g_tail_memo_enabled;
