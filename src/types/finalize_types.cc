@@ -31,13 +31,9 @@ std::optional<SiteType> agree(const Candidate& c, uint64_t min, uint64_t max, ui
 void TypesAddon::alloc(const format::Alloc& alloc) {
   if (alloc.backtrace.empty()) return;
   const uint64_t address = alloc.backtrace[0];
-  // Consecutive allocations from one site are common (loops): one hash lookup
-  // per run of them.
-  if (last_ == nullptr || address != last_address_) {
-    last_ = &sites_[address];
-    last_address_ = address;
-  }
-  Sizes& s = *last_;
+  Slot& slot = recent_[(address ^ address >> 10) % kSlots];
+  if (slot.sizes == nullptr || slot.address != address) slot = {address, &sites_[address]};
+  Sizes& s = *slot.sizes;
   s.min = std::min(s.min, alloc.size);
   s.max = std::max(s.max, alloc.size);
   if (s.gcd != 1) s.gcd = std::gcd(s.gcd, alloc.size);

@@ -11,6 +11,7 @@
 // at all otherwise ("(unknown, mixed sizes)").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -47,8 +48,15 @@ class TypesAddon final : public symbolize::FinalizeAddon {
     uint64_t bytes = 0;
   };
   std::unordered_map<uint64_t, Sizes> sites_;
-  uint64_t last_address_ = 0;
-  Sizes* last_ = nullptr;  // the entry of last_address_ (pointers into the map are stable)
+  // A direct-mapped cache of recent sites' entries (pointers into the map are
+  // stable): most allocations come from a site seen shortly before, and this
+  // runs once per allocation of the trace.
+  struct Slot {
+    uint64_t address = 0;
+    Sizes* sizes = nullptr;
+  };
+  static constexpr size_t kSlots = 1024;
+  std::array<Slot, kSlots> recent_{};
   TypeTable table_;
   TypesStats stats_;
 };

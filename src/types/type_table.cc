@@ -94,7 +94,8 @@ LoadedTypes load_types(std::span<const uint8_t> file) {
     out.present = true;
     auto chunk = reader::read_chunk(file, at);
     if (!chunk) {
-      out.problem = Error{"the types chunk " + chunk.error().message, chunk.error().offset};
+      out.problem = Error{"the types chunk at offset " + std::to_string(at) + ": " + chunk.error().message,
+                          chunk.error().offset};
       continue;
     }
     auto payload = reader::chunk_payload(*chunk, buffer);
