@@ -76,7 +76,7 @@ Command add_retention_command(CLI::App& app) {
             } else {
               for (size_t i = 0; i < set.snapshots.size(); ++i) chosen.push_back(i);
             }
-            if (chosen.empty() && !o->json) {
+            if (chosen.empty() && set.damage.empty() && !o->json) {
               std::cout << o->trace
                         << " holds no heap snapshot. Snapshots are taken by `memloupe run --all` at exit, when the "
                            "program calls memloupe_snapshot(), or on --snapshot-signal.\n";

@@ -1,17 +1,23 @@
 #include "cli/retention_note.h"
 
+#include "reader/bytes.h"
+#include "reader/snapshot_decoder.h"
 #include "report/text_format.h"
-#include "retention/snapshot_load.h"
 
 namespace memloupe::cli {
 
+// Only the snapshots' headers are needed, so the Snapshot chunks are decoded
+// straight from the mapped file: no pass over the events (load_snapshots
+// makes one to name roots and sizes), so `summary` stays as fast as without.
 std::string retention_note(const std::string& trace) {
-  const retention::SnapshotSet set = retention::load_snapshots(trace);
+  auto bytes = reader::Bytes::map_file(trace);
+  if (!bytes) return {};
+  const reader::RawSnapshots set = reader::decode_snapshots((*bytes)->data());
   if (set.snapshots.empty()) return {};
   constexpr size_t kListed = 5;
   std::string out = "\nHeap snapshots: " + std::to_string(set.snapshots.size()) + " (";
   for (size_t i = 0; i < set.snapshots.size() && i < kListed; ++i) {
-    const retention::HeapSnapshot& s = set.snapshots[i];
+    const reader::RawSnapshot& s = set.snapshots[i];
     out += (i ? "; \"" : "\"") + s.label + "\" at " + report::human_duration(s.time_ns) +
            (s.at_exit ? ", at exit" : "");
   }

@@ -145,7 +145,9 @@ TEST(RetentionView, PathsToABlockAnAddressAndASite) {
   EXPECT_NE(render_retention_paths(f.report(), ring, {})
                 .find("No root reaches it: definitely lost 8 B in 1 block, indirectly lost 8 B in 1 block."),
             std::string::npos);
-  EXPECT_TRUE(find_path_target(f.report(), "0x5").blocks.empty());
+  const PathTarget nothing = find_path_target(f.report(), "0x5");
+  EXPECT_TRUE(nothing.blocks.empty());
+  EXPECT_EQ(render_retention_paths(f.report(), nothing, {}), "No live block matches the block at 0x5.\n");
 }
 
 TEST(RetentionView, JsonHasTheIssuesNames) {

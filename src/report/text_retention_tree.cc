@@ -121,7 +121,7 @@ PathTarget find_path_target(const SnapshotReport& r, const std::string& spec) {
 
 std::string render_retention_paths(const SnapshotReport& r, const PathTarget& target,
                                    const RetentionOptions& o) {
-  if (target.blocks.empty()) return "No live block is " + target.description + ".\n";
+  if (target.blocks.empty()) return "No live block matches " + target.description + ".\n";
   Amount total;
   for (uint32_t b : target.blocks) total.add(r.snapshot.blocks[b].size);
   std::string out = "Who holds " + target.description + " (" + amount_text(total) + "):\n";

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <set>
+
 #include "retention/test_snapshot.h"
 
 namespace memloupe::retention {
@@ -58,6 +62,58 @@ TEST(Paths, LeakedTargetHasNoPath) {
   const NodeGraph g = build_node_graph(snap);
   const uint32_t targets[] = {lost, 99};  // an index past the blocks is ignored
   EXPECT_TRUE(shortest_paths(g, targets, 10).empty());
+}
+
+// On random graphs: every root that reaches a target gets a path, each path
+// follows real edges from its root to a target, and its length is the root's
+// breadth-first distance to the nearest target.
+TEST(Paths, ShortestOnRandomGraphs) {
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto uniform = [&](uint32_t lo, uint32_t hi) { return std::uniform_int_distribution<uint32_t>(lo, hi)(rng); };
+    const HeapSnapshot snap = testing::random_graph(rng, 6, 50, /*interior=*/false).build();
+    const uint32_t roots = static_cast<uint32_t>(snap.roots.size()), blocks = static_cast<uint32_t>(snap.blocks.size());
+    std::vector<uint32_t> targets;
+    for (uint32_t k = uniform(1, 3); k-- > 0;) targets.push_back(uniform(0, blocks - 1));
+    const std::set<uint32_t> target_set(targets.begin(), targets.end());
+    const NodeGraph g = build_node_graph(snap);
+    const std::vector<RootPath> paths = shortest_paths(g, targets, roots);
+
+    std::set<uint32_t> with_path;
+    for (const RootPath& p : paths) {
+      with_path.insert(p.root);
+      ASSERT_FALSE(p.blocks.empty());
+      ASSERT_TRUE(target_set.contains(p.blocks.back())) << "seed " << seed;
+      uint32_t from = g.vertex_of_root(p.root);
+      for (uint32_t b : p.blocks) {
+        const auto n = g.succ.neighbours(from);
+        ASSERT_NE(std::find(n.begin(), n.end(), g.vertex_of_block(b)), n.end()) << "seed " << seed;
+        from = g.vertex_of_block(b);
+      }
+    }
+    for (uint32_t r = 0; r < roots; ++r) {
+      // Forward breadth-first distance from r to the nearest target.
+      std::vector<uint32_t> dist(g.vertex_count(), UINT32_MAX), queue{g.vertex_of_root(r)};
+      dist[queue[0]] = 0;
+      uint32_t nearest = UINT32_MAX;
+      for (size_t head = 0; head < queue.size() && nearest == UINT32_MAX; ++head) {
+        for (uint32_t w : g.succ.neighbours(queue[head])) {
+          if (dist[w] != UINT32_MAX) continue;
+          dist[w] = dist[queue[head]] + 1;
+          if (target_set.contains(g.block_of(w))) nearest = std::min(nearest, dist[w]);
+          queue.push_back(w);
+        }
+      }
+      ASSERT_EQ(with_path.contains(r), nearest != UINT32_MAX) << "seed " << seed << " root " << r;
+      for (const RootPath& p : paths) {
+        if (p.root == r) {
+          ASSERT_EQ(p.blocks.size(), nearest) << "seed " << seed << " root " << r;
+        }
+      }
+    }
+    // Nearest roots first.
+    for (size_t i = 1; i < paths.size(); ++i) ASSERT_LE(paths[i - 1].blocks.size(), paths[i].blocks.size());
+  }
 }
 
 }  // namespace
