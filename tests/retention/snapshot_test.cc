@@ -97,6 +97,7 @@ TEST_F(SnapshotTest, KnownRootsBlocksAndEdgesWhileInsideAFunction) {
   EXPECT_EQ(s.label, "inside");
   EXPECT_FALSE(s.at_exit);
   EXPECT_GT(s.time_ns, 0u);
+  EXPECT_EQ(trace().markers, (std::vector<std::string>{"snapshot: inside", "snapshot: exit"}));
   // Blocks are sorted and disjoint, edges sorted by source and unique.
   for (size_t b = 1; b < s.blocks.size(); ++b)
     EXPECT_LT(s.blocks[b - 1].address + s.blocks[b - 1].size, s.blocks[b].address + 1);
@@ -272,6 +273,9 @@ TEST_F(SnapshotTest, OnTheSignalThatMemloupeSnapshotSends) {
   const View v(set.snapshots[0]);
   EXPECT_EQ(v.in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
   EXPECT_EQ(set.snapshots[1].label, "exit");
+  // Both show on the timeline as markers.
+  const recorder_test::TraceData t = trace();
+  EXPECT_EQ(t.markers, (std::vector<std::string>{"snapshot: signal", "snapshot: exit"}));
 }
 
 TEST_F(SnapshotTest, SnapshotCommandNeedsToKnowTheSignal) {

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "format/snapshot_writer.h"
+#include "recorder/hook_paths.h"
 #include "recorder/lifecycle.h"
 #include "recorder/modules.h"
 #include "recorder/real_funcs.h"
@@ -328,6 +329,7 @@ void on_snapshot_signal(int) {
 // may have interrupted a thread holding the trace lock), nor can the flush
 // thread (it has no TLS, and the loader's lock needs it).
 void* signal_thread(void*) {
+  current_thread_slot();  // registered, so its snapshots' markers have a thread
   HooksParked parked(t_state);
   uint32_t seen = 0;
   for (;;) {
