@@ -66,6 +66,23 @@ Run run(const std::vector<std::string>& argv, const std::vector<std::string>& ex
   return r;
 }
 
+memloupe::reader::RawSnapshots snapshots_in(const fs::path& trace) {
+  std::ifstream in(trace, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  return memloupe::reader::decode_snapshots(bytes);
+}
+
+void print(const char* what, const memloupe::reader::RawSnapshots& snaps) {
+  for (const auto& s : snaps.snapshots) {
+    const double stopped = static_cast<double>(s.stopped_ns) / 1e9;
+    std::printf("%s snapshot %-11s %6zu blocks %7zu edges %7.1f MiB scanned, threads stopped %.3f s: %.2f GiB/s\n",
+                what, ("\"" + s.label + "\"").c_str(), s.blocks.size(), s.edges.size(),
+                static_cast<double>(s.bytes_scanned) / (1 << 20), stopped,
+                stopped > 0 ? static_cast<double>(s.bytes_scanned) / stopped / (1 << 30) : 0.0);
+  }
+  if (!snaps.damage.empty()) std::printf("damage: %s\n", snaps.damage.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,33 +92,29 @@ int main(int argc, char** argv) {
   const fs::path dir = fs::temp_directory_path() / ("memloupe_snapshot_bench." + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string program = bin("retention_many_threads").string();
-  const fs::path trace = dir / "trace";
+  const std::vector<std::string> recorder = {"LD_PRELOAD=" + bin("libmemloupe_preload.so").string(),
+                                             "MEMLOUPE_MODE=all"};
+  const auto traced_env = [&](const fs::path& trace) {
+    std::vector<std::string> env = recorder;
+    env.push_back("MEMLOUPE_OUTPUT=" + trace.string());
+    return env;
+  };
 
   const Run plain = run({program, threads, mib}, {}, dir / "plain.out");
-  const Run traced = run({program, threads, mib},
-                         {"LD_PRELOAD=" + bin("libmemloupe_preload.so").string(), "MEMLOUPE_MODE=all",
-                          "MEMLOUPE_OUTPUT=" + trace.string()},
-                         dir / "traced.out");
+  const Run traced = run({program, threads, mib}, traced_env(dir / "trace"), dir / "traced.out");
+  // The scan's worst case: neighbouring words point into different blocks.
+  const Run scattered = run({program, threads, mib, "scattered"}, traced_env(dir / "scattered"), dir / "scattered.out");
   const Run memcheck_plain = run({program, threads, memcheck_mib}, {}, dir / "mc_plain.out");
   const Run memcheck = run({"/usr/bin/valgrind", "-q", "--leak-check=full", "--show-leak-kinds=all",
                             "--log-file=" + (dir / "memcheck.log").string(), program, threads, memcheck_mib},
                            {}, dir / "memcheck.out");
 
-  std::ifstream in(trace, std::ios::binary);
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
-  const memloupe::reader::RawSnapshots snaps = memloupe::reader::decode_snapshots(bytes);
-
   std::printf("program: %s threads, %s MiB heap of 64 KiB blocks, every word a pointer\n", threads.c_str(),
               mib.c_str());
   std::printf("output unchanged under memloupe: %s\n", plain.ok && traced.ok && plain.out == traced.out ? "yes" : "NO");
-  for (const auto& s : snaps.snapshots) {
-    const double stopped = static_cast<double>(s.stopped_ns) / 1e9;
-    std::printf("snapshot %-10s %8zu blocks %9zu edges %7.1f MiB scanned, threads stopped %.3f s: %.2f GiB/s\n",
-                ("\"" + s.label + "\"").c_str(), s.blocks.size(), s.edges.size(),
-                static_cast<double>(s.bytes_scanned) / (1 << 20), stopped,
-                stopped > 0 ? static_cast<double>(s.bytes_scanned) / stopped / (1 << 30) : 0.0);
-  }
-  if (!snaps.damage.empty()) std::printf("damage: %s\n", snaps.damage.c_str());
+  print("pointers to one block:", snapshots_in(dir / "trace"));
+  print("pointers scattered:   ", snapshots_in(dir / "scattered"));
+  if (!scattered.ok) std::printf("the scattered run failed\n");
   std::printf("plain run              %7.2f s\n", plain.seconds);
   std::printf("memloupe --all run     %7.2f s  (%.2fx plain; 2 snapshots)\n", traced.seconds,
               traced.seconds / plain.seconds);

@@ -46,10 +46,13 @@ Command add_retention_command(CLI::App& app) {
       "retention", "Heap snapshots: which global, stack frame or thread retains how many bytes; leak kinds");
   sub->add_option("trace", o->trace, "Trace file")->required();
   sub->add_option("--snapshot", o->snapshot, "The snapshot to show: its label, or N counting from 1 (default: all)");
-  sub->add_flag("--tree", o->tree, "The dominator tree: root -> block -> block with retained bytes");
-  sub->add_option("--paths", o->paths,
-                  "Shortest paths from roots to BLOCK (allocation id), ADDRESS (0x...) or SITE (function name)");
-  sub->add_flag("--json", o->json, "Everything as JSON (docs/RETENTION.md lists the fields)");
+  auto* tree = sub->add_flag("--tree", o->tree, "The dominator tree: root -> block -> block with retained bytes");
+  auto* paths = sub->add_option(
+      "--paths", o->paths, "Shortest paths from roots to BLOCK (allocation id), ADDRESS (0x...) or SITE (function name)");
+  auto* json = sub->add_flag("--json", o->json, "Everything as JSON (docs/RETENTION.md lists the fields)");
+  // One view at a time: the JSON holds the roots, their biggest blocks and the leak kinds, not trees or paths.
+  tree->excludes(paths)->excludes(json);
+  paths->excludes(json);
   sub->add_option("-n,--limit", o->view.roots, "Roots shown (0: all)")->capture_default_str();
   sub->add_option("--blocks", o->view.blocks, "Biggest retained blocks shown under each root")->capture_default_str();
   sub->add_option("--sites", o->view.sites, "Rows of the by-site tables (0: all)")->capture_default_str();

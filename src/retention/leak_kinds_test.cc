@@ -156,20 +156,7 @@ TEST(LeakKinds, PointersFromLostBlocksDoNotRescueReachableOnes) {
 TEST(LeakKinds, ReachableKindsMatchTheirDefinitionOnRandomGraphs) {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     std::mt19937_64 rng(seed);
-    auto uniform = [&](uint32_t lo, uint32_t hi) { return std::uniform_int_distribution<uint32_t>(lo, hi)(rng); };
-    SnapshotBuilder b;
-    const uint32_t roots = uniform(1, 4), blocks = uniform(1, 60);
-    for (uint32_t r = 0; r < roots; ++r) b.root("r" + std::to_string(r));
-    for (uint32_t i = 0; i < blocks; ++i) b.block(uniform(0, 50));
-    for (uint32_t e = uniform(0, blocks * 2); e-- > 0;) {
-      const bool interior = uniform(0, 2) == 0;
-      if (uniform(0, 5) == 0) {
-        b.root_edge(uniform(0, roots - 1), uniform(0, blocks - 1), interior);
-      } else {
-        b.block_edge(uniform(0, blocks - 1), uniform(0, blocks - 1), interior);
-      }
-    }
-    const HeapSnapshot s = b.build();
+    const HeapSnapshot s = testing::random_graph(rng, 4, 60, /*interior=*/true).build();
     const NodeGraph g = build_node_graph(s);
     const LeakKinds k = classify_leaks(s, g);
 
@@ -190,7 +177,7 @@ TEST(LeakKinds, ReachableKindsMatchTheirDefinitionOnRandomGraphs) {
     };
     const std::vector<bool> strong = closure(true), any = closure(false);
     Amount lost;
-    for (uint32_t i = 0; i < blocks; ++i) {
+    for (uint32_t i = 0; i < g.blocks; ++i) {
       const uint32_t v = g.vertex_of_block(i);
       const LeakKind expected = strong[v] ? LeakKind::StillReachable
                                 : any[v]  ? LeakKind::PossiblyLost

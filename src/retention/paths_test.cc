@@ -71,21 +71,11 @@ TEST(Paths, ShortestOnRandomGraphs) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     std::mt19937_64 rng(seed);
     auto uniform = [&](uint32_t lo, uint32_t hi) { return std::uniform_int_distribution<uint32_t>(lo, hi)(rng); };
-    SnapshotBuilder s;
-    const uint32_t roots = uniform(1, 6), blocks = uniform(1, 50);
-    for (uint32_t r = 0; r < roots; ++r) s.root("r" + std::to_string(r));
-    for (uint32_t b = 0; b < blocks; ++b) s.block(8);
-    for (uint32_t e = uniform(0, blocks * 2); e-- > 0;) {
-      if (uniform(0, 4) == 0) {
-        s.root_edge(uniform(0, roots - 1), uniform(0, blocks - 1));
-      } else {
-        s.block_edge(uniform(0, blocks - 1), uniform(0, blocks - 1));
-      }
-    }
+    const HeapSnapshot snap = testing::random_graph(rng, 6, 50, /*interior=*/false).build();
+    const uint32_t roots = static_cast<uint32_t>(snap.roots.size()), blocks = static_cast<uint32_t>(snap.blocks.size());
     std::vector<uint32_t> targets;
     for (uint32_t k = uniform(1, 3); k-- > 0;) targets.push_back(uniform(0, blocks - 1));
     const std::set<uint32_t> target_set(targets.begin(), targets.end());
-    const HeapSnapshot snap = s.build();
     const NodeGraph g = build_node_graph(snap);
     const std::vector<RootPath> paths = shortest_paths(g, targets, roots);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -49,5 +50,25 @@ class SnapshotBuilder {
   HeapSnapshot s_;
   std::map<std::pair<uint32_t, uint32_t>, bool> edges_;  // ordered: sorted by from
 };
+
+// A seeded random graph: 1..max_roots roots, 1..max_blocks blocks of 0..50
+// bytes, up to two edges per block (one in five from a root; with `interior`,
+// one in three interior). Self-edges and repeated pairs come as they fall.
+inline SnapshotBuilder random_graph(std::mt19937_64& rng, uint32_t max_roots, uint32_t max_blocks, bool interior) {
+  auto uniform = [&](uint32_t lo, uint32_t hi) { return std::uniform_int_distribution<uint32_t>(lo, hi)(rng); };
+  SnapshotBuilder b;
+  const uint32_t roots = uniform(1, max_roots), blocks = uniform(1, max_blocks);
+  for (uint32_t r = 0; r < roots; ++r) b.root("r" + std::to_string(r));
+  for (uint32_t i = 0; i < blocks; ++i) b.block(uniform(0, 50));
+  for (uint32_t e = uniform(0, blocks * 2); e-- > 0;) {
+    const bool inside = interior && uniform(0, 2) == 0;
+    if (uniform(0, 4) == 0) {
+      b.root_edge(uniform(0, roots - 1), uniform(0, blocks - 1), inside);
+    } else {
+      b.block_edge(uniform(0, blocks - 1), uniform(0, blocks - 1), inside);
+    }
+  }
+  return b;
+}
 
 }  // namespace memloupe::retention::testing

@@ -11,11 +11,40 @@ HeapScan::HeapScan(const LiveBlock* blocks, size_t count, uint32_t roots,
     lo_ = blocks[0].address;
     hi_ = blocks[count - 1].end;
   }
+  seen_words_ = (2 * count + 63) / 64;
+  seen_map_ = Mapping::anonymous(seen_words_ * sizeof(uint64_t) + 8);
+  touched_map_ = Mapping::anonymous(kTouched * sizeof(uint32_t));
+  if (seen_map_ && touched_map_) {
+    seen_ = static_cast<uint64_t*>(seen_map_.data());
+    touched_ = static_cast<uint32_t*>(touched_map_.data());
+  }
 }
 
 void HeapScan::new_node(uint32_t from) noexcept {
   node_ = from;
-  std::memset(recent_, 0xff, sizeof(recent_));
+  if (seen_ == nullptr) return;
+  if (overflow_) {
+    std::memset(seen_, 0, seen_words_ * sizeof(uint64_t));
+  } else {
+    for (size_t i = 0; i < n_touched_; ++i) seen_[touched_[i] / 32] = 0;
+  }
+  n_touched_ = 0;
+  overflow_ = false;
+}
+
+inline bool HeapScan::first_edge(uint32_t to, bool interior) noexcept {
+  if (seen_ == nullptr) return true;
+  const uint64_t bit = 2 * uint64_t{to} + (interior ? 1 : 0);
+  uint64_t& word = seen_[bit / 64];
+  const uint64_t mask = uint64_t{1} << (bit % 64);
+  if (word & mask) return false;
+  word |= mask;
+  if (n_touched_ < kTouched) {
+    touched_[n_touched_++] = to;  // to / 32 is the bitmap word that holds both of its bits
+  } else {
+    overflow_ = true;
+  }
+  return true;
 }
 
 inline void HeapScan::word(uint32_t from, uint64_t w, uint64_t offset) noexcept {
@@ -50,10 +79,7 @@ inline void HeapScan::emit(uint32_t from, uint32_t to, uint64_t w, uint64_t offs
   }
   // A start pointer is kept even after an interior one to the same block: the
   // loader merges them (an edge is interior only if no word points at the start).
-  uint32_t& slot = recent_[(to * 2 + (interior ? 1 : 0)) % kRecent];
-  if (slot == to) return;
-  slot = to;
-  out_.edge(from, to, interior, 0);
+  if (first_edge(to, interior)) out_.edge(from, to, interior, 0);
 }
 
 // The words read belong to the program (other threads' stacks, blocks next to

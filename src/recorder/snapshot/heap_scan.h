@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "format/snapshot_writer.h"
+#include "recorder/sys.h"
 
 namespace memloupe::recorder::snapshot {
 
@@ -36,11 +37,14 @@ class HeapScan {
  private:
   void word(uint32_t from, uint64_t w, uint64_t offset) noexcept;
   void emit(uint32_t from, uint32_t to, uint64_t w, uint64_t offset) noexcept;
-  // Recently emitted targets of the current node: repeated pointers to one block
-  // (an array of them, a list threaded through one buffer) give one edge. The
-  // loader removes the duplicates this misses.
-  static constexpr size_t kRecent = 64;
+  // The targets the current block node already has an edge to, start and
+  // interior apart (two bits per block, in an mmap'd bitmap): each block gets
+  // one edge per (target, kind), however many words point there. Cleared bit
+  // by bit through the list of targets set, or wholesale when that overflows.
+  // Without memory for the bitmap, nothing is merged here; the loader merges.
+  static constexpr size_t kTouched = 1 << 14;
   void new_node(uint32_t from) noexcept;
+  bool first_edge(uint32_t to, bool interior) noexcept;
 
   const LiveBlock* blocks_;
   size_t count_;
@@ -49,7 +53,13 @@ class HeapScan {
   size_t last_ = 0;  // the block the previous hit was in
   format::SnapshotWriter& out_;
   uint32_t node_ = UINT32_MAX;
-  uint32_t recent_[kRecent];
+  Mapping seen_map_;
+  uint64_t* seen_ = nullptr;  // bit 2b: a start edge to block b; 2b+1: an interior one
+  size_t seen_words_ = 0;
+  Mapping touched_map_;
+  uint32_t* touched_ = nullptr;
+  size_t n_touched_ = 0;
+  bool overflow_ = false;
   uint64_t bytes_ = 0;
 };
 
