@@ -9,7 +9,7 @@
 //              heap bucket_ns, points (5 f64) | rss (time, bytes) | peak_rss
 //   aggregate: series_buckets, series_bucket_ns | frame pool | stacks (begin,
 //              size, 6 counts, series (index, 3 counts)) | threads (id, 6 counts)
-//              | totals | 65 + 1 lifetime counts | rejected_blocks
+//              | totals | 65 + 1 lifetime counts | rejected_blocks | immediate (v2)
 //   count:     blocks, samples, bytes, f64 objects, f64 objects_var
 // Lists are a count then the elements.
 #include "analysis/index.h"
@@ -206,6 +206,7 @@ void encode_aggregate(Writer& w, const Aggregate& a) {
   for (const Count& c : a.lifetimes.freed) w.count(c);
   w.count(a.lifetimes.never_freed);
   w.varint(a.rejected_blocks);
+  w.count(a.immediate);
 }
 
 // ---------------------------------------------------------------- decoding
@@ -388,7 +389,8 @@ bool decode_aggregate(Parser& p, Aggregate& a, uint32_t key_series) {
   if (!p.metrics(a.totals)) return false;
   for (Count& c : a.lifetimes.freed)
     if (!p.count(c)) return false;
-  return p.count(a.lifetimes.never_freed) && p.varint(a.rejected_blocks, "the rejected block count");
+  return p.count(a.lifetimes.never_freed) && p.varint(a.rejected_blocks, "the rejected block count") &&
+         p.count(a.immediate);
 }
 
 // The index's query: the defaults, with the report's series.

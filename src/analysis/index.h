@@ -25,7 +25,9 @@
 
 namespace memloupe::analysis {
 
-inline constexpr uint32_t kIndexVersion = 1;
+// 2: the aggregate ends with Aggregate::immediate. Indexes of version 1 are
+// ignored with a warning (the events are read); finalising again writes a new one.
+inline constexpr uint32_t kIndexVersion = 2;
 // Time buckets of the per-stack series the index holds: the HTML report's, so
 // `memloupe report` is answered from it (report::kHtmlBuckets refers to this).
 inline constexpr uint32_t kIndexSeriesBuckets = 100;
