@@ -188,7 +188,16 @@ struct AggregateBuilder::Impl {
     return stack;
   }
 
+  // Per thread, 1 + the id of its latest allocation (0: none yet), for Aggregate::immediate.
+  std::vector<uint64_t> last_alloc;
+  bool freed_before_next_alloc(const format::Free& e, const Block& b) const {
+    return e.thread.value == b.thread && e.thread.value < last_alloc.size() &&
+           last_alloc[e.thread.value] == e.id.value + 1;
+  }
+
   void on_alloc(uint64_t t, const format::Alloc& e, std::optional<uint32_t> stack) {
+    if (e.thread.value >= last_alloc.size()) last_alloc.resize(e.thread.value + 1);
+    last_alloc[e.thread.value] = e.id.value + 1;
     if (overview && overview->peak.alloc && *overview->peak.alloc == e.id) peak_passed = true;
     if (!stack) ++a.rejected_blocks;
     if (!alongside) {
@@ -214,17 +223,18 @@ struct AggregateBuilder::Impl {
       const Count c = a.estimator.block(b.size, b.n_samples);
       if (b.stack != kDropped) {
         track(b, c, false);
-        end_of(b, c, t, true, e.thread.value, 0);
+        end_of(b, c, t, true, e.thread.value, 0, freed_before_next_alloc(e, b));
       }
       return alongside->add_free(e, &c);
     }
     if (!known) return;
     const bool at_peak = overview->peak.alloc && e.id.value <= overview->peak.alloc->value && peak_passed;
-    settle(b, t, true, e.thread.value, at_peak);
+    settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b));
   }
 
   // Pass 2: the block's whole story is known; count it if the filter keeps it.
-  void settle(const Block& b, uint64_t free_t, bool freed, uint32_t free_thread, bool at_peak) {
+  void settle(const Block& b, uint64_t free_t, bool freed, uint32_t free_thread, bool at_peak,
+              bool immediate = false) {
     const Filter& f = a.query.filter;
     const uint64_t end = freed ? free_t : std::max(overview->duration_ns, b.time);
     const uint64_t lifetime = end - b.time;
@@ -240,12 +250,14 @@ struct AggregateBuilder::Impl {
     if (at_peak) mask |= bit(Metric::Peak);
     count(b, mask, c);
     if (a.series_buckets > 0) add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
-    end_of(b, c, free_t, freed, free_thread, end);
+    end_of(b, c, free_t, freed, free_thread, end, immediate);
   }
 
   // What a block's end adds (both modes): freed or leaked, temporary, its lifetime.
-  void end_of(const Block& b, const Count& c, uint64_t free_t, bool freed, uint32_t free_thread, uint64_t end) {
+  void end_of(const Block& b, const Count& c, uint64_t free_t, bool freed, uint32_t free_thread, uint64_t end,
+              bool immediate = false) {
     const uint64_t lifetime = (freed ? free_t : end) - b.time;
+    if (immediate) a.immediate += c;
     unsigned mask = freed ? bit(Metric::Freed) : bit(Metric::Leaked);
     if (freed && free_thread == b.thread && lifetime <= a.query.temporary_ns) mask |= bit(Metric::Temporary);
     count(b, mask, c);

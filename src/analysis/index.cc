@@ -12,7 +12,7 @@
 //   timeline:  bucket_ns, points (5 f64)
 //   aggregate: series_buckets, series_bucket_ns | frame pool | stacks (begin,
 //              size, 6 counts, series (index, 3 counts)) | threads (id, 6 counts)
-//              | totals | 65 + 1 lifetime counts | rejected_blocks
+//              | totals | 65 + 1 lifetime counts | rejected_blocks | immediate (v2)
 //   count:     blocks, samples, bytes, f64 objects, f64 objects_var
 // Lists are a count then the elements.
 #include "analysis/index.h"
@@ -221,6 +221,7 @@ void encode_aggregate(Writer& w, const Aggregate& a) {
   for (const Count& c : a.lifetimes.freed) w.count(c);
   w.count(a.lifetimes.never_freed);
   w.varint(a.rejected_blocks);
+  w.count(a.immediate);
 }
 
 // ---------------------------------------------------------------- decoding
@@ -306,11 +307,7 @@ bool decode_timeline(Parser& p, Timeline& t, const char* what) {
   return true;
 }
 
-// Index version 1 wrote this many call totals, without a count: the function
-// list before the mapping functions were appended.
-constexpr unsigned kFuncCountV1 = 30;
-
-bool decode_overview(Parser& p, Overview& o, uint64_t version) {
+bool decode_overview(Parser& p, Overview& o) {
   uint8_t end = 0;
   if (!p.varint(o.duration_ns, "the duration") || !p.u8(end, "the end reason")) return false;
   if (end > 1 + static_cast<uint8_t>(format::EndReason::Exec)) return p.fail("an end reason of at most 4");
@@ -358,8 +355,8 @@ bool decode_overview(Parser& p, Overview& o, uint64_t version) {
   if (has_totals) {
     format::CallTotals totals;
     if (!p.varint(totals.time_ns, "the call totals' time")) return false;
-    uint32_t funcs = kFuncCountV1;
-    if (version >= 2 && !p.varint_max(funcs, format::kFuncCount, "the call totals' function count")) return false;
+    uint32_t funcs = 0;
+    if (!p.varint_max(funcs, format::kFuncCount, "the call totals' function count")) return false;
     for (unsigned i = 0; i < funcs; ++i) {
       format::FuncTotal& f = totals.totals[i];
       if (!p.varint(f.calls, "a call count") || !p.varint(f.bytes, "a requested byte count")) return false;
@@ -378,7 +375,6 @@ bool decode_overview(Parser& p, Overview& o, uint64_t version) {
     if (!p.varint(r.time_ns, "an RSS sample's time") || !p.varint(r.rss_bytes, "an RSS value")) return false;
   }
   if (!p.varint(o.peak_rss, "the peak RSS")) return false;
-  if (version < 2) return true;
   MappedMemory& m = o.mapped;
   return p.count(m.allocated) && p.count(m.leaked) && p.count(m.peak) &&
          p.varint(m.peak_ns, "the mapped peak's time") && decode_timeline(p, m.series, "mapped points") &&
@@ -423,7 +419,8 @@ bool decode_aggregate(Parser& p, Aggregate& a, uint32_t key_series) {
   if (!p.metrics(a.totals)) return false;
   for (Count& c : a.lifetimes.freed)
     if (!p.count(c)) return false;
-  return p.count(a.lifetimes.never_freed) && p.varint(a.rejected_blocks, "the rejected block count");
+  return p.count(a.lifetimes.never_freed) && p.varint(a.rejected_blocks, "the rejected block count") &&
+         p.count(a.immediate);
 }
 
 // The index's query: the defaults, with the report's series.
@@ -471,15 +468,15 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
   Index index;
   uint64_t version = 0;
   if (!p.varint(version, "the index version")) return *p.error();
-  if (version < 1 || version > kIndexVersion) {
-    p.fail("index version 1 to " + std::to_string(kIndexVersion) + ", found " + std::to_string(version));
+  if (version != kIndexVersion) {
+    p.fail("index version " + std::to_string(kIndexVersion) + ", found " + std::to_string(version));
     return *p.error();
   }
   if (p.varint(index.fingerprint.event_chunks, "the fingerprint's chunk count") &&
       p.u32(index.fingerprint.crc, "the fingerprint's CRC") &&
       p.varint(index.key.temporary_ns, "the key's temporary threshold") &&
       p.varint_max(index.key.series_buckets, 1u << 16, "the key's bucket count") &&
-      decode_overview(p, index.overview, version) && decode_aggregate(p, index.aggregate, index.key.series_buckets) &&
+      decode_overview(p, index.overview) && decode_aggregate(p, index.aggregate, index.key.series_buckets) &&
       !p.at_end())
     p.fail("the end of the index payload");
   if (p.error()) return *p.error();

@@ -26,8 +26,9 @@
 namespace memloupe::analysis {
 
 // 2: the call totals carry their function count (functions are appended to
-// format/funcs.h) and the overview ends with the mapped memory. Version 1
-// indexes are still read (30 functions, no mapped memory).
+// format/funcs.h), the overview ends with the mapped memory and the aggregate
+// with Aggregate::immediate. Indexes of version 1 are ignored with a warning
+// (the events are read); finalising again writes a new one.
 inline constexpr uint32_t kIndexVersion = 2;
 // Time buckets of the per-stack series the index holds: the HTML report's, so
 // `memloupe report` is answered from it (report::kHtmlBuckets refers to this).

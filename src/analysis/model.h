@@ -230,6 +230,11 @@ struct Aggregate {
   Metrics totals;                   // over all selected blocks
   LifetimeHistogram lifetimes;
   uint64_t rejected_blocks = 0;     // blocks the filter dropped
+  // Freed by their own thread before it allocated anything else: heaptrack's
+  // "temporary" (beside Metric::Temporary's lifetime threshold). Only an --all
+  // trace sees every allocation in between; in a sampled one this is an upper
+  // bound the views do not print.
+  Count immediate;
   uint32_t series_buckets = 0;
   uint64_t series_bucket_ns = 1;
 

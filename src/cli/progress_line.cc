@@ -36,7 +36,9 @@ ProgressLine::~ProgressLine() {
 void ProgressLine::run() {
   const auto start = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
-  if (done_changed_.wait_for(lock, delay(), [this] { return done_; })) return;
+  // A zero delay (tests) draws at least once, however fast the step ends.
+  const std::chrono::milliseconds wait = delay();
+  if (wait.count() > 0 && done_changed_.wait_for(lock, wait, [this] { return done_; })) return;
   do {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print(stderr, "\r\033[K  {}: {} ({:.1f} s)", what_, status_(), seconds);

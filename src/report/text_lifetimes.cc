@@ -80,6 +80,14 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
          human_duration(m.aggregate.query.temporary_ns) + "): " + count_estimate(e.objects(temp), e.exact()) +
          " blocks, " + human_percent(e.objects_value(temp), all) + " of all; " +
          bytes_estimate(e.bytes(temp), e.exact()) + "\n";
+  // heaptrack's "temporary": freed before the thread's next allocation. Only an
+  // every-call trace sees the allocations in between.
+  const analysis::Count& immediate = m.aggregate.immediate;
+  out += "Freed before their thread's next allocation (heaptrack's \"temporary\"): ";
+  out += e.exact() ? count_estimate(e.objects(immediate), true) + " blocks, " +
+                         human_percent(e.objects_value(immediate), all) + " of all; " +
+                         bytes_estimate(e.bytes(immediate), true) + "\n"
+                   : "needs an --all trace (a sampled one does not see the allocations in between)\n";
   if (temp.empty()) return out;
   SiteTableOptions s;
   s.key = {analysis::Metric::Temporary, true};

@@ -249,6 +249,27 @@ TEST(TextViewsLeaks, OneTimeRuntimeAllocationsAreListedApart) {
   EXPECT_NE(out.find("the dynamic loader: 300 B in 1 blocks"), std::string::npos) << out;
 }
 
+// heaptrack's temporary allocations: freed by their thread before it allocates
+// again, counted beside the lifetime threshold's.
+TEST(TextViewsLifetimes, HeaptracksTemporaryAllocations) {
+  analysis::testing::Script s;
+  s.thread(1, 0, 101, "worker");
+  s.free(s.alloc(1000, 10, {0x1}), 2000);                 // A: freed at once
+  const format::AllocId b = s.alloc(3000, 20, {0x1});
+  const format::AllocId c = s.alloc(4000, 40, {0x1});
+  s.free(b, 5000);                                        // B: C was allocated in between
+  s.free(c, 6000);                                        // C: the thread's latest allocation
+  const format::AllocId d = s.alloc(7000, 80, {0x1}, 1);  // D on the worker...
+  s.free(d, 8000, 0);                                     // ... freed by thread 0: not its own
+  s.end(10000);
+  const std::string out = render_lifetimes(s.run(), LifetimeOptions{});
+  EXPECT_NE(out.find("Freed before their thread's next allocation (heaptrack's \"temporary\"): 2 blocks, 50.0% of all; 50 B"),
+            std::string::npos) << out;
+  s.info.mode = format::Mode::Sampled;
+  s.info.bytes_per_sample = 1000;
+  EXPECT_NE(render_lifetimes(s.run(), LifetimeOptions{}).find("temporary\"): needs an --all trace"), std::string::npos);
+}
+
 // The rows' ranges never overlap: "< 1.00 µs" (freed in the allocating tick)
 // was followed by "512 ns – 1.02 µs" for a lifetime of one tick.
 TEST(TextViewsLifetimes, BucketRangesDoNotOverlap) {
