@@ -35,6 +35,27 @@ int with_thread(F f) noexcept {
   return f(*slot);
 }
 
+// One kind of callbacks or the other (the rest null). The allocation callback
+// is stored last: a hook that sees it finds the others in place.
+struct CallbackSet {
+  memloupe_alloc_callback on_alloc;
+  memloupe_free_callback on_free;
+  memloupe_track_callback on_track;
+  memloupe_untrack_callback on_untrack;
+};
+int install_callbacks(const CallbackSet& c, void* user) noexcept {
+  return with_thread([&](ThreadSlot&) {
+    g_on_alloc.store(nullptr, std::memory_order_release);
+    g_on_track.store(nullptr, std::memory_order_release);
+    g_user.store(user, std::memory_order_release);
+    g_on_free.store(c.on_free, std::memory_order_release);
+    g_on_untrack.store(c.on_untrack, std::memory_order_release);
+    g_on_track.store(c.on_track, std::memory_order_release);
+    g_on_alloc.store(c.on_alloc, std::memory_order_release);
+    return 0;
+  });
+}
+
 }  // namespace
 
 bool has_alloc_callback() noexcept {
@@ -107,26 +128,12 @@ int memloupe_flush(void) {
 
 int memloupe_set_callbacks(memloupe_alloc_callback on_alloc, memloupe_free_callback on_free,
                            void* user) {
-  return with_thread([=](ThreadSlot&) {
-    g_on_track.store(nullptr, std::memory_order_release);
-    g_on_untrack.store(nullptr, std::memory_order_release);
-    g_user.store(user, std::memory_order_release);
-    g_on_free.store(on_free, std::memory_order_release);
-    g_on_alloc.store(on_alloc, std::memory_order_release);
-    return 0;
-  });
+  return install_callbacks({on_alloc, on_free, nullptr, nullptr}, user);
 }
 
 int memloupe_set_trackers(memloupe_track_callback on_track, memloupe_untrack_callback on_untrack,
                           void* user) {
-  return with_thread([=](ThreadSlot&) {
-    g_on_alloc.store(nullptr, std::memory_order_release);
-    g_on_free.store(nullptr, std::memory_order_release);
-    g_user.store(user, std::memory_order_release);
-    g_on_untrack.store(on_untrack, std::memory_order_release);
-    g_on_track.store(on_track, std::memory_order_release);
-    return 0;
-  });
+  return install_callbacks({nullptr, nullptr, on_track, on_untrack}, user);
 }
 
 int memloupe_set_depth(unsigned depth) {
