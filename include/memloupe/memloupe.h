@@ -76,6 +76,25 @@ typedef void (*memloupe_free_callback)(uint64_t id, void* address, void* user);
 MEMLOUPE_API int memloupe_set_callbacks(memloupe_alloc_callback on_alloc,
                                         memloupe_free_callback on_free, void* user);
 
+/* Trackers: the callbacks above, with data of the program's own attached to a
+ * tracked block. on_track returns a non-null tracker to be told when the block
+ * dies; on_untrack then receives that same pointer (the allocation's id and
+ * address too). The tracker is the program's: memloupe never dereferences it.
+ * Installing trackers replaces callbacks set with memloupe_set_callbacks (and the
+ * other way round); memloupe_set_callbacks and its int-returning callback stay
+ * as they were. Same rules: runs inside the allocating (freeing) call on its
+ * thread, allocations made inside are not recorded. Returns 0, or -1 if the
+ * process is not recording. */
+typedef void* (*memloupe_track_callback)(const memloupe_sample* sample, void* user);
+typedef void (*memloupe_untrack_callback)(uint64_t id, void* address, void* tracker, void* user);
+MEMLOUPE_API int memloupe_set_trackers(memloupe_track_callback on_track,
+                                       memloupe_untrack_callback on_untrack, void* user);
+
+/* Frames recorded per backtrace from now on (0: none, at most 256; the
+ * callbacks' memloupe_sample::depth follows). Returns 0, or -1 if the process is
+ * not recording or `depth` is out of range. */
+MEMLOUPE_API int memloupe_set_depth(unsigned depth);
+
 #ifdef __cplusplus
 }
 #endif

@@ -108,16 +108,19 @@ template <Func F, class Call>
   return allocate_cold<F>(size, alignment, call);
 }
 
-template <Func F>
+// `RealFree` false: only the recording, for munmap (map_hooks.cc), whose caller
+// then unmaps.
+template <Func F, bool RealFree = true>
 [[gnu::always_inline]] inline void release(void* p) noexcept {
+  constexpr auto slow = RealFree ? release_slow : forget_slow;
   ThreadState& t = t_state;
   // Between calls an Active thread's countdown is >= 1; parked it is negative.
   if (t.countdown < 0) [[unlikely]]
-    return release_slow(F, p, /*counted=*/false);
+    return slow(F, p, /*counted=*/false);
   t.slot->counters.add_call(F);
   if (g_filter.may_contain(reinterpret_cast<uintptr_t>(p))) [[unlikely]]
-    return release_slow(F, p, /*counted=*/true);
-  g_real.free(p);
+    return slow(F, p, /*counted=*/true);
+  if constexpr (RealFree) g_real.free(p);
 }
 
 template <Func F, class Call>

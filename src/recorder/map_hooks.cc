@@ -85,17 +85,6 @@ void* real_mremap(void* old, size_t old_size, size_t new_size, int flags, void* 
 inline void* or_null(void* p) noexcept { return p == MAP_FAILED ? nullptr : p; }
 inline void* or_failed(void* p) noexcept { return p == nullptr ? MAP_FAILED : p; }
 
-// munmap's fast path, as release<>'s without the real free.
-template <Func F>
-[[gnu::always_inline]] inline void forget(void* p) noexcept {
-  ThreadState& t = t_state;
-  if (t.countdown < 0) [[unlikely]]
-    return forget_slow(F, p, /*counted=*/false);
-  t.slot->counters.add_call(F);
-  if (g_filter.may_contain(reinterpret_cast<uintptr_t>(p))) [[unlikely]]
-    return forget_slow(F, p, /*counted=*/true);
-}
-
 // The program break: the block at `base` (the break at the first sbrk/brk
 // seen) has `size` bytes. The break is process-wide and programs that move it
 // do so from one thread (it is not thread-safe in libc either).
@@ -114,7 +103,7 @@ void break_moved(uintptr_t before, uintptr_t after) noexcept {
   const uint64_t old_size = g_break.size;
   g_break.size = size;
   if (size == 0) {
-    forget<Func::Sbrk>(block);
+    release<Func::Sbrk, /*RealFree=*/false>(block);
   } else if (old_size == 0) {
     (void)allocate<Func::Sbrk>(size, 0, [block] { return block; });
   } else {
@@ -162,7 +151,7 @@ MEMLOUPE_HOOK void* mmap64(void* addr, size_t len, int prot, int flags, int fd, 
 MEMLOUPE_HOOK int munmap(void* addr, size_t len) {
   // Recorded before the real call: the address cannot be mapped again (and
   // recorded by another thread) before the event that ends its block.
-  if (addr != nullptr && recordable_caller(__builtin_return_address(0))) forget<Func::Munmap>(addr);
+  if (addr != nullptr && recordable_caller(__builtin_return_address(0))) release<Func::Munmap, /*RealFree=*/false>(addr);
   return real_munmap(addr, len);
 }
 

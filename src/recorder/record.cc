@@ -61,7 +61,7 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
 // however the compiler inlined or tail-called them. The result is a view into
 // `buf` (no copy).
 std::span<const uint64_t> capture_backtrace(const AllocRequest& r, uint64_t* buf) noexcept {
-  const size_t depth = config().depth;
+  const size_t depth = backtrace_depth();
   if (depth == 0) return {};
   const size_t n = unwind_from(*r.start, buf, depth + kOwnFramesMax);
   const CodeRange own = own_code_range();

@@ -24,6 +24,7 @@ namespace detail {
 constinit std::atomic<State> g_state{State::Uninit};
 constinit volatile uint8_t* g_alive_page = nullptr;
 constinit bool g_alive_wipes = false;
+constinit std::atomic<uint32_t> g_depth{kDefaultDepth};
 }  // namespace detail
 using detail::g_alive_page;
 using detail::g_alive_wipes;
@@ -128,6 +129,7 @@ void ensure_process_init() noexcept {
   resolve_real_funcs();
   g_config = read_config([](const char* name) -> const char* { return ::getenv(name); });
   create_thread_exit_key();
+  set_backtrace_depth(g_config.depth);
   if (!g_config.enabled() ||
       image_role(g_config, static_cast<uint32_t>(::getpid())) == ImageRole::Untraced) {
     g_state.store(State::Off, std::memory_order_release);

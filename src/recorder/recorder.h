@@ -146,6 +146,14 @@ void end_session(format::EndReason reason, bool wait_for_lock = true) noexcept;
 // `t` is the forking thread, the child's only one.
 void restart_in_fork_child(ThreadState& t) noexcept;
 
+// Frames per backtrace: MEMLOUPE_DEPTH at start, memloupe_set_depth() later.
+// Read on the sampled slow path only.
+namespace detail {
+extern std::atomic<uint32_t> g_depth;
+}
+inline uint32_t backtrace_depth() noexcept { return detail::g_depth.load(std::memory_order_relaxed); }
+inline void set_backtrace_depth(uint32_t depth) noexcept { detail::g_depth.store(depth, std::memory_order_relaxed); }
+
 // memloupe_start()/memloupe_stop().
 bool set_paused(bool paused) noexcept;
 

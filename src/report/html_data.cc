@@ -302,6 +302,8 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   write_curve(json, profile.heap, profile, limits.max_curve_points);
   json.key("rss");
   write_curve(json, profile.rss, profile, limits.max_curve_points);
+  json.key("mapped");
+  write_curve(json, profile.mapped, profile, limits.max_curve_points);
   json.key("peak").begin_array().integer(profile.peak.time_ns).number(profile.peak.bytes).end_array();
   json.key("markers").begin_array();
   size_t markers = std::min(profile.markers.size(), limits.max_markers);

@@ -116,6 +116,9 @@ struct Profile {
 
   std::vector<HeapPoint> heap;  // estimated live heap, each change (or a bounded sample of them)
   std::vector<HeapPoint> rss;   // resident set size samples
+  // Mapped memory (anonymous mmap, the program break), apart from the heap
+  // (analysis::MappedMemory); empty when the trace has none.
+  std::vector<HeapPoint> mapped;
   HeapPoint peak;               // the heap's highest point
   std::vector<TimeMark> markers;
 

@@ -94,6 +94,10 @@ Profile profile_from_model(const analysis::Model& model, const types::TypeTable*
     p.heap.push_back({i * heap.bucket_ns, heap.points[i].live_max});
   }
   for (const format::RssSample& r : overview.rss) p.rss.push_back({r.time_ns, static_cast<double>(r.rss_bytes)});
+  const analysis::Timeline& mapped = overview.mapped.series;
+  for (size_t i = 0; i < mapped.points.size(); ++i) {
+    p.mapped.push_back({i * mapped.bucket_ns, mapped.points[i].live_max});
+  }
   p.peak = {overview.peak.time_ns, e.bytes_value(overview.peak.live)};
   for (const analysis::MarkerInfo& m : overview.markers) p.markers.push_back({m.time_ns, m.name});
 

@@ -95,6 +95,13 @@ TEST_F(RecorderUse, PythonsHeapAndMappedMemoryExplainItsPeakRss) {
   const Finished summary = run({"summary", dir_ / "t.trace"});
   EXPECT_NE(summary.out.find("\nMapped       "), std::string::npos) << summary.out;
   EXPECT_NE(summary.out.find("of peak RSS\n"), std::string::npos) << summary.out;
+  // The HTML report draws it as its own series.
+  const Finished report = run({"report", dir_ / "t.trace", "-o", dir_ / "r.html"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  const std::string html = read_file(dir_ / "r.html");
+  const size_t series = html.find("\"mapped\":[");
+  ASSERT_NE(series, std::string::npos);
+  EXPECT_NE(html[series + 10], ']') << "empty mapped series";
   const Finished bad = run({"top", "--kind", "stack", dir_ / "t.trace"});
   EXPECT_EQ(bad.status, 1) << bad.err;
 }

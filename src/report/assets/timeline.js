@@ -6,6 +6,8 @@
 const TL = { left: 64, right: 12, top: 12, bottom: 22, drag: null };
 const curve = (flat) => { const p = []; for (let i = 0; i < flat.length; i += 2) p.push([flat[i], flat[i + 1]]); return p; };
 const heapCurve = curve(D.heap), rssCurve = curve(D.rss);
+// Mapped memory (anonymous mmap, sbrk) is its own series beside the heap; absent in older data.
+const mappedCurve = curve(D.mapped || []);
 const markers = []; for (let i = 0; i < D.markers.length; i += 2) markers.push([D.markers[i], D.markers[i + 1]]);
 let tlGeom = null;
 
@@ -16,6 +18,7 @@ function drawTimeline() {
   let ymax = D.peak[1];
   for (const [, v] of rssCurve) ymax = Math.max(ymax, v);
   for (const [, v] of heapCurve) ymax = Math.max(ymax, v);
+  for (const [, v] of mappedCurve) ymax = Math.max(ymax, v);
   ymax = ymax > 0 ? ymax * 1.08 : 1;
   const pw = w - TL.left - TL.right, ph = h - TL.top - TL.bottom;
   const X = (t) => TL.left + (t / dur) * pw, Y = (v) => TL.top + ph - (v / ymax) * ph;
@@ -53,6 +56,17 @@ function drawTimeline() {
     ctx.fillStyle = 'rgba(217, 83, 79, 0.22)'; ctx.fill();
     ctx.strokeStyle = '#d9534f'; ctx.lineWidth = 1.5; ctx.stroke();
   }
+  el('mapped-key').hidden = !mappedCurve.length;
+  if (mappedCurve.length) {
+    ctx.beginPath();
+    let prev = 0;
+    mappedCurve.forEach(([t, v], i) => {
+      if (i) ctx.lineTo(X(t), Y(prev)); else ctx.moveTo(X(t), Y(0));
+      ctx.lineTo(X(t), Y(v)); prev = v;
+    });
+    ctx.lineTo(X(dur), Y(prev));
+    ctx.strokeStyle = '#2e8b57'; ctx.lineWidth = 1.5; ctx.stroke();
+  }
   if (rssCurve.length) {
     ctx.beginPath();
     rssCurve.forEach(([t, v], i) => (i ? ctx.lineTo(X(t), Y(v)) : ctx.moveTo(X(t), Y(v))));
@@ -77,7 +91,7 @@ function drawTimeline() {
     ctx.textAlign = px > w - 180 ? 'right' : 'left';
     ctx.fillText(label, px + (ctx.textAlign === 'right' ? -8 : 8), Math.max(py - 4, TL.top + 10));
   }
-  canvas.dataset.drawn = String(heapCurve.length + rssCurve.length);
+  canvas.dataset.drawn = String(heapCurve.length + rssCurve.length + mappedCurve.length);
 }
 
 function timeAtX(x) {
