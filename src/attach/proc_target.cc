@@ -137,7 +137,8 @@ std::vector<pid_t> threads_of(pid_t pid) {
       if (e->d_name[0] != '.') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
     ::closedir(d);
   }
-  std::sort(tids.begin(), tids.end(), [pid](pid_t a, pid_t b) { return (a == pid) > (b == pid) || (a != pid && b != pid && a < b); });
+  std::sort(tids.begin(), tids.end());
+  std::stable_partition(tids.begin(), tids.end(), [pid](pid_t t) { return t == pid; });
   return tids;
 }
 

@@ -49,7 +49,8 @@ class LiveNamer {
   std::string name(const analysis::Overview& overview, const analysis::Frame& frame);
 
  private:
-  symbolize::Symbolizer symbolizer_{symbolize::SymbolizerOptions{"/usr/lib/debug", [](const std::string&) {}}};
+  // Quiet: a module without symbols just keeps its module+offset name.
+  symbolize::Symbolizer symbolizer_{symbolize::SymbolizerOptions{.warn = [](const std::string&) {}}};
   std::map<uint64_t, std::string> cache_;
 };
 

@@ -139,7 +139,7 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
   }
   out += "Leaked       " + bytes_estimate(e.bytes(leaked), e.exact()) + " in " +
          count_estimate(e.objects(leaked), e.exact()) + " blocks (live at " +
-         (o.end_reason ? "exit" : "the end of the trace") + ")\n";
+         (o.end_reason && *o.end_reason != format::EndReason::Stopped ? "exit" : "the end of the trace") + ")\n";
   const auto attached = std::find_if(o.markers.begin(), o.markers.end(),
                                      [](const analysis::MarkerInfo& k) { return k.name == format::kAttachMarker; });
   if (attached != o.markers.end()) {

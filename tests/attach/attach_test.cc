@@ -89,8 +89,8 @@ TEST(Attach, RecordsARunningMultiThreadedProgramTwiceWithoutChangingIt) {
   const Result first = attach(dir, target.pid(), {"--duration", "2s", "-o", "first.trace", "--every", "64KiB"}, "a1");
   ASSERT_EQ(first.status, 0) << first.err;
   EXPECT_NE(first.err.find("wrote " + (dir / "first.trace").string()), std::string::npos) << first.err;
-  // A second attach to the same process (the library is loaded already).
-  const Result second = attach(dir, target.pid(), {"--duration", "1s", "-o", "second.trace"}, "a2");
+  // A second attach to the same process (the library is loaded already), recording every call.
+  const Result second = attach(dir, target.pid(), {"--duration", "1s", "-o", "second.trace", "--all"}, "a2");
   ASSERT_EQ(second.status, 0) << second.err;
 
   std::ofstream(dir / "stop").close();
