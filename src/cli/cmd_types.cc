@@ -19,7 +19,6 @@ Command add_types_command(CLI::App& app) {
     RankOptions rank;
     std::string by = "count";
     std::string type;
-    bool json = false;
   };
   auto o = std::make_shared<Options>();
   o->rank.limit = 30;
@@ -32,7 +31,6 @@ Command add_types_command(CLI::App& app) {
   sub->add_option("--type", o->type,
                   "Show the stacks that created this type (its exact name, else a regex searched in type names);"
                   " --depth cuts them, --min-count drops rare ones");
-  sub->add_flag("--json", o->json, "JSON output: types (and stacks, with --type)");
   return {sub, [o] {
             o->view.args.grouping = *grouping(o->rank.group);
             report::TypesOptions t;
@@ -44,9 +42,9 @@ Command add_types_command(CLI::App& app) {
             t.min_count = o->rank.min_count;
             t.limit = o->rank.limit;
             t.frames = o->rank.frames;
-            t.json = o->json;
+            t.json = o->rank.json;
             t.csv = o->rank.csv;
-            t.width = o->json || o->rank.csv ? 0 : table_width();
+            t.width = o->rank.json || o->rank.csv ? 0 : table_width();
             t.full_names = o->rank.full_names;
             int exit_code = kOk;
             const std::optional<analysis::Model> model = analyze(o->view, 0, exit_code);
