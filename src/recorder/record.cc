@@ -127,7 +127,7 @@ ReallocOutcome end_realloc(format::Encoder& enc, uint64_t old_value, uintptr_t o
     out.stored = remember(reinterpret_cast<void*>(old_address), old_value);
   } else if (p != nullptr && sampled && sampling()) {
     out.new_id = enc.realloc(old_id, rec);
-    out.stored = remember(p, out.new_id->value);
+    out.stored = remember(p, table_value(out.new_id->value, rec.func));
   } else {
     enc.free(old_id, rec.thread, rec.time_ns, rec.func);
   }
@@ -145,7 +145,7 @@ void after_alloc_event(bool stored, const SampledBlock& block) noexcept {
   if (has_alloc_callback() && notify_alloc(block)) {
     LockGuard g(g_session.lock);
     const auto key = reinterpret_cast<uintptr_t>(block.address);
-    if (g_session.table.take(key)) (void)g_session.table.insert(key, block.id | kNotifyFree);
+    if (g_session.table.take(key)) (void)g_session.table.insert(key, table_value(block.id, block.func) | kNotifyFree);
   }
 }
 
@@ -222,7 +222,7 @@ void apply_staged(const StagedRecord& s, std::span<const uint64_t> bt) noexcept 
   std::optional<uint64_t> old;
   switch (s.kind) {
     case StagedKind::Alloc:
-      if (sampling()) store(s.address, enc.alloc(from_staged(s, bt)).value);
+      if (sampling()) store(s.address, table_value(enc.alloc(from_staged(s, bt)).value, s.func));
       return;
     case StagedKind::Free:
       if ((old = take_recorded(s.address)))
@@ -234,7 +234,7 @@ void apply_staged(const StagedRecord& s, std::span<const uint64_t> bt) noexcept 
         if (!end_realloc(enc, *old, s.old_address, p, from_staged(s, bt), s.sampled).stored)
           g_table_failed.store(true, std::memory_order_relaxed);
       } else if (s.address != 0 && s.sampled && sampling()) {  // not recorded: a plain allocation
-        store(s.address, enc.alloc(from_staged(s, bt)).value);
+        store(s.address, table_value(enc.alloc(from_staged(s, bt)).value, s.func));
       }
       return;
   }
@@ -270,7 +270,7 @@ void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void*
     LockGuard g(g_session.lock);
     if (!sampling() || !t.slot->announced) return;
     id = g_session.encoder().alloc(make_record(t, r, n, p, now, bt));
-    stored = remember(p, id.value);
+    stored = remember(p, table_value(id.value, r.func));
   }
   after_alloc_event(stored, {id.value, n, r.func, r.size, p, bt});
 }

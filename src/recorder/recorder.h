@@ -39,9 +39,16 @@ size_t drain_staged(uint64_t settle_ns) noexcept;
 // preempted thread) before it goes ahead without it.
 inline constexpr uint64_t kSettleNs = 50'000'000;
 
-// Address table values: the AllocId, plus whether the program's callback wants the free.
+// Address table values: the AllocId, plus whether the program's callback wants
+// the free, plus whether the block is a mapping (mmap, the program break) rather
+// than an allocator's block: a heap snapshot must not ask malloc_usable_size
+// about a mapping (it reads a chunk header that is not there).
 inline constexpr uint64_t kNotifyFree = uint64_t{1} << 63;
-inline constexpr uint64_t kIdMask = kNotifyFree - 1;
+inline constexpr uint64_t kMappedBlock = uint64_t{1} << 62;
+inline constexpr uint64_t kIdMask = kMappedBlock - 1;
+inline constexpr uint64_t table_value(uint64_t id, format::Func f) {
+  return id | (format::func_maps(f) ? kMappedBlock : 0);
+}
 
 // Written only under `lock` (the trace lock): the encoder, the table, the filter.
 struct Session {

@@ -195,7 +195,10 @@ size_t collect_blocks(Scratch& s) {
   auto* blocks = static_cast<LiveBlock*>(s.blocks_map.data());
   size_t k = 0;
   g_session.table.for_each([&](uint64_t address, uint64_t value) {
-    if (k == n) return;
+    // Mappings (mmap, the program break) are neither blocks nor roots here: the
+    // table does not keep their size, and malloc_usable_size cannot be asked
+    // (docs/RETENTION.md, "What a snapshot does not see").
+    if (k == n || (value & kMappedBlock) != 0) return;
     size_t extent = g_real.malloc_usable_size != nullptr
                         ? g_real.malloc_usable_size(reinterpret_cast<void*>(address))
                         : 0;
