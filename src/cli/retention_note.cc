@@ -22,7 +22,7 @@ std::string retention_note(const std::string& trace) {
            (s.at_exit ? ", at exit" : "");
   }
   if (set.snapshots.size() > kListed) out += "; …";
-  return out + ") — see `memloupe retention " + trace + "`\n";
+  return out + ") — see `memloupe retention " + trace + "` (or `memloupe report --retention`)\n";
 }
 
 }  // namespace memloupe::cli

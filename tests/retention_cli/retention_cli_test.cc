@@ -170,15 +170,28 @@ TEST_F(RetentionCli, DamagedSnapshotIsReportedAndTheRestShown) {
   EXPECT_NE(json.out.find("\"damage\":\"") , std::string::npos) << json.out;
 }
 
-// The HTML report of a trace with snapshots, in real headless Chromium: the
-// retention view lists both snapshots' roots and a click opens a root's tree.
+// The HTML report of a trace with snapshots, in real headless Chromium: with
+// --retention the retention view lists both snapshots' roots and a click opens a
+// root's tree; without it (the default, answered from the index) there is none.
 TEST_F(RetentionCli, HtmlReportShowsTheRetentionView) {
   const char* env = std::getenv("MEMLOUPE_CHROMIUM");
   const std::string chromium = env ? env : "/usr/bin/chromium";
   if (!report::testing::executable(chromium)) GTEST_SKIP() << "no chromium at " << chromium;
   if (!report::testing::on_path("node")) GTEST_SKIP() << "node is not installed (Debian nodejs)";
   const fs::path html = scratch_ / "zoo.html";
-  const Result r = run_memloupe(scratch_, "report " + quote(trace().string()) + " -o " + quote(html.string()));
+  const fs::path plain = scratch_ / "zoo_plain.html";
+  const Result p = run_memloupe(scratch_, "report " + quote(trace().string()) + " -o " + quote(plain.string()));
+  ASSERT_EQ(p.status, 0) << p.err;
+  const report::testing::Run plain_check = report::testing::run(
+      "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " +
+      quote(plain.string()) + " --chromium " + quote(chromium));
+  ASSERT_EQ(plain_check.status, 0) << plain_check.out;
+  auto plain_kv = report::testing::key_values(plain_check.out);
+  EXPECT_EQ(plain_kv["errors"], "0") << plain_kv["error"];
+  EXPECT_EQ(plain_kv["retention.snapshots"], "0") << plain_check.out;
+
+  const Result r =
+      run_memloupe(scratch_, "report --retention " + quote(trace().string()) + " -o " + quote(html.string()));
   ASSERT_EQ(r.status, 0) << r.err;
   const report::testing::Run check = report::testing::run(
       "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " +
