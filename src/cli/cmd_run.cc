@@ -4,18 +4,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "analysis/query.h"
 #include "cli/commands.h"
 #include "cli/companion.h"
 #include "cli/finalize_report.h"
