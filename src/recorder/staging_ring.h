@@ -95,11 +95,14 @@ class StagingRing {
   // before the call. Returns the number of records applied.
   //
   // Before applying a record it calls ahead(address, old_address) with those
-  // fields of the record kLookahead tickets on, if that ticket is a published
-  // head (old_address is 0 unless it is a Realloc): the
-  // consumer's lookups are random accesses into tables bigger than a core's
-  // cache, and their addresses are known a few records early, so it can
-  // prefetch them (the record's slot comes into the cache on the way).
+  // fields of each published record up to kLookahead records on, once per record
+  // (old_address is 0 unless it is a Realloc): the consumer's lookups are random
+  // accesses into tables bigger than a core's cache, and their addresses are
+  // known a few records early, so it can prefetch them (the record's head slot
+  // comes into the cache on the way). Records, not tickets: a deep backtrace
+  // takes up to 18 slots, and a ticket kLookahead on was then mostly a
+  // continuation slot of the same record (bench_stl_deep: the table's insert
+  // missed the cache, 5% of the run's CPU).
   static constexpr uint64_t kLookahead = 4;
   template <class Apply, class Ahead>
   size_t drain(Apply apply, Ahead ahead, uint64_t settle_ns) noexcept {
@@ -109,14 +112,23 @@ class StagingRing {
     uint64_t scratch[kMaxFrames];
     StagedRecord r;
     std::span<const uint64_t> frames;
+    // Records in [c, ahead_end) have been handed to ahead(); `ahead_n` of them.
+    uint64_t ahead_end = c;
+    uint64_t ahead_n = 0;
     for (;;) {
       if (!read(c, r, frames, scratch)) {
         if (c >= until || !wait_published(c, settle_ns)) break;
         continue;
       }
-      peek(c + kLookahead, ahead);
+      const uint64_t next = c + slots_for(frames.size());
+      if (ahead_n > 0) {
+        --ahead_n;
+      } else {
+        ahead_end = next;
+      }
+      for (size_t k; ahead_n < kLookahead && (k = peek(ahead_end, ahead)) != 0; ++ahead_n) ahead_end += k;
       apply(r, frames);
-      c += slots_for(frames.size());
+      c = next;
       // Slots are freed in batches, so that the line writers read stays shared
       // most of the time.
       if (++applied % kReleaseEvery == 0) consumed_.store(c, std::memory_order_release);
@@ -149,14 +161,16 @@ class StagingRing {
   // fit there (the common case), else they are gathered into `scratch`.
   bool read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames, uint64_t* scratch) noexcept;
   // ahead(address, old_address) of the record with ticket t, if t is a published
-  // head (it stays as it is until the consumer passes it). A slot that is not t's
-  // head holds another ticket + 1, or 0: a continuation slot's word is left from
-  // its last use as a head, a lap or more ago.
+  // head (it stays as it is until the consumer passes it), and its slots; 0 if
+  // not published. A slot that is not t's head holds another ticket + 1, or 0: a
+  // continuation slot's word is left from its last use as a head, a lap or more
+  // ago.
   template <class Ahead>
-  void peek(uint64_t t, Ahead ahead) noexcept {
+  size_t peek(uint64_t t, Ahead ahead) noexcept {
     const Slot& head = slot(t);
-    if (head.published.load(std::memory_order_acquire) == t + 1)
-      ahead(head.words[kAddressWord], head.words[kOldAddressWord]);
+    if (head.published.load(std::memory_order_acquire) != t + 1) return 0;
+    ahead(head.words[kAddressWord], head.words[kOldAddressWord]);
+    return slots_for(static_cast<size_t>((head.words[kFlagsWord] >> 17) & 0x7fff));
   }
   bool wait_published(uint64_t t, uint64_t limit_ns) noexcept;
 

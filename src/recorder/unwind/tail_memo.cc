@@ -66,26 +66,35 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept
   return {last, bp};
 }
 
-void MemoSession::commit_splice(size_t r, size_t good, size_t last) noexcept {
+void MemoSession::commit_splice(size_t r) noexcept {
   if (t_ == nullptr) return;
   spliced_ = true;
   ThreadMemo& t = *t_;
   MemoFrames& m = t.m;
-  if (good != last) {
-    ++t.stats.partial;
-    m.count = 0;  // the outer frames changed: the next walk records afresh
-    return;
-  }
   ++t.stats.full;
   t.span = stack_;  // holds the old frames' span and the new frames' reads
   // Frames outside [last, r] were not checked now; they stay, to be checked when
   // used. The recorded frames (at the top, the one that stepped into memo[r] lowest)
-  // go right inside memo[r]; if recording stopped early they do not reach memo[r]
-  // and are dropped: a chain with a gap would be wrong.
-  size_t n = recording_ ? recorded_ : 0;
-  if (r + 1 + n > kMemoCapacity) n = kMemoCapacity - (r + 1);  // drop innermost ones
-  move_frames(m, r + 1, kMemoCapacity - recorded_, n);
-  m.count = r + 1 + n;
+  // go right inside memo[r]. If recording stopped at the capacity, they do not reach
+  // memo[r] (a chain with a gap would be wrong): they are the innermost frames, and
+  // alone become the memo.
+  const size_t n = recorded_;
+  const size_t from = kMemoSlots - n;
+  if (!recording_) {
+    move_frames(m, 0, from, n);
+    m.count = n;
+    m.stops = false;
+    return;
+  }
+  // Deeper than the capacity: the outermost frames make room. A walk that needs
+  // them steps on from memo[0]; the innermost ones are what every walk starts with.
+  const size_t drop = r + 1 + n > kMemoCapacity ? r + 1 + n - kMemoCapacity : 0;
+  if (drop != 0) {
+    move_frames(m, 0, drop, r + 1 - drop);
+    m.stops = false;
+  }
+  move_frames(m, r + 1 - drop, from, n);
+  m.count = r + 1 + n - drop;
 }
 
 void MemoSession::commit_fresh(bool stops) noexcept {
@@ -94,7 +103,7 @@ void MemoSession::commit_fresh(bool stops) noexcept {
   MemoFrames& m = t.m;
   // Recorded innermost-first from the top down, the frames are already in
   // outermost-first order: move them to the bottom.
-  move_frames(m, 0, kMemoCapacity - recorded_, recorded_);
+  move_frames(m, 0, kMemoSlots - recorded_, recorded_);
   m.count = recorded_;
   // Only a stop right at the last recorded frame says the stack ends there.
   m.stops = stops && recording_;

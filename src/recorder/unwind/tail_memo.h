@@ -19,10 +19,10 @@
 //                                              pc0 and stop (or walk on from the last
 //   next memo: [0..2] kept, [3] = frame a     frame that checked out)
 //
-// The outer frames stay where they are; a splice only moves the new inner frames.
-// Per thread, one buffer: a walk records its frames from the top of the buffer down
-// (innermost at the top) while it reads the memo from the bottom, and stops
-// recording before it would overwrite a remembered frame it may still meet. A walk
+// The memo keeps the innermost kMemoCapacity frames: a splice that would make it
+// longer drops its outermost frames (a walk that needs them steps on from the
+// outermost one it has). Per thread, one buffer: the memo at the bottom, and above
+// it the frames a walk records, from the top down (innermost at the top). A walk
 // nested in a signal handler that interrupted another walk on the same thread does
 // not touch the memo at all (the busy flag).
 #pragma once
@@ -42,8 +42,9 @@ struct FrameState {
 };
 
 // Frames remembered per thread: as deep as the recorder's default backtrace (128).
-// The memo is 26 bytes per frame of static TLS.
+// The memo and the frames being recorded are 26 bytes per frame each of static TLS.
 inline constexpr size_t kMemoCapacity = 128;
+inline constexpr size_t kMemoSlots = 2 * kMemoCapacity;
 
 // A walk neither searches nor records the memo for the first kMemoFromDepth frames
 // above the one it starts in (skipped or written), unless the thread's memo holds
@@ -59,21 +60,21 @@ inline constexpr size_t kMemoDeepFrames = 16;
 // (RBP-based if rbp_based[i], from bp[i]), the return address was read at
 // sp[i - 1] - 8 and, if rbp_slot[i] != 0, the caller's RBP at sp[i - 1] - 8 * slot.
 // Consecutive entries are always consecutive frames of one walk (the checks rely on
-// it). Entries [count, kMemoCapacity) hold the frames a walk is recording. One
+// it). Entries [kMemoCapacity, kMemoSlots) hold the frames a walk is recording. One
 // array per field: a splice reads pc[] contiguously (an array of 32-byte entries
 // measured slower in wall time on deep stacks despite fewer instructions).
 struct MemoFrames {
-  uintptr_t sp[kMemoCapacity] = {};
-  uintptr_t pc[kMemoCapacity] = {};
-  uintptr_t bp[kMemoCapacity] = {};
-  uint8_t rbp_slot[kMemoCapacity] = {};
-  bool rbp_based[kMemoCapacity] = {};
-  size_t count = 0;
+  uintptr_t sp[kMemoSlots] = {};
+  uintptr_t pc[kMemoSlots] = {};
+  uintptr_t bp[kMemoSlots] = {};
+  uint8_t rbp_slot[kMemoSlots] = {};
+  bool rbp_based[kMemoSlots] = {};
+  size_t count = 0;    // <= kMemoCapacity
   bool stops = false;  // frame 0 was the end of its stack
 };
 
 struct MemoStats {
-  uint64_t full = 0, partial = 0;  // splices whose checked frames all held / did not
+  uint64_t full = 0, partial = 0;  // found frames whose checked frames all held / did not
 };
 
 struct ThreadMemo {
@@ -104,15 +105,15 @@ class MemoSession {
 
   // Before a splice: records an emitted frame of the new walk with the packed rule
   // (rule.h) that steps it (innermost first, at the top of the buffer, going down).
-  // Stops recording rather than overwrite a remembered frame that the walk may still
-  // meet (those at or below the cursor).
+  // Stops after kMemoCapacity frames: those are the innermost ones, the ones a
+  // memo keeps.
   void record(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint32_t rule) noexcept {
     if (!recording_) return;
-    const long pos = static_cast<long>(kMemoCapacity - 1 - recorded_);
-    if (pos < 0 || (searching_ && pos <= cursor_)) {
+    if (recorded_ == kMemoCapacity) {
       recording_ = false;  // keep what was recorded; the rest is walked next time
       return;
     }
+    const size_t pos = kMemoSlots - 1 - recorded_;
     // A kSignal rule has no RBP bits: the check of its step (never made, the memo
     // stops at a signal frame) would compare nothing.
     MemoFrames& m = t_->m;
@@ -143,10 +144,15 @@ class MemoSession {
   Verified verify(size_t r, uintptr_t bp, size_t last) const noexcept;
   const MemoFrames& frames() const noexcept { return t_->m; }
 
-  // Ends a splice at `r` whose check reached `good`: if that is `last` (no mismatch),
-  // the recorded frames become the memo's frames inside memo[r]; after a mismatch the
-  // memo is dropped (the next walk records afresh).
-  void commit_splice(size_t r, size_t good, size_t last) noexcept;
+  // Ends a splice at `r` whose check reached `last`: the recorded frames become the
+  // memo's frames inside memo[r] (its outermost frames make room if needed).
+  void commit_splice(size_t r) noexcept;
+  // A frame found at `r` whose check failed: the same sp and pc under another
+  // caller (a library function called at the same depth from elsewhere). The walk
+  // steps it and searches on outwards, where the stacks meet again.
+  void reject() noexcept {
+    if (t_ != nullptr) ++t_->stats.partial;
+  }
   // Ends a walk that met no remembered frame: the recorded frames become the memo.
   // `stops` says the last recorded frame ended the stack. No-op after a splice.
   void commit_fresh(bool stops) noexcept;
