@@ -179,31 +179,39 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
         // Frames r, r - 1, ..., 0 are available; write at most em.remaining().
         const size_t last = em.remaining() < r + 1 ? r + 1 - em.remaining() : 0;
         const Verified v = memo.verify(r, w.bp, last);
-        if (v.last_good == last) {
-          const FrameState resume{m.sp[last], m.pc[last], v.bp};
-          const bool ends_here = last == 0 && m.stops;
-          // Write m[r], m[r - 1], ..., m[last], as many as fit.
-          size_t i = r + 1;
-          for (; i > last && em.skip > 0; --i) --em.skip;
-          const size_t fit = std::min(i - last, em.max_frames - em.n);
-          copy_reversed(em.out + em.n, m.pc + i - fit, fit);
-          em.n += fit;
-          const bool full = em.n == em.max_frames;
-          memo.commit_splice(r);
+        // Frames r..good are what walking would give: write m[r], ..., m[good],
+        // as many as fit.
+        const size_t good = v.last_good;
+        size_t i = r + 1;
+        for (; i > good && em.skip > 0; --i) --em.skip;
+        const size_t fit = std::min(i - good, em.max_frames - em.n);
+        copy_reversed(em.out + em.n, m.pc + i - fit, fit);
+        em.n += fit;
+        written += r + 1 - good;
+        const bool full = em.n == em.max_frames;
+        // Before the commit, which moves the memo's frames.
+        const bool ends_here = good == 0 && m.stops;
+        w.sp = m.sp[good];
+        w.pc = m.pc[good];
+        w.bp = v.bp;
+        if (good == last) {
+          memo.commit_splice(r, last);
           if (full) return {em.n, Outcome::kTruncated};
           if (ends_here) return {em.n, Outcome::kComplete};
-          // Step on from the outermost frame that checked out (already written).
-          w.sp = resume.sp;
-          w.pc = resume.pc;
-          w.bp = resume.bp;
           memo.stop();
-          write = false;
         } else {
-          // Another caller above an equal frame: stepping this frame and searching
-          // on costs a frame or two; dropping the memo cost a whole walk next time
-          // (on bench_stl_deep 13% of the frames found failed within 2 frames).
-          memo.reject();
+          // Another caller above an equal frame. Dropping the memo here cost a
+          // whole walk next time (on bench_stl_deep 13% of the frames found had
+          // another caller within 2 frames); the frames that checked out are this
+          // walk's, and further out the stacks meet again.
+          memo.reject(r, good);
+          if (full) {
+            memo.commit_fresh(false);
+            return {em.n, Outcome::kTruncated};
+          }
         }
+        // Step on from the outermost frame that checked out (already written).
+        write = false;
       }
     }
     const uint64_t packed = rule_of(w, slots);

@@ -66,12 +66,13 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept
   return {last, bp};
 }
 
-void MemoSession::commit_splice(size_t r) noexcept {
+void MemoSession::commit_splice(size_t r, size_t last) noexcept {
   if (t_ == nullptr) return;
   spliced_ = true;
   ThreadMemo& t = *t_;
   MemoFrames& m = t.m;
   ++t.stats.full;
+  t.stats.reused += r + 1 - last;
   t.span = stack_;  // holds the old frames' span and the new frames' reads
   // Frames outside [last, r] were not checked now; they stay, to be checked when
   // used. The recorded frames (at the top, the one that stepped into memo[r] lowest)

@@ -75,6 +75,7 @@ struct MemoFrames {
 
 struct MemoStats {
   uint64_t full = 0, partial = 0;  // found frames whose checked frames all held / did not
+  uint64_t reused = 0;             // frames the full ones handed to their walks
 };
 
 struct ThreadMemo {
@@ -108,21 +109,16 @@ class MemoSession {
   // Stops after kMemoCapacity frames: those are the innermost ones, the ones a
   // memo keeps.
   void record(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint32_t rule) noexcept {
-    if (!recording_) return;
-    if (recorded_ == kMemoCapacity) {
-      recording_ = false;  // keep what was recorded; the rest is walked next time
-      return;
-    }
-    const size_t pos = kMemoSlots - 1 - recorded_;
     // A kSignal rule has no RBP bits: the check of its step (never made, the memo
     // stops at a signal frame) would compare nothing.
-    MemoFrames& m = t_->m;
-    m.sp[pos] = sp;
-    m.pc[pos] = pc;
-    m.bp[pos] = bp;
-    m.rbp_slot[pos] = static_cast<uint8_t>(rule >> kRbpSlotShift);
-    m.rbp_based[pos] = (rule & kRbpBaseBit) != 0;
-    ++recorded_;
+    put(sp, pc, bp, static_cast<uint8_t>(rule >> kRbpSlotShift), (rule & kRbpBaseBit) != 0);
+  }
+  // Records memo frames r, r - 1, ..., good as frames of the new walk (a found
+  // frame whose check failed further out: those it checked are the walk's own).
+  void record_memo(size_t r, size_t good) noexcept {
+    if (!recording_) return;
+    const MemoFrames& m = t_->m;
+    for (size_t i = r + 1; i-- > good;) put(m.sp[i], m.pc[i], m.bp[i], m.rbp_slot[i], m.rbp_based[i]);
   }
   // Stops searching and recording (after a signal frame, or after a splice).
   void stop() noexcept { searching_ = recording_ = false; }
@@ -146,18 +142,37 @@ class MemoSession {
 
   // Ends a splice at `r` whose check reached `last`: the recorded frames become the
   // memo's frames inside memo[r] (its outermost frames make room if needed).
-  void commit_splice(size_t r) noexcept;
-  // A frame found at `r` whose check failed: the same sp and pc under another
-  // caller (a library function called at the same depth from elsewhere). The walk
-  // steps it and searches on outwards, where the stacks meet again.
-  void reject() noexcept {
-    if (t_ != nullptr) ++t_->stats.partial;
+  void commit_splice(size_t r, size_t last) noexcept;
+  // A frame found at `r` whose check failed at `good`: the same sp and pc under
+  // another caller (a library function called at the same depth from elsewhere).
+  // Frames r..good are the walk's own: they are recorded, and the walk steps on
+  // from memo[good], searching on outwards, where the stacks meet again.
+  void reject(size_t r, size_t good) noexcept {
+    if (t_ == nullptr) return;
+    ++t_->stats.partial;
+    record_memo(r, good);
   }
   // Ends a walk that met no remembered frame: the recorded frames become the memo.
   // `stops` says the last recorded frame ended the stack. No-op after a splice.
   void commit_fresh(bool stops) noexcept;
 
  private:
+  void put(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint8_t rbp_slot, bool rbp_based) noexcept {
+    if (!recording_) return;
+    if (recorded_ == kMemoCapacity) {
+      recording_ = false;  // keep what was recorded; the rest is walked next time
+      return;
+    }
+    const size_t pos = kMemoSlots - 1 - recorded_;
+    MemoFrames& m = t_->m;
+    m.sp[pos] = sp;
+    m.pc[pos] = pc;
+    m.bp[pos] = bp;
+    m.rbp_slot[pos] = rbp_slot;
+    m.rbp_based[pos] = rbp_based;
+    ++recorded_;
+  }
+
   ThreadMemo* t_ = nullptr;
   bool searching_ = false;
   bool recording_ = false;

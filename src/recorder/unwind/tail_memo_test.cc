@@ -168,3 +168,109 @@ TEST(TailMemo, TruncatedWalksOfDifferentDepthsAndLimits) {
 
 }  // namespace
 }  // namespace memloupe::recorder::unwind_detail
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// A stack deeper than the memo's capacity, walked on the way down and twice at
+// the bottom: the memo keeps the innermost frames, so the last walk takes all
+// but its first frame from it (when the memo kept the outermost ones instead,
+// the walk stepped the ~70 inner frames the memo lacked), and equals a walk
+// without the memo.
+struct DeepWalks {
+  std::vector<uint64_t> last, plain;
+  MemoStats before, after;
+};
+
+__attribute__((noinline)) void dive(int level, int bottom, DeepWalks& d) {
+  uint64_t buf[kMemoCapacity];
+  if (level == bottom / 2) unwind_here(buf, kMemoCapacity, 0);
+  if (level < bottom) {
+    dive(level + 1, bottom, d);
+    MEMLOUPE_KEEP_FRAME();
+    return;
+  }
+  unwind_here(buf, kMemoCapacity, 0);  // splices into the half-way walk's memo
+  d.before = memo_stats();
+  d.last.assign(buf, buf + unwind_here(buf, kMemoCapacity, 0));
+  d.after = memo_stats();
+  set_tail_memo_enabled(false);
+  d.plain.assign(buf, buf + unwind_here(buf, kMemoCapacity, 0));
+  set_tail_memo_enabled(true);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, StacksDeeperThanTheMemoKeepTheirInnermostFrames) {
+  DeepWalks d;
+  dive(0, static_cast<int>(kMemoCapacity) + 60, d);
+  ASSERT_EQ(d.last.size(), kMemoCapacity);
+  ASSERT_EQ(d.plain.size(), kMemoCapacity);
+  // The calls differ in their first address (the call site in dive) only.
+  EXPECT_TRUE(std::equal(d.last.begin() + 1, d.last.end(), d.plain.begin() + 1));
+  EXPECT_EQ(d.after.full, d.before.full + 1);
+  EXPECT_EQ(d.after.reused - d.before.reused, kMemoCapacity - 1);
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// Two walks whose inner frames have equal sp and pc under different callers
+// (via<1>, via<2>), below a common stack: the second walk's check fails at its
+// caller, and the frames further out (`nest`'s, the test's) still come from the
+// memo, exactly as walking gives them.
+struct CallerWalk {
+  MemoStats before, after;
+  std::vector<uint64_t> frames, plain;
+};
+
+__attribute__((noinline)) void leaf_walk(CallerWalk& w, int depth) {
+  if (depth > 0) {
+    leaf_walk(w, depth - 1);
+    MEMLOUPE_KEEP_FRAME();
+    return;
+  }
+  uint64_t buf[256];
+  w.before = memo_stats();
+  w.frames.assign(buf, buf + unwind_here(buf, 256, 0));
+  w.after = memo_stats();
+  set_tail_memo_enabled(false);
+  w.plain.assign(buf, buf + unwind_here(buf, 256, 0));
+  set_tail_memo_enabled(true);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+template <int kWhich>
+__attribute__((noinline)) void via(CallerWalk& w) {
+  leaf_walk(w, static_cast<int>(kMemoFromDepth));
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void nest(int depth, CallerWalk& a, CallerWalk& b) {
+  if (depth > 0) {
+    nest(depth - 1, a, b);
+    MEMLOUPE_KEEP_FRAME();
+    return;
+  }
+  via<1>(a);
+  via<2>(b);
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, AFailedCheckStillReusesTheFramesFurtherOut) {
+  CallerWalk a, b;
+  nest(20, a, b);
+  for (const CallerWalk* w : {&a, &b}) {
+    ASSERT_EQ(w->frames.size(), w->plain.size());
+    EXPECT_TRUE(std::equal(w->frames.begin() + 1, w->frames.end(), w->plain.begin() + 1));
+  }
+  EXPECT_GT(b.after.partial, b.before.partial);
+  EXPECT_EQ(b.after.full, b.before.full + 1);
+  EXPECT_GE(b.after.reused - b.before.reused, 20u);
+  EXPECT_NE(a.frames, b.frames);  // the callers differ
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
