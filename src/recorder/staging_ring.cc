@@ -1,42 +1,91 @@
 #include "recorder/staging_ring.h"
 
+#include <emmintrin.h>
+
 #include <cstring>
 
 #include "recorder/spin_lock.h"
 
 namespace memloupe::recorder {
 
+namespace {
+// Generations of rings in this process (a session's ring, then a fork child's or
+// a later attach's): never 0, which a new StagedFrames holds.
+uint16_t g_last_generation = 0;
+}  // namespace
+
 bool StagingRing::init() noexcept {
   map_ = Mapping::anonymous(kSlots * kSlotBytes);
   slots_ = static_cast<Slot*>(map_.data());
   next_.store(0, std::memory_order_relaxed);
   consumed_.store(0, std::memory_order_relaxed);
+  if (++g_last_generation == 0) ++g_last_generation;
+  generation_ = g_last_generation;
   return slots_ != nullptr;
 }
 
-void StagingRing::write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> frames) noexcept {
+size_t StagingRing::share_with(StagedFrames& mine, std::span<const uint64_t> frames) noexcept {
+  const size_t n = frames.size();
+  size_t prev_n = mine.writer_n;
+  if (mine.writer_generation != generation_) {
+    mine.writer_generation = generation_;
+    prev_n = 0;
+  }
+  // Compared from the outer ends, eight frames at a time while all match, then
+  // two at a time.
+  const uint64_t* a = frames.data() + n;            // a[-1]: the outermost frame
+  const uint64_t* b = mine.writer + kStagedFrames;  // likewise
+  const size_t most = n < prev_n ? n : prev_n;
+  const auto load = [](const uint64_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+  const auto same = [&](size_t at) { return _mm_cmpeq_epi32(load(a - at - 2), load(b - at - 2)); };
+  size_t shared = 0;
+  while (shared + 8 <= most) {
+    const __m128i all = _mm_and_si128(_mm_and_si128(same(shared), same(shared + 2)),
+                                      _mm_and_si128(same(shared + 4), same(shared + 6)));
+    if (_mm_movemask_epi8(all) != 0xffff) break;
+    shared += 8;
+  }
+  bool differ = false;
+  while (shared + 2 <= most) {
+    const int eq = _mm_movemask_epi8(same(shared));
+    if (eq != 0xffff) {
+      if ((eq & 0xff00) == 0xff00) ++shared;  // the outer frame of the pair is shared
+      differ = true;
+      break;
+    }
+    shared += 2;
+  }
+  if (!differ && shared < most && *(a - shared - 1) == *(b - shared - 1)) ++shared;
+  if (n != 0) std::memcpy(mine.writer + kStagedFrames - n, frames.data(), (n - shared) * 8);
+  mine.writer_n = static_cast<uint32_t>(n);
+  return shared;
+}
+
+void StagingRing::write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> own, size_t shared,
+                        StagedFrames* mine) noexcept {
   Slot& head = slot(t);
   uint64_t* w = head.words;
   w[kFlagsWord] = static_cast<uint64_t>(r.kind) | uint64_t{static_cast<uint8_t>(r.func)} << 8 |
-                 uint64_t{r.sampled} << 16 | uint64_t{frames.size()} << 17 | uint64_t{r.thread} << 32;
-  w[kAlignmentWord] = r.alignment;
+                 uint64_t{r.sampled} << 16 | uint64_t{own.size()} << 17 | uint64_t{r.thread} << 32;
+  w[kAlignmentWord] = r.alignment | uint64_t{shared} << 32 | uint64_t{generation_} << 48;
   w[kTimeWord] = r.time_ns;
   w[kAddressWord] = r.address;
   w[kSizeWord] = r.size;
   w[kOldAddressWord] = r.old_address;
-  const size_t first = frames.size() < kHeadFrames ? frames.size() : kHeadFrames;
-  if (first != 0) std::memcpy(w + kHeadWords, frames.data(), first * 8);  // data() may be null
-  for (size_t done = first, i = 1; done < frames.size(); done += kMoreFrames, ++i) {
-    const size_t m = frames.size() - done < kMoreFrames ? frames.size() - done : kMoreFrames;
-    std::memcpy(slot(t + i).words, frames.data() + done, m * 8);
+  w[kFramesWord] = reinterpret_cast<uintptr_t>(mine);
+  const size_t first = own.size() < kHeadFrames ? own.size() : kHeadFrames;
+  if (first != 0) std::memcpy(w + kHeadWords, own.data(), first * 8);  // data() may be null
+  for (size_t done = first, i = 1; done < own.size(); done += kMoreFrames, ++i) {
+    const size_t m = own.size() - done < kMoreFrames ? own.size() - done : kMoreFrames;
+    std::memcpy(slot(t + i).words, own.data() + done, m * 8);
   }
   head.published.store(t + 1, std::memory_order_release);
 }
 
-bool StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames,
-                       uint64_t* scratch) noexcept {
+size_t StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames,
+                         uint64_t* scratch) noexcept {
   Slot& head = slot(t);
-  if (head.published.load(std::memory_order_acquire) != t + 1) return false;
+  if (head.published.load(std::memory_order_acquire) != t + 1) return 0;
   const uint64_t* w = head.words;
   const uint64_t flags = w[kFlagsWord];
   r.kind = static_cast<StagedKind>(flags & 0xff);
@@ -44,22 +93,37 @@ bool StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& f
   r.sampled = (flags >> 16) & 1;
   const auto n = static_cast<size_t>((flags >> 17) & 0x7fff);
   r.thread = static_cast<uint32_t>(flags >> 32);
-  r.alignment = static_cast<uint32_t>(w[kAlignmentWord]);
+  const uint64_t alignment_word = w[kAlignmentWord];
+  r.alignment = static_cast<uint32_t>(alignment_word);
+  size_t shared = (alignment_word >> 32) & 0xffff;
+  const auto generation = static_cast<uint16_t>(alignment_word >> 48);
   r.time_ns = w[kTimeWord];
   r.address = w[kAddressWord];
   r.size = w[kSizeWord];
   r.old_address = w[kOldAddressWord];
-  if (n <= kHeadFrames) {
+  auto* mine = reinterpret_cast<StagedFrames*>(w[kFramesWord]);
+  const size_t used = slots_for(n);
+  if (mine == nullptr && n <= kHeadFrames) {
     frames = {w + kHeadWords, n};
-    return true;
+    return used;
   }
-  std::memcpy(scratch, w + kHeadWords, kHeadFrames * 8);
-  for (size_t done = kHeadFrames, i = 1; done < n; done += kMoreFrames, ++i) {
+  uint64_t* dst = scratch;
+  if (mine != nullptr) {
+    // The shared frames are the ones the consumer's copy ends with, if it is of
+    // this generation (always, unless a ring was replaced under a writer: then
+    // the record keeps only its own frames rather than borrow stale ones).
+    if (mine->consumer_generation != generation) shared = 0;
+    mine->consumer_generation = generation;
+    dst = mine->consumer + kStagedFrames - (n + shared);
+  }
+  const size_t first = n < kHeadFrames ? n : kHeadFrames;
+  if (first != 0) std::memcpy(dst, w + kHeadWords, first * 8);
+  for (size_t done = first, i = 1; done < n; done += kMoreFrames, ++i) {
     const size_t m = n - done < kMoreFrames ? n - done : kMoreFrames;
-    std::memcpy(scratch + done, slot(t + i).words, m * 8);
+    std::memcpy(dst + done, slot(t + i).words, m * 8);
   }
-  frames = {scratch, n};
-  return true;
+  frames = {dst, n + shared};
+  return used;
 }
 
 // A writer between its ticket and its publication is a few dozen instructions

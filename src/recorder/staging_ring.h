@@ -54,13 +54,31 @@ struct StagedRecord {
   uint64_t old_address = 0;
 };
 
+// The frames of a thread's last staged backtrace, right-aligned (the outermost at
+// [kStagedFrames - 1]), twice: the writer's copy, against which the next
+// backtrace finds the outer frames it shares, and the consumer's, into which a
+// record's own frames are put back in front of the shared ones. Consecutive
+// allocations of a thread share most of a deep stack, so a record carries only
+// the frames that changed: on bench_stl_deep (60-160 frames) copying all of them
+// through the ring's slots and back took a tenth of the run's CPU. A ThreadSlot
+// holds one; the writer's half is its thread's, the consumer's the trace-lock
+// holder's.
+inline constexpr size_t kStagedFrames = 256;
+struct StagedFrames {
+  uint64_t writer[kStagedFrames] = {};
+  uint64_t consumer[kStagedFrames] = {};
+  uint32_t writer_n = 0;
+  uint32_t writer_generation = 0;    // the ring's generation writer_n counts in
+  uint32_t consumer_generation = 0;  // the generation of the last record put back
+};
+
 class StagingRing {
  public:
   static constexpr size_t kSlots = 4096;  // power of two; 512 KiB
   static constexpr size_t kSlotBytes = 128;
-  static constexpr size_t kHeadFrames = 9;
+  static constexpr size_t kHeadFrames = 8;
   static constexpr size_t kMoreFrames = 15;
-  static constexpr size_t kMaxFrames = 256;
+  static constexpr size_t kMaxFrames = kStagedFrames;
   static constexpr size_t kReleaseEvery = 64;  // records drained between releases of their slots
 
   StagingRing() noexcept = default;
@@ -76,16 +94,22 @@ class StagingRing {
   }
 
   // Writer: takes tickets, waits (calling help()) until their slots are free,
-  // writes and publishes. Frames past kMaxFrames are dropped. Returns the ring's
-  // fill as this writer saw it (tickets issued up to its own, minus drained).
+  // writes and publishes. Frames past kMaxFrames are dropped. With `mine` (the
+  // calling thread's StagedFrames, for every record of that thread that has
+  // frames), only the frames that differ from the thread's last backtrace are
+  // written. Returns the ring's fill as this writer saw it (tickets issued up to
+  // its own, minus drained).
   template <class Help>
-  uint64_t put(const StagedRecord& r, std::span<const uint64_t> frames, Help help) noexcept {
+  uint64_t put(const StagedRecord& r, std::span<const uint64_t> frames, Help help,
+               StagedFrames* mine = nullptr) noexcept {
     if (frames.size() > kMaxFrames) frames = frames.first(kMaxFrames);
-    const size_t k = slots_for(frames.size());
+    const size_t shared = mine != nullptr ? share_with(*mine, frames) : 0;
+    const std::span<const uint64_t> own = frames.first(frames.size() - shared);
+    const size_t k = slots_for(own.size());
     const uint64_t t = next_.fetch_add(k, std::memory_order_relaxed);
     uint64_t drained;
     while ((drained = consumed_.load(std::memory_order_acquire)) + kSlots < t + k) help();
-    write(t, r, frames);
+    write(t, r, own, shared, mine);
     return t + k - drained;
   }
 
@@ -116,11 +140,12 @@ class StagingRing {
     uint64_t ahead_end = c;
     uint64_t ahead_n = 0;
     for (;;) {
-      if (!read(c, r, frames, scratch)) {
+      const size_t used = read(c, r, frames, scratch);
+      if (used == 0) {
         if (c >= until || !wait_published(c, settle_ns)) break;
         continue;
       }
-      const uint64_t next = c + slots_for(frames.size());
+      const uint64_t next = c + used;
       if (ahead_n > 0) {
         --ahead_n;
       } else {
@@ -143,10 +168,13 @@ class StagingRing {
 
  private:
   // A head slot's words, after `published` (write() and read() pack them):
-  //   kind (bits 0-7) | func (8-15) | sampled (16) | frame count (17-31) | thread (32-63),
-  //   alignment, time_ns, address, size, old_address; then kHeadFrames frames.
+  //   kind (bits 0-7) | func (8-15) | sampled (16) | own frames (17-31) | thread (32-63),
+  //   alignment (0-31) | shared frames (32-47) | generation (48-63),
+  //   time_ns, address, size, old_address, the writer's StagedFrames (or 0);
+  //   then kHeadFrames frames.
   enum HeadWord : size_t {
-    kFlagsWord, kAlignmentWord, kTimeWord, kAddressWord, kSizeWord, kOldAddressWord, kHeadWords
+    kFlagsWord, kAlignmentWord, kTimeWord, kAddressWord, kSizeWord, kOldAddressWord, kFramesWord,
+    kHeadWords
   };
   static_assert(kHeadWords + kHeadFrames == kSlotBytes / 8 - 1);
   struct alignas(kSlotBytes) Slot {
@@ -156,10 +184,16 @@ class StagingRing {
   static_assert(sizeof(Slot) == kSlotBytes);
 
   Slot& slot(uint64_t ticket) noexcept { return slots_[ticket & (kSlots - 1)]; }
-  void write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> frames) noexcept;
-  // The record with ticket t, if published. Its frames stay in the slot when they
-  // fit there (the common case), else they are gathered into `scratch`.
-  bool read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames, uint64_t* scratch) noexcept;
+  // How many outer frames `frames` shares with the writer's last backtrace, which
+  // it then replaces.
+  size_t share_with(StagedFrames& mine, std::span<const uint64_t> frames) noexcept;
+  void write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> own, size_t shared,
+             StagedFrames* mine) noexcept;
+  // The record with ticket t, if published: the slots it takes, else 0. Its frames
+  // stay in the slot when they are all there and fit (the common case for
+  // shallow stacks), else they are gathered into `scratch` or, for a record with
+  // shared frames, into the consumer's StagedFrames.
+  size_t read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames, uint64_t* scratch) noexcept;
   // ahead(address, old_address) of the record with ticket t, if t is a published
   // head (it stays as it is until the consumer passes it), and its slots; 0 if
   // not published. A slot that is not t's head holds another ticket + 1, or 0: a
@@ -176,6 +210,7 @@ class StagingRing {
 
   Mapping map_;
   Slot* slots_ = nullptr;
+  uint16_t generation_ = 0;  // a new one per init(): writers' StagedFrames from before are stale
   // Apart, so that writers taking tickets do not disturb the consumer's line.
   alignas(64) std::atomic<uint64_t> next_{0};
   alignas(64) std::atomic<uint64_t> consumed_{0};

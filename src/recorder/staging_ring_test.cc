@@ -71,6 +71,53 @@ TEST(StagingRingTest, OneWriterRoundTripsEveryFieldAcrossManyLaps) {
   EXPECT_EQ(ring.drain(check, 0), 0u);
 }
 
+// Two writers' deep backtraces that share outer frames with their own last one
+// (and not with each other's), interleaved with shallow ones that go whole:
+// every record comes back with exactly its frames, across laps, and after the
+// ring is replaced (a new generation: the writers' last backtraces are stale).
+TEST(StagingRingTest, SharedOuterFramesRoundTrip) {
+  StagingRing ring;
+  ASSERT_TRUE(ring.init());
+  StagedFrames mine[2];
+  std::vector<std::vector<uint64_t>> want;
+  size_t got = 0;
+  const auto check = [&](const StagedRecord& r, std::span<const uint64_t> frames) {
+    ASSERT_LT(got, want.size());
+    EXPECT_EQ(r.size, got);
+    EXPECT_EQ(std::vector<uint64_t>(frames.begin(), frames.end()), want[got]) << got;
+    ++got;
+  };
+  uint64_t x = 12345;
+  const auto rnd = [&](uint64_t below) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % below;
+  };
+  for (int generation = 0; generation < 2; ++generation) {
+    if (generation == 1) {
+      ASSERT_TRUE(ring.init());
+    }
+    got = 0;
+    want.clear();
+    std::vector<uint64_t> stack[2];  // outermost first
+    for (uint64_t seq = 0; seq < 30'000; ++seq) {
+      const size_t w = rnd(2);
+      std::vector<uint64_t>& s = stack[w];
+      // Return from a few frames, call a few others (up to 300 deep: past kMaxFrames).
+      s.resize(s.size() - std::min<size_t>(s.size(), rnd(6)));
+      for (uint64_t k = rnd(7); k > 0 && s.size() < 300; --k) s.push_back((w + 1) << 40 | rnd(50));
+      std::vector<uint64_t> frames(s.rbegin(), s.rend());  // innermost first
+      if (frames.size() > StagingRing::kMaxFrames) frames.resize(StagingRing::kMaxFrames);
+      StagedRecord r;
+      r.size = want.size();
+      want.push_back(frames);
+      StagedFrames* with = frames.size() > StagingRing::kHeadFrames ? &mine[w] : nullptr;
+      ring.put(r, frames, [&] { ring.drain(check, 0); }, with);
+    }
+    ring.drain(check, 0);
+    EXPECT_EQ(got, want.size());
+  }
+}
+
 // Writers on several threads, the consumer draining whenever it gets the lock (as
 // the flush thread and full-ring writers do): every record arrives once, whole,
 // and each writer's records in the order it put them.

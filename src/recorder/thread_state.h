@@ -21,6 +21,7 @@
 #include "format/funcs.h"
 #include "recorder/random.h"
 #include "recorder/sampler.h"
+#include "recorder/staging_ring.h"
 #include "recorder/tls_model.h"
 
 namespace memloupe::recorder {
@@ -70,6 +71,7 @@ struct ThreadSlot {
   bool announced = false;      // ThreadStart written to the trace
   uintptr_t pthread = 0;       // pthread_self() of the owner
   Counters counters;
+  StagedFrames staged;         // --all mode: the last backtrace staged (staging_ring.h)
 };
 
 enum class Phase : uint8_t {
