@@ -20,7 +20,7 @@ namespace memloupe::format {
 // Sets `newest` for on_alloc (AllocHistory::find_freed).
 uint8_t* encoder_detail::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr,
                                  unsigned& newest) noexcept {
-  if (mode != Mode::All) return p;
+  if (!addresses) return p;
   AddrForm form;
   const AllocHistory::FreedMatch m = history.find_freed(size, thread, addr);
   newest = m.newest;
@@ -68,7 +68,8 @@ AllocId encoder_detail::State::alloc(uint8_t* p, const AllocRecord& r) noexcept 
                         : bt_cache[w1].date <= bt_cache[w2].date ? w1
                                                              : w2;
   BtEntry& e = bt_cache[slot];
-  const uint64_t addr = mode == Mode::All ? r.address : 0;
+  // Without addresses the history keeps no freed lists (address 0: history.h).
+  const uint64_t addr = addresses ? r.address : 0;
   uint8_t flags = r.n_samples != 1 ? kHasSamples : 0;
 
   uint8_t* flags_at;
@@ -109,9 +110,10 @@ AllocId encoder_detail::State::alloc(uint8_t* p, const AllocRecord& r) noexcept 
   return AllocId{id};
 }
 
-void Encoder::start(ChunkSink& sink, Mode mode) noexcept {
+void Encoder::start(ChunkSink& sink, Mode mode, bool addresses) noexcept {
   state_.sink = &sink;
   state_.mode = mode;
+  state_.addresses = mode == Mode::All && addresses;
 }
 
 void Encoder::reset() noexcept {

@@ -189,9 +189,9 @@ class Stream {
   Coverage cov_;
 };
 
-CrcSink encode_stream(Mode mode, uint64_t seed, uint64_t events) {
+CrcSink encode_stream(Mode mode, uint64_t seed, uint64_t events, bool addresses = true) {
   CrcSink sink;
-  auto enc = std::make_unique<Encoder>(sink, mode);
+  auto enc = std::make_unique<Encoder>(sink, mode, addresses);
   Stream stream(mode, seed);
   stream.run(*enc, events);
   const Stream::Coverage& c = stream.coverage();
@@ -208,6 +208,14 @@ TEST(EncoderGolden, AllModeBytesAreFrozen) {
   const CrcSink s = encode_stream(Mode::All, 7, 400'000);
   EXPECT_EQ(s.bytes, 2842574u);
   EXPECT_EQ(s.crc, 392136547u);
+}
+
+// The recorder's default --all form (header mode byte 2): the same stream
+// without address fields or address-form bits.
+TEST(EncoderGolden, AllModeWithoutAddressesBytesAreFrozen) {
+  const CrcSink s = encode_stream(Mode::All, 7, 400'000, /*addresses=*/false);
+  EXPECT_EQ(s.bytes, 1986055u);  // 2842574 with addresses
+  EXPECT_EQ(s.crc, 1205730290u);
 }
 
 TEST(EncoderGolden, SampledModeBytesAreFrozen) {

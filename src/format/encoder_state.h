@@ -61,6 +61,7 @@ inline constexpr unsigned kHashMemoBits = 4;
 struct State {
   ChunkSink* sink = nullptr;
   Mode mode = Mode::Sampled;
+  bool addresses = false;  // Mode::All with per-event addresses (Encoder::start)
   FrameCacheEncoder frames;
   AllocHistory history;
   BtEntry bt_cache[kBtCacheSize] = {};

@@ -33,6 +33,29 @@ TEST(RoundTrip, AllModeWithAddresses) {
   for (uint64_t seed = 1; seed <= 10; ++seed) expect_round_trip(seed, {.mode = Mode::All});
 }
 
+// The recorder's default --all form: no per-event addresses (the reader delivers
+// 0), frees still name their blocks; also through the column form.
+TEST(RoundTrip, AllModeWithoutAddresses) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const StreamOptions o{.mode = Mode::All, .addresses = false, .flush_often = seed % 2 == 0};
+    expect_round_trip(seed, o);
+    testing::Stream s = make_stream(seed, o);
+    auto compacted = compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
+    ASSERT_TRUE(compacted.ok()) << compacted.error().message;
+    std::string error;
+    EXPECT_EQ(read_all(compacted->bytes, &error), s.expected) << "seed " << seed;
+    EXPECT_EQ(error, "");
+  }
+}
+
+// Without addresses the same events take fewer bytes: no address fields.
+TEST(RoundTrip, AddressFreeFormIsSmaller) {
+  const testing::Stream with = make_stream(3, {.mode = Mode::All, .events = 4000});
+  const testing::Stream without = make_stream(3, {.mode = Mode::All, .addresses = false, .events = 4000});
+  ASSERT_EQ(with.expected.size(), without.expected.size());
+  EXPECT_LT(without.bytes.size() + 4000, with.bytes.size());
+}
+
 TEST(RoundTrip, DeepRecursiveStacks) {
   for (uint64_t seed = 100; seed < 110; ++seed)
     expect_round_trip(seed, {.mode = Mode::Sampled, .events = 1500, .max_depth = 300});
@@ -103,6 +126,7 @@ TEST(RoundTrip, HeaderFields) {
   EXPECT_EQ(info.version, 1);
   EXPECT_EQ(info.pointer_size, sizeof(void*));
   EXPECT_EQ(info.mode, Mode::All);
+  EXPECT_TRUE(info.addresses);
   EXPECT_EQ(info.bytes_per_sample, 0u);
   EXPECT_EQ(info.pid, 4242u);
   EXPECT_EQ(info.start_wall_ns, 1700000000123456789ull);
@@ -112,6 +136,11 @@ TEST(RoundTrip, HeaderFields) {
   EXPECT_EQ(info.argv, (std::vector<std::string>{"example", "--flag", "", "last"}));
   EXPECT_EQ(info.source_format, "");
   EXPECT_FALSE((*r)->has_symbols_section());
+  testing::Stream plain = make_stream(1, {.mode = Mode::All, .addresses = false, .events = 10});
+  auto p = Reader::from_bytes(plain.bytes);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ((*p)->info().mode, Mode::All);
+  EXPECT_FALSE((*p)->info().addresses);
 }
 
 }  // namespace
