@@ -35,7 +35,7 @@ std::vector<uint8_t> trace(Mode mode, unsigned allocs, bool addresses = true) {
   HeaderFields h{mode, mode == Mode::All ? 0u : 4096u, 1234, 1700000000000000000ull, 5000,
                  "host", "/bin/prog", std::string_view("prog\0-x\0", 8), addresses};
   sink.bytes.resize(encode_file_header(h, sink.bytes));
-  auto enc = std::make_unique<Encoder>(sink, mode, addresses);
+  auto enc = std::make_unique<Encoder>(sink, mode, Encoder::Options{.addresses = addresses});
   uint64_t t = 0;
   const uint8_t build_id[] = {0xde, 0xad, 0xbe, 0xef};
   enc->module_load({t, 0x400000, 0x401000, 0, "/bin/prog", build_id});

@@ -56,6 +56,39 @@ TEST(RoundTrip, AddressFreeFormIsSmaller) {
   EXPECT_LT(without.bytes.size() + 4000, with.bytes.size());
 }
 
+// The encoder's column form (what the recorder writes) is what the finaliser's
+// compaction makes of the row form: the same bytes, chunk for chunk, when the
+// events fit one chunk; and the same events read back, when they span many.
+TEST(RoundTrip, DirectColumnsEqualCompactedRows) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    for (const bool addresses : {true, false}) {
+      StreamOptions o{.mode = seed % 3 ? Mode::All : Mode::Sampled, .addresses = addresses, .events = 1000,
+                      .rare_events = false};
+      const testing::Stream rows = make_stream(seed, o);
+      o.columns = true;
+      const testing::Stream columns = make_stream(seed, o);
+      ASSERT_EQ(columns.chunk_ends.size(), 1u) << "seed " << seed;  // one events chunk
+      auto compacted = compact_trace(rows.bytes, {.zstd_level = 0});
+      ASSERT_TRUE(compacted.ok()) << compacted.error().message;
+      EXPECT_EQ(compacted->bytes, columns.bytes) << "seed " << seed << " addresses " << addresses;
+    }
+  }
+}
+
+TEST(RoundTrip, DirectColumnsManyChunks) {
+  for (uint64_t seed = 400; seed < 406; ++seed) {
+    for (const bool addresses : {true, false}) {
+      expect_round_trip(seed, {.mode = Mode::All, .addresses = addresses, .events = 30000, .columns = true});
+      expect_round_trip(seed, {.mode = Mode::All, .addresses = addresses, .events = 4000,
+                               .flush_often = true, .columns = true});
+    }
+    expect_round_trip(seed, {.mode = Mode::Sampled, .max_depth = 250, .columns = true});
+    const testing::Stream s = make_stream(seed, {.mode = Mode::All, .addresses = false, .events = 60000,
+                                                 .rare_events = false, .columns = true});
+    EXPECT_GT(s.chunk_ends.size(), 1u);  // the streams' buffers fill: chunks are cut between events
+  }
+}
+
 TEST(RoundTrip, DeepRecursiveStacks) {
   for (uint64_t seed = 100; seed < 110; ++seed)
     expect_round_trip(seed, {.mode = Mode::Sampled, .events = 1500, .max_depth = 300});

@@ -147,7 +147,7 @@ Stream make_stream(uint64_t seed, const StreamOptions& o) {
   s.bytes.resize(kMaxFileHeader);
   s.bytes.resize(encode_file_header(test_header(o.mode, o.addresses), s.bytes));
   VectorSink sink(s.bytes, &s.chunk_ends);
-  auto enc = std::make_unique<Encoder>(sink, o.mode, o.addresses);
+  auto enc = std::make_unique<Encoder>(sink, o.mode, Encoder::Options{.addresses = o.addresses, .columns = o.columns});
   Generator g(seed, o);
   const bool all = o.mode == Mode::All;
   const bool addresses = all && o.addresses;  // delivered by the reader

@@ -25,6 +25,7 @@ struct StreamOptions {
   bool flush_often = false;    // many small chunks
   bool rare_events = true;     // threads, modules, markers, totals, ...
   bool huge_thread_ids = true;  // thread ids up to UINT32_MAX (else below 32)
+  bool columns = false;        // the encoder writes column chunks (the recorder's form)
 };
 
 struct Stream {
