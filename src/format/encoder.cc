@@ -107,7 +107,6 @@ AllocId encoder_detail::State::alloc(Out& o, const AllocRecord& r) noexcept {
   last_alloc_func = r.func;
   const uint64_t id = next_id++;
   history.on_alloc(id, r.size, addr, r.func, thread, newest);
-  end(o);
   return AllocId{id};
 }
 
@@ -116,6 +115,7 @@ void Encoder::start(ChunkSink& sink, Mode mode, Options options) noexcept {
   state_.mode = mode;
   state_.addresses = mode == Mode::All && options.addresses;
   state_.columns = options.columns;
+  state_.out.rows = !options.columns;
 }
 
 void Encoder::reset() noexcept {
@@ -126,7 +126,7 @@ void Encoder::reset() noexcept {
 
 AllocId Encoder::alloc(const AllocRecord& r) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   st.switch_to(o, r.thread);
   return st.alloc(o, r);
 }
@@ -134,7 +134,7 @@ AllocId Encoder::alloc(const AllocRecord& r) noexcept {
 AllocId Encoder::realloc(AllocId old, const AllocRecord& r) noexcept {
   State& st = s();
   if (old.value >= st.next_id) return alloc(r);
-  Out o = st.begin();
+  Out& o = st.begin();
   st.switch_to(o, r.thread);
   st.timed(o, Code::ReallocOf, r.time_ns);
   o[Stream::Ref] = put_varint(o[Stream::Ref], st.history.block_ref(old.value, st.next_id, st.thread));
@@ -145,7 +145,7 @@ AllocId Encoder::realloc(AllocId old, const AllocRecord& r) noexcept {
 void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noexcept {
   State& st = s();
   if (id.value >= st.next_id) return;  // not an id this encoder gave out
-  Out o = st.begin();
+  Out& o = st.begin();
   st.switch_to(o, thread);
   st.timed(o, Code::Free, time_ns);
   const bool changed = func != st.history.predicted_free_func(id.value, st.next_id);
@@ -154,7 +154,6 @@ void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noe
   p = put_varint(p, ref << 1 | (changed ? 1 : 0));
   if (changed) *p++ = static_cast<uint8_t>(func);
   st.history.on_free(id.value, st.next_id, func, false, st.thread);
-  st.end(o);
 }
 
 void Encoder::flush() noexcept { s().seal(); }

@@ -6,33 +6,30 @@ namespace memloupe::format {
 
 void Encoder::thread_start(ThreadId thread, uint64_t time_ns, uint32_t os_tid) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::ThreadStart, time_ns);
   p = put_varint(p, thread.value);
   p = put_varint(p, os_tid);
-  st.end(o);
 }
 
 void Encoder::thread_name(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::ThreadName, time_ns);
   p = put_varint(p, thread.value);
   p = put_string(p, name.data(), name.size(), kMaxString);
-  st.end(o);
 }
 
 void Encoder::thread_end(ThreadId thread, uint64_t time_ns) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::ThreadEnd, time_ns);
   p = put_varint(p, thread.value);
-  st.end(o);
 }
 
 void Encoder::module_load(const ModuleLoad& m) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::ModuleLoad, m.time_ns);
   p = put_varint(p, m.start);
   p = put_varint(p, m.end >= m.start ? m.end - m.start : 0);
@@ -42,52 +39,46 @@ void Encoder::module_load(const ModuleLoad& m) noexcept {
   *p++ = static_cast<uint8_t>(n);
   if (n) std::memcpy(p, m.build_id.data(), n);
   p += n;
-  st.end(o);
 }
 
 void Encoder::module_unload(uint64_t time_ns, uint64_t start) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::ModuleUnload, time_ns);
   p = put_varint(p, start);
-  st.end(o);
 }
 
 void Encoder::rss(uint64_t time_ns, uint64_t rss_bytes) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::Rss, time_ns);
   p = put_varint(p, rss_bytes);
-  st.end(o);
 }
 
 void Encoder::marker(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::Marker, time_ns);
   p = put_varint(p, thread.value);
   p = put_string(p, name.data(), name.size(), kMaxString);
-  st.end(o);
 }
 
 void Encoder::call_totals(const CallTotals& totals) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::CallTotals, totals.time_ns);
   p = put_varint(p, kFuncCount);
   for (const FuncTotal& t : totals.totals) {
     p = put_varint(p, t.calls);
     p = put_varint(p, t.bytes);
   }
-  st.end(o);
 }
 
 void Encoder::trace_end(uint64_t time_ns, EndReason reason) noexcept {
   State& st = s();
-  Out o = st.begin();
+  Out& o = st.begin();
   uint8_t*& p = st.ext(o, ExtType::TraceEnd, time_ns);
   *p++ = static_cast<uint8_t>(reason);
-  st.end(o);
   st.seal();
 }
 

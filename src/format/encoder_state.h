@@ -95,74 +95,62 @@ struct State {
   bool columns = false;  // write ChunkType::EventsColumns (Encoder::start)
   bool open = false;     // a chunk has been started (its prefix taken)
   uint64_t chunk_us = 0, chunk_id = 0;  // the open chunk's prefix
-  size_t len = 0;  // row form: payload bytes in `buf` after the chunk header
-  size_t stream_len[kStreamCount] = {};  // column form: bytes in each stream
-  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload] = {};
-  alignas(8) uint8_t streams[kStreamCount][kStreamPayload] = {};
+  // The write cursors of the open chunk, kept from event to event (a copy per
+  // event cost ~50 instructions); Encoder::start sets out.rows.
+  Out out = {};
+  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload] = {};  // row form
+  alignas(8) uint8_t streams[kStreamCount][kStreamPayload] = {};  // column form
   alignas(8) uint8_t columns_buf[kColumnsChunk] = {};  // a sealed column chunk
 
   uint8_t* payload() noexcept { return buf + kChunkHeaderSize; }
 
   // Makes room for one event and returns where its fields go.
-  Out begin() noexcept {
-    if (columns) {
-      size_t most = 0;
-      for (size_t n : stream_len) most = n > most ? n : most;
-      if (most + kReserve > kStreamPayload) seal();
-    } else if (len + kReserve > kChunkPayload) {
-      seal();
-    }
+  Out& begin() noexcept {
+    if (open && !room()) seal();
     if (!open) {
       open = true;
       chunk_us = last_us;
       chunk_id = next_id;
-      if (!columns) {
+      if (columns) {
+        for (size_t i = 0; i < kStreamCount; ++i) out.at[i] = streams[i];
+      } else {
         uint8_t* p = put_u64(payload(), last_us);
-        put_u64(p, next_id);
-        len = kEventsPrefix;
+        out.at[0] = put_u64(p, next_id);
       }
     }
-    Out o;
-    o.rows = !columns;
-    if (columns) {
-      for (size_t i = 0; i < kStreamCount; ++i) o.at[i] = streams[i] + stream_len[i];
-    } else {
-      o.at[0] = payload() + len;
-    }
-    return o;
+    return out;
   }
-  void end(Out& o) noexcept {
-    if (columns) {
-      for (size_t i = 0; i < kStreamCount; ++i) stream_len[i] = static_cast<size_t>(o.at[i] - streams[i]);
-    } else {
-      len = static_cast<size_t>(o.at[0] - payload());
-    }
+  // Whether the open chunk can take one more event (kReserve in every stream).
+  bool room() const noexcept {
+    if (!columns) return out.at[0] + kReserve <= buf + sizeof(buf);
+    for (size_t i = 0; i < kStreamCount; ++i)
+      if (out.at[i] + kReserve > streams[i] + kStreamPayload) return false;
+    return true;
   }
 
   void seal() noexcept {
     if (!open) return;
     open = false;
     if (!columns) {
+      const size_t len = static_cast<size_t>(out.at[0] - payload());
       if (len <= kEventsPrefix) return;
       write_chunk_header(buf, ChunkType::Events, 0, {payload(), len}, static_cast<uint32_t>(len));
       sink->write_chunk({buf, kChunkHeaderSize + len});
       bytes_written += kChunkHeaderSize + len;
-      len = 0;
       return;
     }
-    size_t total = 0;
-    for (size_t n : stream_len) total += n;
+    size_t lengths[kStreamCount], total = 0;
+    for (size_t i = 0; i < kStreamCount; ++i) total += lengths[i] = static_cast<size_t>(out.at[i] - streams[i]);
     if (total == 0) return;
     // u64 start time | u64 alloc-id base | u8 stream count | varint lengths | streams
     uint8_t* const start = columns_buf + kChunkHeaderSize;
     uint8_t* p = put_u64(start, chunk_us);
     p = put_u64(p, chunk_id);
     *p++ = static_cast<uint8_t>(kStreamCount);
-    for (size_t n : stream_len) p = put_varint(p, n);
+    for (size_t n : lengths) p = put_varint(p, n);
     for (size_t i = 0; i < kStreamCount; ++i) {
-      std::memcpy(p, streams[i], stream_len[i]);
-      p += stream_len[i];
-      stream_len[i] = 0;
+      std::memcpy(p, streams[i], lengths[i]);
+      p += lengths[i];
     }
     const size_t n = static_cast<size_t>(p - start);
     write_chunk_header(columns_buf, ChunkType::EventsColumns, 0, {start, n}, static_cast<uint32_t>(n));
