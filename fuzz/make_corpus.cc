@@ -28,13 +28,14 @@ class Sink final : public ChunkSink {
   std::vector<uint8_t> bytes;
 };
 
-std::vector<uint8_t> trace(Mode mode, unsigned allocs) {
+// `addresses`: Mode::All with per-event addresses (header mode 1) or without (2).
+std::vector<uint8_t> trace(Mode mode, unsigned allocs, bool addresses = true) {
   Sink sink;
   sink.bytes.resize(kMaxFileHeader);
   HeaderFields h{mode, mode == Mode::All ? 0u : 4096u, 1234, 1700000000000000000ull, 5000,
-                 "host", "/bin/prog", std::string_view("prog\0-x\0", 8)};
+                 "host", "/bin/prog", std::string_view("prog\0-x\0", 8), addresses};
   sink.bytes.resize(encode_file_header(h, sink.bytes));
-  auto enc = std::make_unique<Encoder>(sink, mode);
+  auto enc = std::make_unique<Encoder>(sink, mode, Encoder::Options{.addresses = addresses});
   uint64_t t = 0;
   const uint8_t build_id[] = {0xde, 0xad, 0xbe, 0xef};
   enc->module_load({t, 0x400000, 0x401000, 0, "/bin/prog", build_id});
@@ -154,7 +155,9 @@ int main(int argc, char** argv) {
             write(dir + "/all_columns.mlt", finalised(trace(Mode::All, 30), 0)) &&
             write(dir + "/sampled_indexed.mlt", indexed(finalised(trace(Mode::Sampled, 12), 0))) &&
             write(dir + "/all_indexed.mlt", indexed(finalised(trace(Mode::All, 30), 0))) &&
-            write(dir + "/all_snapshots.mlt", with_snapshots(trace(Mode::All, 30)));
+            write(dir + "/all_snapshots.mlt", with_snapshots(trace(Mode::All, 30))) &&
+            write(dir + "/all_noaddr_raw.mlt", trace(Mode::All, 30, false)) &&
+            write(dir + "/all_noaddr_columns.mlt", finalised(trace(Mode::All, 30, false), 0));
   if (!ok) std::perror(dir.c_str());
   return ok ? 0 : 1;
 }

@@ -41,7 +41,7 @@ void print_header(const reader::Reader& r, const std::string& path) {
   fmt::print("host:         {}\n", info.host);
   fmt::print("started:      {}\n", wall_time(info.start_wall_ns));
   if (info.mode == format::Mode::All) {
-    fmt::print("sampling:     every call\n");
+    fmt::print("sampling:     every call{}\n", info.addresses ? ", with block addresses" : "");
   } else {
     fmt::print("sampling:     sampled, one sample per {} bytes on average\n", info.bytes_per_sample);
   }

@@ -137,7 +137,7 @@ Command add_run_command(CLI::App& app) {
       "run", "Run a program under memloupe and write its trace (memloupe run [options] -- PROGRAM ARGS...)");
   sub->add_option("-o,--output", o->output,
                   "Trace file (default: memloupe.PROGRAM.PID.trace here; %p in the name = the pid)");
-  add_sampling_options(*sub, *o, "Record every allocation call, with addresses");
+  add_sampling_options(*sub, *o, "Record every allocation call (block addresses: --addresses)");
   sub->add_flag("--follow-fork", o->follow_fork, "Trace forked children too, each into its own file");
   sub->add_flag("--no-follow-exec", o->no_follow_exec,
                 "End the trace when the program execs another (default: the exec'd program is traced "

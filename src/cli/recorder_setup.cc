@@ -32,6 +32,9 @@ const CLI::Validator kRate(
 
 void add_sampling_options(CLI::App& sub, SamplingOptions& o, const std::string& all_help) {
   auto* all = sub.add_flag("--all", o.all, all_help);
+  sub.add_flag("--addresses", o.addresses,
+               "With --all: store every block's address in the trace (larger; for allocator studies)")
+      ->needs(all);
   auto* every = sub.add_option("--every", o.every, "Mean bytes allocated between samples: 512KiB, 1MiB, 4096, ...")
                     ->check(kEveryBytes);
   auto* rate = sub.add_option("--rate", o.rate, "Sampling probability per byte (1/--every)")->check(kRate);
@@ -51,6 +54,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const Sa
   // process) would make the launched program think itself a descendant.
   env.emplace_back("MEMLOUPE_SESSION_PID", "");
   if (o.all) env.emplace_back("MEMLOUPE_MODE", "all");
+  if (o.addresses) env.emplace_back("MEMLOUPE_ADDRESSES", "1");
   if (!o.every.empty()) {
     auto bytes = analysis::parse_size(o.every);  // checked by the parser (kEveryBytes)
     if (!bytes) return Error{"--every: " + bytes.error().message};

@@ -21,6 +21,7 @@ inline constexpr const char* kAttachLibraryName = "libmemloupe_attach.so";
 
 struct SamplingOptions {
   bool all = false;
+  bool addresses = false;  // --addresses: --all traces keep every block's address
   std::string every;
   std::optional<double> rate;
   uint32_t depth = 0;

@@ -18,9 +18,10 @@ namespace memloupe::format {
 // Picks the shortest address form and stores it in bits kAddrShift.. of the
 // flags byte at `flags_at` (the low byte of an AllocCached word).
 // Sets `newest` for on_alloc (AllocHistory::find_freed).
-uint8_t* encoder_detail::State::address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr,
-                                 unsigned& newest) noexcept {
-  if (mode != Mode::All) return p;
+void encoder_detail::State::address(Out& o, uint8_t* flags_at, uint64_t size, uint64_t addr,
+                                    unsigned& newest) noexcept {
+  if (!addresses) return;
+  uint8_t*& p = o[Stream::Addr];
   AddrForm form;
   const AllocHistory::FreedMatch m = history.find_freed(size, thread, addr);
   newest = m.newest;
@@ -38,11 +39,11 @@ uint8_t* encoder_detail::State::address(uint8_t* p, uint8_t* flags_at, uint64_t 
     p = put_varint(p, near_class < near_carve ? near_class : near_carve);
   }
   *flags_at = static_cast<uint8_t>(*flags_at | static_cast<unsigned>(form) << kAddrShift);
-  return p;
 }
 
 // varint common prefix | varint new frames | codewords (frame_cache.h).
-uint8_t* encoder_detail::State::backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept {
+void encoder_detail::State::backtrace(Out& o, std::span<const uint64_t> bt) noexcept {
+  uint8_t*& p = o[Stream::Stack];
   const unsigned n = static_cast<unsigned>(bt.size());
   unsigned common = 0;
   while (common < n && common < prev_n && prev_outer[common] == bt[n - 1 - common]) ++common;
@@ -52,10 +53,9 @@ uint8_t* encoder_detail::State::backtrace(uint8_t* p, std::span<const uint64_t> 
   const uint16_t ctx = common ? prev_slots[common - 1] : 0;
   p = frames.encode(prev_outer, common, n, ctx, prev_slots, p);
   prev_n = n;
-  return p;
 }
 
-AllocId encoder_detail::State::alloc(uint8_t* p, const AllocRecord& r) noexcept {
+AllocId encoder_detail::State::alloc(Out& o, const AllocRecord& r) noexcept {
   std::span<const uint64_t> bt = r.backtrace;
   if (bt.size() > kMaxFrames) bt = bt.first(kMaxFrames);
   const uint64_t hash = hash_of(bt);
@@ -68,7 +68,8 @@ AllocId encoder_detail::State::alloc(uint8_t* p, const AllocRecord& r) noexcept 
                         : bt_cache[w1].date <= bt_cache[w2].date ? w1
                                                              : w2;
   BtEntry& e = bt_cache[slot];
-  const uint64_t addr = mode == Mode::All ? r.address : 0;
+  // Without addresses the history keeps no freed lists (address 0: history.h).
+  const uint64_t addr = addresses ? r.address : 0;
   uint8_t flags = r.n_samples != 1 ? kHasSamples : 0;
 
   uint8_t* flags_at;
@@ -78,26 +79,27 @@ AllocId encoder_detail::State::alloc(uint8_t* p, const AllocRecord& r) noexcept 
     if (r.func != e.func) flags |= kHasFunc;
     if (r.alignment != e.align) flags |= kHasAlign;
     const bool extra = flags & (kHasFunc | kHasAlign);
-    p = timed(p, extra ? Code::AllocCachedX : Code::AllocCached, r.time_ns);
-    flags_at = p;
-    p = put_u16(p, static_cast<uint16_t>(slot << kSlotShift | (flags & 0xf)));
-    if (extra) *p++ = static_cast<uint8_t>(flags >> 4);
+    timed(o, extra ? Code::AllocCachedX : Code::AllocCached, r.time_ns);
+    uint8_t*& w = o[Stream::Word];
+    flags_at = w;
+    w = put_u16(w, static_cast<uint16_t>(slot << kSlotShift | (flags & 0xf)));
+    if (extra) *w++ = static_cast<uint8_t>(flags >> 4);
   } else {
     if (r.func != last_alloc_func) flags |= kHasFunc;
     if (r.alignment != 0) flags |= kHasAlign;
-    p = timed(p, Code::Alloc, r.time_ns);
-    flags_at = p;
-    *p++ = flags;
+    timed(o, Code::Alloc, r.time_ns);
+    flags_at = o[Stream::Word];
+    *o[Stream::Word]++ = flags;
     flags |= kHasSize;
     e = {hash, 0, 0, 0, static_cast<uint16_t>(bt.size()), r.func, true};
   }
-  if (flags & kHasSize) p = put_varint(p, r.size);
-  if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
-  if (flags & kHasAlign) p = put_varint(p, r.alignment);
-  if (flags & kHasSamples) p = put_varint(p, r.n_samples);
+  if (flags & kHasSize) o[Stream::Size] = put_varint(o[Stream::Size], r.size);
+  if (flags & kHasFunc) *o[Stream::Misc]++ = static_cast<uint8_t>(r.func);
+  if (flags & kHasAlign) o[Stream::Misc] = put_varint(o[Stream::Misc], r.alignment);
+  if (flags & kHasSamples) o[Stream::Misc] = put_varint(o[Stream::Misc], r.n_samples);
   unsigned newest = AllocHistory::kScan;
-  p = address(p, flags_at, r.size, addr, newest);
-  if (!cached) p = backtrace(p, bt);
+  address(o, flags_at, r.size, addr, newest);
+  if (!cached) backtrace(o, bt);
   e.size = r.size;
   e.func = r.func;
   e.align = r.alignment;
@@ -105,13 +107,15 @@ AllocId encoder_detail::State::alloc(uint8_t* p, const AllocRecord& r) noexcept 
   last_alloc_func = r.func;
   const uint64_t id = next_id++;
   history.on_alloc(id, r.size, addr, r.func, thread, newest);
-  end(p);
   return AllocId{id};
 }
 
-void Encoder::start(ChunkSink& sink, Mode mode) noexcept {
+void Encoder::start(ChunkSink& sink, Mode mode, Options options) noexcept {
   state_.sink = &sink;
   state_.mode = mode;
+  state_.addresses = mode == Mode::All && options.addresses;
+  state_.columns = options.columns;
+  state_.out.rows = !options.columns;
 }
 
 void Encoder::reset() noexcept {
@@ -122,34 +126,34 @@ void Encoder::reset() noexcept {
 
 AllocId Encoder::alloc(const AllocRecord& r) noexcept {
   State& st = s();
-  uint8_t* p = st.begin();
-  p = st.switch_to(p, r.thread);
-  return st.alloc(p, r);
+  Out& o = st.begin();
+  st.switch_to(o, r.thread);
+  return st.alloc(o, r);
 }
 
 AllocId Encoder::realloc(AllocId old, const AllocRecord& r) noexcept {
   State& st = s();
   if (old.value >= st.next_id) return alloc(r);
-  uint8_t* p = st.begin();
-  p = st.switch_to(p, r.thread);
-  p = st.timed(p, Code::ReallocOf, r.time_ns);
-  p = put_varint(p, st.history.block_ref(old.value, st.next_id, st.thread));
+  Out& o = st.begin();
+  st.switch_to(o, r.thread);
+  st.timed(o, Code::ReallocOf, r.time_ns);
+  o[Stream::Ref] = put_varint(o[Stream::Ref], st.history.block_ref(old.value, st.next_id, st.thread));
   st.history.on_free(old.value, st.next_id, r.func, true, st.thread);
-  return st.alloc(p, r);
+  return st.alloc(o, r);
 }
 
 void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noexcept {
   State& st = s();
   if (id.value >= st.next_id) return;  // not an id this encoder gave out
-  uint8_t* p = st.begin();
-  p = st.switch_to(p, thread);
-  p = st.timed(p, Code::Free, time_ns);
+  Out& o = st.begin();
+  st.switch_to(o, thread);
+  st.timed(o, Code::Free, time_ns);
   const bool changed = func != st.history.predicted_free_func(id.value, st.next_id);
   const uint64_t ref = st.history.block_ref(id.value, st.next_id, st.thread);
+  uint8_t*& p = o[Stream::Ref];
   p = put_varint(p, ref << 1 | (changed ? 1 : 0));
   if (changed) *p++ = static_cast<uint8_t>(func);
   st.history.on_free(id.value, st.next_id, func, false, st.thread);
-  st.end(p);
 }
 
 void Encoder::flush() noexcept { s().seal(); }

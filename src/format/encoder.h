@@ -30,6 +30,7 @@ struct HeaderFields {
   std::string_view host;
   std::string_view executable;
   std::string_view argv_nul_separated;  // as /proc/self/cmdline: "a\0b\0c\0"
+  bool addresses = true;  // Mode::All: whether Alloc events carry addresses (as the encoder's)
 };
 
 // Writes the file prologue (magic, version) and the header chunk into `out`.
@@ -43,15 +44,26 @@ struct AllocRecord {
   ThreadId thread;
   uint64_t time_ns = 0;
   uint64_t size = 0;
-  uint64_t address = 0;  // written only in Mode::All
+  uint64_t address = 0;  // written only in Mode::All with addresses
   uint32_t alignment = 0;
   uint32_t n_samples = 1;
   Func func = Func::Malloc;
   std::span<const uint64_t> backtrace;  // innermost first; frames past kMaxFrames are dropped
 };
 
+// How the events are written. The defaults are the original form (row chunks,
+// addresses in Mode::All); the recorder writes columns, and addresses only on
+// request.
+struct EncoderOptions {
+  bool addresses = true;  // Mode::All only; must match HeaderFields::addresses
+  // ChunkType::EventsColumns (docs/FORMAT.md §5.8) instead of ChunkType::Events:
+  // what the finaliser's compaction makes of the rows, written directly.
+  bool columns = false;
+};
+
 class Encoder {
  public:
+  using Options = EncoderOptions;
   static constexpr size_t kMaxFrames = 256;
 
   // A new encoder without a sink; start() gives it one. Every table starts at
@@ -61,12 +73,14 @@ class Encoder {
   // `sink` must outlive the encoder. Times passed to the encoder should be
   // non-decreasing; an earlier time is clamped to the previous one (threads read
   // the clock before taking the recorder's lock, so small inversions happen).
-  Encoder(ChunkSink& sink, Mode mode) noexcept { start(sink, mode); }
+  Encoder(ChunkSink& sink, Mode mode, Options options = {}) noexcept { start(sink, mode, options); }
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;
 
   // Binds a new (or reset) encoder to its sink, before its first event.
-  void start(ChunkSink& sink, Mode mode) noexcept;
+  // Without addresses the encoder writes no address fields and skips their
+  // prediction.
+  void start(ChunkSink& sink, Mode mode, Options options = {}) noexcept;
   // Back to the state of a new encoder, without a sink (for a fresh trace, as a
   // fork child's: the whole state is cleared, which costs what it is worth).
   void reset() noexcept;

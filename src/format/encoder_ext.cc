@@ -6,27 +6,31 @@ namespace memloupe::format {
 
 void Encoder::thread_start(ThreadId thread, uint64_t time_ns, uint32_t os_tid) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::ThreadStart, time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::ThreadStart, time_ns);
   p = put_varint(p, thread.value);
-  st.end(put_varint(p, os_tid));
+  p = put_varint(p, os_tid);
 }
 
 void Encoder::thread_name(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::ThreadName, time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::ThreadName, time_ns);
   p = put_varint(p, thread.value);
-  st.end(put_string(p, name.data(), name.size(), kMaxString));
+  p = put_string(p, name.data(), name.size(), kMaxString);
 }
 
 void Encoder::thread_end(ThreadId thread, uint64_t time_ns) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::ThreadEnd, time_ns);
-  st.end(put_varint(p, thread.value));
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::ThreadEnd, time_ns);
+  p = put_varint(p, thread.value);
 }
 
 void Encoder::module_load(const ModuleLoad& m) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::ModuleLoad, m.time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::ModuleLoad, m.time_ns);
   p = put_varint(p, m.start);
   p = put_varint(p, m.end >= m.start ? m.end - m.start : 0);
   p = put_varint(p, m.load_bias);
@@ -34,42 +38,47 @@ void Encoder::module_load(const ModuleLoad& m) noexcept {
   const size_t n = m.build_id.size() < kMaxBuildId ? m.build_id.size() : kMaxBuildId;
   *p++ = static_cast<uint8_t>(n);
   if (n) std::memcpy(p, m.build_id.data(), n);
-  st.end(p + n);
+  p += n;
 }
 
 void Encoder::module_unload(uint64_t time_ns, uint64_t start) noexcept {
   State& st = s();
-  st.end(put_varint(st.ext(st.begin(), ExtType::ModuleUnload, time_ns), start));
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::ModuleUnload, time_ns);
+  p = put_varint(p, start);
 }
 
 void Encoder::rss(uint64_t time_ns, uint64_t rss_bytes) noexcept {
   State& st = s();
-  st.end(put_varint(st.ext(st.begin(), ExtType::Rss, time_ns), rss_bytes));
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::Rss, time_ns);
+  p = put_varint(p, rss_bytes);
 }
 
 void Encoder::marker(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::Marker, time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::Marker, time_ns);
   p = put_varint(p, thread.value);
-  st.end(put_string(p, name.data(), name.size(), kMaxString));
+  p = put_string(p, name.data(), name.size(), kMaxString);
 }
 
 void Encoder::call_totals(const CallTotals& totals) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::CallTotals, totals.time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::CallTotals, totals.time_ns);
   p = put_varint(p, kFuncCount);
   for (const FuncTotal& t : totals.totals) {
     p = put_varint(p, t.calls);
     p = put_varint(p, t.bytes);
   }
-  st.end(p);
 }
 
 void Encoder::trace_end(uint64_t time_ns, EndReason reason) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::TraceEnd, time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::TraceEnd, time_ns);
   *p++ = static_cast<uint8_t>(reason);
-  st.end(p);
   st.seal();
 }
 

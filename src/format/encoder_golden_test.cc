@@ -189,9 +189,9 @@ class Stream {
   Coverage cov_;
 };
 
-CrcSink encode_stream(Mode mode, uint64_t seed, uint64_t events) {
+CrcSink encode_stream(Mode mode, uint64_t seed, uint64_t events, Encoder::Options options = {}) {
   CrcSink sink;
-  auto enc = std::make_unique<Encoder>(sink, mode);
+  auto enc = std::make_unique<Encoder>(sink, mode, options);
   Stream stream(mode, seed);
   stream.run(*enc, events);
   const Stream::Coverage& c = stream.coverage();
@@ -208,6 +208,23 @@ TEST(EncoderGolden, AllModeBytesAreFrozen) {
   const CrcSink s = encode_stream(Mode::All, 7, 400'000);
   EXPECT_EQ(s.bytes, 2842574u);
   EXPECT_EQ(s.crc, 392136547u);
+}
+
+// The recorder's default --all form (header mode byte 2): the same stream
+// without address fields or address-form bits.
+TEST(EncoderGolden, AllModeWithoutAddressesBytesAreFrozen) {
+  const CrcSink s = encode_stream(Mode::All, 7, 400'000, {.addresses = false});
+  EXPECT_EQ(s.bytes, 1986055u);  // 2842574 with addresses
+  EXPECT_EQ(s.crc, 1205730290u);
+}
+
+// What the recorder writes: the address-free stream in column chunks (the same
+// fields as above, regrouped by stream; RoundTrip.DirectColumnsEqualCompactedRows
+// checks them against the finaliser's regrouping of the rows).
+TEST(EncoderGolden, ColumnFormBytesAreFrozen) {
+  const CrcSink s = encode_stream(Mode::All, 7, 400'000, {.addresses = false, .columns = true});
+  EXPECT_EQ(s.bytes, 1984956u);
+  EXPECT_EQ(s.crc, 2211192494u);
 }
 
 TEST(EncoderGolden, SampledModeBytesAreFrozen) {

@@ -24,14 +24,31 @@ struct AllocRecord;  // encoder.h
 
 namespace encoder_detail {
 
-inline constexpr size_t kChunkPayload = 64 * 1024;
+inline constexpr size_t kChunkPayload = 64 * 1024;  // row form (ChunkType::Events)
 inline constexpr size_t kEventsPrefix = 16;  // u64 start time (µs), u64 alloc-id base
+// Column form (ChunkType::EventsColumns, docs/FORMAT.md §5.8): each stream has a
+// buffer of its own; the chunk is cut when one of them runs short.
+inline constexpr size_t kStreamCount = static_cast<size_t>(Stream::Count);
+inline constexpr size_t kStreamPayload = 128 * 1024;
+inline constexpr size_t kColumnsPrefix = kEventsPrefix + 1 + kStreamCount * kMaxVarint;
+inline constexpr size_t kColumnsChunk = kChunkHeaderSize + kColumnsPrefix + kStreamCount * kStreamPayload;
+static_assert(kColumnsChunk - kChunkHeaderSize <= kMaxChunkRaw);
 // Upper bound of one event with everything it may drag along (thread switch,
-// realloc prefix); the encoder never starts an event with less room left.
+// realloc prefix); the encoder never starts an event with less room left (in
+// every stream, in the column form).
 inline constexpr size_t kMaxEvent = 6 + 21 + 11 + 1 + 40 + 2 * kMaxVarint + kMaxFrames * 13 + 64;
 static_assert(kMaxEvent < 8 * 1024);
 static_assert(kMaxString + kMaxBuildId + 64 < 8 * 1024);
 inline constexpr size_t kReserve = 8 * 1024;
+
+// Where an event's fields go: each to the cursor of its stream (wire.h). In the
+// row form every stream is the one byte sequence, so the fields land
+// interleaved in the order they are written, which is the row form's order.
+struct Out {
+  uint8_t* at[kStreamCount];
+  bool rows;
+  uint8_t*& operator[](Stream s) noexcept { return at[rows ? 0 : static_cast<unsigned>(s)]; }
+};
 
 // A backtrace-cache slot. The reader keeps the same slots (with the frames
 // instead of the depth) and applies the same placement: a backtrace may live in
@@ -61,6 +78,7 @@ inline constexpr unsigned kHashMemoBits = 4;
 struct State {
   ChunkSink* sink = nullptr;
   Mode mode = Mode::Sampled;
+  bool addresses = false;  // Mode::All with per-event addresses (Encoder::start)
   FrameCacheEncoder frames;
   AllocHistory history;
   BtEntry bt_cache[kBtCacheSize] = {};
@@ -74,58 +92,100 @@ struct State {
   uint64_t next_id = 0;
   uint64_t last_us = 0;
   uint64_t bytes_written = 0;
-  size_t len = 0;  // payload bytes in `buf` after the chunk header
-  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload] = {};
+  bool columns = false;  // write ChunkType::EventsColumns (Encoder::start)
+  bool open = false;     // a chunk has been started (its prefix taken)
+  uint64_t chunk_us = 0, chunk_id = 0;  // the open chunk's prefix
+  // The write cursors of the open chunk, kept from event to event (a copy per
+  // event cost ~50 instructions); Encoder::start sets out.rows.
+  Out out = {};
+  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload] = {};  // row form
+  alignas(8) uint8_t streams[kStreamCount][kStreamPayload] = {};  // column form
+  alignas(8) uint8_t columns_buf[kColumnsChunk] = {};  // a sealed column chunk
 
   uint8_t* payload() noexcept { return buf + kChunkHeaderSize; }
 
-  // Makes room for one event and returns where it goes.
-  uint8_t* begin() noexcept {
-    if (len + kReserve > kChunkPayload) seal();
-    if (len == 0) {
-      uint8_t* p = put_u64(payload(), last_us);
-      put_u64(p, next_id);
-      len = kEventsPrefix;
+  // Makes room for one event and returns where its fields go.
+  Out& begin() noexcept {
+    if (open && !room()) seal();
+    if (!open) {
+      open = true;
+      chunk_us = last_us;
+      chunk_id = next_id;
+      if (columns) {
+        for (size_t i = 0; i < kStreamCount; ++i) out.at[i] = streams[i];
+      } else {
+        uint8_t* p = put_u64(payload(), last_us);
+        out.at[0] = put_u64(p, next_id);
+      }
     }
-    return payload() + len;
+    return out;
   }
-  void end(uint8_t* p) noexcept { len = static_cast<size_t>(p - payload()); }
+  // Whether the open chunk can take one more event (kReserve in every stream).
+  bool room() const noexcept {
+    if (!columns) return out.at[0] + kReserve <= buf + sizeof(buf);
+    for (size_t i = 0; i < kStreamCount; ++i)
+      if (out.at[i] + kReserve > streams[i] + kStreamPayload) return false;
+    return true;
+  }
 
   void seal() noexcept {
-    if (len <= kEventsPrefix) return;
-    write_chunk_header(buf, ChunkType::Events, 0, {payload(), len}, static_cast<uint32_t>(len));
-    sink->write_chunk({buf, kChunkHeaderSize + len});
-    bytes_written += kChunkHeaderSize + len;
-    len = 0;
+    if (!open) return;
+    open = false;
+    if (!columns) {
+      const size_t len = static_cast<size_t>(out.at[0] - payload());
+      if (len <= kEventsPrefix) return;
+      write_chunk_header(buf, ChunkType::Events, 0, {payload(), len}, static_cast<uint32_t>(len));
+      sink->write_chunk({buf, kChunkHeaderSize + len});
+      bytes_written += kChunkHeaderSize + len;
+      return;
+    }
+    size_t lengths[kStreamCount], total = 0;
+    for (size_t i = 0; i < kStreamCount; ++i) total += lengths[i] = static_cast<size_t>(out.at[i] - streams[i]);
+    if (total == 0) return;
+    // u64 start time | u64 alloc-id base | u8 stream count | varint lengths | streams
+    uint8_t* const start = columns_buf + kChunkHeaderSize;
+    uint8_t* p = put_u64(start, chunk_us);
+    p = put_u64(p, chunk_id);
+    *p++ = static_cast<uint8_t>(kStreamCount);
+    for (size_t n : lengths) p = put_varint(p, n);
+    for (size_t i = 0; i < kStreamCount; ++i) {
+      std::memcpy(p, streams[i], lengths[i]);
+      p += lengths[i];
+    }
+    const size_t n = static_cast<size_t>(p - start);
+    write_chunk_header(columns_buf, ChunkType::EventsColumns, 0, {start, n}, static_cast<uint32_t>(n));
+    sink->write_chunk({columns_buf, kChunkHeaderSize + n});
+    bytes_written += kChunkHeaderSize + n;
   }
 
-  uint8_t* timed(uint8_t* p, Code code, uint64_t time_ns) noexcept {
+  void timed(Out& o, Code code, uint64_t time_ns) noexcept {
     uint64_t t = time_ns / kTimeUnitNs;
     if (t < last_us) t = last_us;
     const uint64_t dt = t - last_us;
     last_us = t;
     const bool more = dt > 0xf;
-    *p++ = static_cast<uint8_t>(static_cast<unsigned>(code) << kCodeShift | (more ? kDtMore : 0) |
-                                (dt & 0xf));
-    return more ? put_varint(p, dt >> kDtInlineBits) : p;
+    *o[Stream::Head]++ = static_cast<uint8_t>(static_cast<unsigned>(code) << kCodeShift |
+                                              (more ? kDtMore : 0) | (dt & 0xf));
+    if (more) o[Stream::Time] = put_varint(o[Stream::Time], dt >> kDtInlineBits);
   }
 
-  uint8_t* switch_to(uint8_t* p, ThreadId t) noexcept {
-    if (t.value == thread) return p;
+  void switch_to(Out& o, ThreadId t) noexcept {
+    if (t.value == thread) return;
     thread = t.value;
     const unsigned code = static_cast<unsigned>(Code::ThreadSwitch) << kCodeShift;
     if (thread < kThreadEscape) {
-      *p++ = static_cast<uint8_t>(code | thread);
-      return p;
+      *o[Stream::Head]++ = static_cast<uint8_t>(code | thread);
+      return;
     }
-    *p++ = static_cast<uint8_t>(code | kThreadEscape);
-    return put_varint(p, thread);
+    *o[Stream::Head]++ = static_cast<uint8_t>(code | kThreadEscape);
+    o[Stream::Misc] = put_varint(o[Stream::Misc], thread);
   }
 
-  uint8_t* ext(uint8_t* p, ExtType type, uint64_t time_ns) noexcept {
-    p = timed(p, Code::Ext, time_ns);
-    *p++ = static_cast<uint8_t>(type);
-    return p;
+  // The Ext header; the event's fields go to Stream::Misc.
+  uint8_t*& ext(Out& o, ExtType type, uint64_t time_ns) noexcept {
+    timed(o, Code::Ext, time_ns);
+    *o[Stream::Head]++ = static_cast<uint8_t>(type);
+    return o[Stream::Misc];
   }
 
   // backtrace_hash(bt), remembered in a direct-mapped memo placed by the depth
@@ -143,10 +203,9 @@ struct State {
     return m.hash;
   }
 
-  uint8_t* address(uint8_t* p, uint8_t* flags_at, uint64_t size, uint64_t addr,
-                   unsigned& newest) noexcept;
-  uint8_t* backtrace(uint8_t* p, std::span<const uint64_t> bt) noexcept;
-  AllocId alloc(uint8_t* p, const AllocRecord& r) noexcept;
+  void address(Out& o, uint8_t* flags_at, uint64_t size, uint64_t addr, unsigned& newest) noexcept;
+  void backtrace(Out& o, std::span<const uint64_t> bt) noexcept;
+  AllocId alloc(Out& o, const AllocRecord& r) noexcept;
 };
 
 }  // namespace encoder_detail
@@ -157,5 +216,7 @@ using encoder_detail::kHashMemoBits;
 using encoder_detail::kChunkPayload;
 using encoder_detail::kEventsPrefix;
 using encoder_detail::kReserve;
+using encoder_detail::kStreamPayload;
+using encoder_detail::Out;
 
 }  // namespace memloupe::format

@@ -40,7 +40,7 @@ using AllocId = StrongId<struct AllocTag, uint64_t>;
 
 enum class Mode : uint8_t {
   Sampled = 0,  // Poisson sampling per byte, mean `bytes_per_sample`
-  All = 1,      // every call, with addresses
+  All = 1,      // every call (block addresses only if TraceInfo::addresses)
 };
 
 // Fixed facts about the traced run; written once in the file header.
@@ -57,6 +57,9 @@ struct TraceInfo {
   std::vector<std::string> argv;
   // Set when the trace came from another format (e.g. "memtrace-ctf v2"); empty for native.
   std::string source_format;
+  // Mode::All only: Alloc events carry their block's address (header mode byte 1;
+  // byte 2 is Mode::All without them, the recorder's default: docs/FORMAT.md §4).
+  bool addresses = false;
 };
 
 struct Alloc {
@@ -64,7 +67,7 @@ struct Alloc {
   ThreadId thread;
   uint64_t time_ns = 0;
   uint64_t size = 0;
-  uint64_t address = 0;     // 0 unless mode == All
+  uint64_t address = 0;     // 0 unless mode == All and the trace has addresses
   uint32_t alignment = 0;   // 0 = the function's default alignment
   uint32_t n_samples = 1;   // sample points that fell in this block (1 in All mode)
   Func func = Func::Malloc;

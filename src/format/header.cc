@@ -24,7 +24,9 @@ size_t encode_file_header(const HeaderFields& f, std::span<uint8_t> out) noexcep
   uint8_t* const payload = chunk + kChunkHeaderSize;
   uint8_t* p = payload;
   *p++ = static_cast<uint8_t>(sizeof(void*));
-  *p++ = static_cast<uint8_t>(f.mode);
+  *p++ = f.mode == Mode::Sampled ? kHeaderModeSampled
+         : f.addresses            ? kHeaderModeAll
+                                  : kHeaderModeAllNoAddresses;
   p = put_varint(p, f.mode == Mode::All ? 0 : f.bytes_per_sample);
   p = put_varint(p, f.pid);
   p = put_u64(p, f.start_wall_ns);

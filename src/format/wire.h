@@ -56,6 +56,13 @@ enum class Stream : uint8_t {
 };
 inline constexpr uint8_t kChunkZstd = 1;  // flags bit 0: payload is one zstd frame
 
+// The header's mode byte (docs/FORMAT.md §4): Mode, except that Mode::All
+// without per-event addresses is written as 2, so that a reader which predates
+// that form refuses it instead of misreading its address-form bits.
+inline constexpr uint8_t kHeaderModeSampled = 0;
+inline constexpr uint8_t kHeaderModeAll = 1;
+inline constexpr uint8_t kHeaderModeAllNoAddresses = 2;
+
 // Event times are encoded in microseconds: the reader delivers time_ns as a
 // multiple of 1000 (the recorder's ns are truncated).
 inline constexpr uint64_t kTimeUnitNs = 1000;
@@ -101,7 +108,7 @@ enum class ExtType : uint8_t {
 //                            the size is always written)
 inline constexpr uint8_t kHasSize = 1u << 0;
 inline constexpr uint8_t kHasSamples = 1u << 1;
-inline constexpr unsigned kAddrShift = 2;  // 2 bits, Mode::All only (0 in Mode::Sampled)
+inline constexpr unsigned kAddrShift = 2;  // 2 bits, Mode::All with addresses only (else 0)
 inline constexpr uint8_t kHasFunc = 1u << 4;
 inline constexpr uint8_t kHasAlign = 1u << 5;
 inline constexpr unsigned kSlotShift = 4;

@@ -44,8 +44,8 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
     a.alignment = 0;
   }
   const unsigned form = (flags >> format::kAddrShift) & 3;
-  if (mode_ != format::Mode::All && form != 0)
-    return in.expected(S::Word, "no address in a sampled trace (address form bits set)");
+  if (!addresses_ && form != 0)
+    return in.expected(S::Word, "no address in a trace without addresses (address form bits set)");
   if ((flags & format::kHasSize) && !in.varint(S::Size, a.size))
     return in.expected(S::Size, "a size (varint)");
   if (flags & format::kHasFunc) {
@@ -60,7 +60,7 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
   if ((flags & format::kHasSamples) && !in.varint_max(S::Misc, a.n_samples, UINT32_MAX))
     return in.expected(S::Misc, "a sample count (varint, 32 bits)");
   a.address = 0;
-  if (mode_ == format::Mode::All)
+  if (addresses_)
     if (auto e = address(in, form, a.size, a.address)) return e;
 
   if (entry) {

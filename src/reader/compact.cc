@@ -80,7 +80,7 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
   // From here on out.bytes belongs to the writer, until writer.finish().
   ChunkWriter writer(out.bytes, opt.zstd_level);
   writer.append(ChunkType::Header, {header->begin(), header->end()});
-  auto decoder = std::make_unique<EventDecoder>(info.mode);
+  auto decoder = std::make_unique<EventDecoder>(info);
   ColumnChunk columns(writer);
   Streams in;
   in.set_taps(&columns.taps());

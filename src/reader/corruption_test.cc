@@ -19,10 +19,13 @@ struct Trace {
   std::vector<size_t> chunk_ends;  // offsets where a chunk ends (clean cut points), header first
 };
 
-// level < 0: as recorded (row form); 0: finalised, column form uncompressed; > 0: zstd.
+// level -1: row form as recorded before; -2: as the recorder writes now (column
+// chunks, no addresses); -3: rows without addresses; 0: finalised, column form
+// uncompressed; > 0: zstd.
 Trace small_trace(format::Mode mode, int level) {
   testing::Stream s = testing::make_stream(
-      3, {.mode = mode, .events = 40, .max_depth = 12, .flush_often = true});
+      3, {.mode = mode, .addresses = level > -2, .events = 40, .max_depth = 12, .flush_often = true,
+          .columns = level == -2});
   Trace t{std::move(s.bytes), std::move(s.expected), {}};
   format::SymbolsEncoder symbols;
   const format::SymbolFrame frames[] = {{"inlined", "a.h", 3, 1}, {"main", "main.cc", 10, 5}};
@@ -95,6 +98,9 @@ TEST_P(Corruption, EveryTruncationPoint) {
 INSTANTIATE_TEST_SUITE_P(Modes, Corruption,
                          ::testing::Values(std::pair{format::Mode::Sampled, -1},
                                            std::pair{format::Mode::All, -1},
+                                           std::pair{format::Mode::All, -2},
+                                           std::pair{format::Mode::All, -3},
+                                           std::pair{format::Mode::Sampled, -2},
                                            std::pair{format::Mode::Sampled, 0},
                                            std::pair{format::Mode::All, 0},
                                            std::pair{format::Mode::All, 3}));

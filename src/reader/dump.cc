@@ -208,6 +208,7 @@ void dump_header(const format::TraceInfo& info, std::string& out) {
   out += " version=" + std::to_string(info.version);
   out += " pid=" + std::to_string(info.pid);
   out += info.mode == format::Mode::All ? " mode=all" : " mode=sampled";
+  if (info.mode == format::Mode::All && !info.addresses) out += " addresses=no";
   out += " bytes_per_sample=" + std::to_string(info.bytes_per_sample);
   out += " pointer_size=" + std::to_string(info.pointer_size);
   out += " start_wall_ns=" + std::to_string(info.start_wall_ns);

@@ -10,8 +10,8 @@ using format::Code;
 using format::Func;
 using S = format::Stream;
 
-EventDecoder::EventDecoder(format::Mode mode)
-    : mode_(mode),
+EventDecoder::EventDecoder(const format::TraceInfo& info)
+    : addresses_(info.mode == format::Mode::All && info.addresses),
       loc_(new uint64_t[format::kFrameCacheSize]()),
       next_(new uint16_t[format::kFrameCacheSize]()),
       bt_cache_(format::kBtCacheSize),

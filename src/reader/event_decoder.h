@@ -22,7 +22,8 @@ namespace memloupe::reader {
 
 class EventDecoder {
  public:
-  explicit EventDecoder(format::Mode mode);
+  // The trace's mode and whether its Alloc events carry addresses (header).
+  explicit EventDecoder(const format::TraceInfo& info);
 
   // Reads an events chunk's prefix (start time, alloc-id base) and checks it
   // against the decoder's state.
@@ -63,7 +64,7 @@ class EventDecoder {
   std::optional<Error> address(Streams& in, unsigned form, uint64_t size, uint64_t& addr);
   std::optional<Error> ext(Streams& in, uint8_t arg);
 
-  format::Mode mode_;
+  bool addresses_;  // Mode::All with per-event addresses
   // Frame cache: the reader never hashes, it only follows slot numbers.
   std::unique_ptr<uint64_t[]> loc_;
   std::unique_ptr<uint16_t[]> next_;

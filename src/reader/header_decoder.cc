@@ -11,8 +11,10 @@ std::optional<Error> parse_header(Cursor c, format::TraceInfo& info) {
   uint8_t ptr, mode;
   if (!c.u8(ptr) || (ptr != 4 && ptr != 8)) return c.expected("a pointer size of 4 or 8");
   info.pointer_size = ptr;
-  if (!c.u8(mode) || mode > 1) return c.expected("a mode (0 sampled, 1 all)");
-  info.mode = static_cast<format::Mode>(mode);
+  if (!c.u8(mode) || mode > format::kHeaderModeAllNoAddresses)
+    return c.expected("a mode (0 sampled, 1 all, 2 all without addresses)");
+  info.mode = mode == format::kHeaderModeSampled ? format::Mode::Sampled : format::Mode::All;
+  info.addresses = mode == format::kHeaderModeAll;
   if (!c.varint(info.bytes_per_sample)) return c.expected("bytes per sample (varint)");
   if (!c.varint_max(info.pid, UINT32_MAX)) return c.expected("a pid (varint, 32 bits)");
   if (!c.u64(info.start_wall_ns) || !c.u64(info.start_mono_ns))

@@ -35,7 +35,7 @@ class NativeReader final : public Reader {
     if (!payload) return payload.error();
     if (auto e = parse_header(cursor_for(*header, *payload), info_)) return e;
     offset_ = format::kPrologueSize + format::kChunkHeaderSize + header->stored.size();
-    decoder_ = std::make_unique<EventDecoder>(info_.mode);
+    decoder_ = std::make_unique<EventDecoder>(info_);
     load_symbols_section();
     return std::nullopt;
   }

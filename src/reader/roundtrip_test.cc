@@ -33,6 +33,62 @@ TEST(RoundTrip, AllModeWithAddresses) {
   for (uint64_t seed = 1; seed <= 10; ++seed) expect_round_trip(seed, {.mode = Mode::All});
 }
 
+// The recorder's default --all form: no per-event addresses (the reader delivers
+// 0), frees still name their blocks; also through the column form.
+TEST(RoundTrip, AllModeWithoutAddresses) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const StreamOptions o{.mode = Mode::All, .addresses = false, .flush_often = seed % 2 == 0};
+    expect_round_trip(seed, o);
+    testing::Stream s = make_stream(seed, o);
+    auto compacted = compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
+    ASSERT_TRUE(compacted.ok()) << compacted.error().message;
+    std::string error;
+    EXPECT_EQ(read_all(compacted->bytes, &error), s.expected) << "seed " << seed;
+    EXPECT_EQ(error, "");
+  }
+}
+
+// Without addresses the same events take fewer bytes: no address fields.
+TEST(RoundTrip, AddressFreeFormIsSmaller) {
+  const testing::Stream with = make_stream(3, {.mode = Mode::All, .events = 4000});
+  const testing::Stream without = make_stream(3, {.mode = Mode::All, .addresses = false, .events = 4000});
+  ASSERT_EQ(with.expected.size(), without.expected.size());
+  EXPECT_LT(without.bytes.size() + 4000, with.bytes.size());
+}
+
+// The encoder's column form (what the recorder writes) is what the finaliser's
+// compaction makes of the row form: the same bytes, chunk for chunk, when the
+// events fit one chunk; and the same events read back, when they span many.
+TEST(RoundTrip, DirectColumnsEqualCompactedRows) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    for (const bool addresses : {true, false}) {
+      StreamOptions o{.mode = seed % 3 ? Mode::All : Mode::Sampled, .addresses = addresses, .events = 1000,
+                      .rare_events = false};
+      const testing::Stream rows = make_stream(seed, o);
+      o.columns = true;
+      const testing::Stream columns = make_stream(seed, o);
+      ASSERT_EQ(columns.chunk_ends.size(), 1u) << "seed " << seed;  // one events chunk
+      auto compacted = compact_trace(rows.bytes, {.zstd_level = 0});
+      ASSERT_TRUE(compacted.ok()) << compacted.error().message;
+      EXPECT_EQ(compacted->bytes, columns.bytes) << "seed " << seed << " addresses " << addresses;
+    }
+  }
+}
+
+TEST(RoundTrip, DirectColumnsManyChunks) {
+  for (uint64_t seed = 400; seed < 406; ++seed) {
+    for (const bool addresses : {true, false}) {
+      expect_round_trip(seed, {.mode = Mode::All, .addresses = addresses, .events = 30000, .columns = true});
+      expect_round_trip(seed, {.mode = Mode::All, .addresses = addresses, .events = 4000,
+                               .flush_often = true, .columns = true});
+    }
+    expect_round_trip(seed, {.mode = Mode::Sampled, .max_depth = 250, .columns = true});
+    const testing::Stream s = make_stream(seed, {.mode = Mode::All, .addresses = false, .events = 60000,
+                                                 .rare_events = false, .columns = true});
+    EXPECT_GT(s.chunk_ends.size(), 1u);  // the streams' buffers fill: chunks are cut between events
+  }
+}
+
 TEST(RoundTrip, DeepRecursiveStacks) {
   for (uint64_t seed = 100; seed < 110; ++seed)
     expect_round_trip(seed, {.mode = Mode::Sampled, .events = 1500, .max_depth = 300});
@@ -103,6 +159,7 @@ TEST(RoundTrip, HeaderFields) {
   EXPECT_EQ(info.version, 1);
   EXPECT_EQ(info.pointer_size, sizeof(void*));
   EXPECT_EQ(info.mode, Mode::All);
+  EXPECT_TRUE(info.addresses);
   EXPECT_EQ(info.bytes_per_sample, 0u);
   EXPECT_EQ(info.pid, 4242u);
   EXPECT_EQ(info.start_wall_ns, 1700000000123456789ull);
@@ -112,6 +169,11 @@ TEST(RoundTrip, HeaderFields) {
   EXPECT_EQ(info.argv, (std::vector<std::string>{"example", "--flag", "", "last"}));
   EXPECT_EQ(info.source_format, "");
   EXPECT_FALSE((*r)->has_symbols_section());
+  testing::Stream plain = make_stream(1, {.mode = Mode::All, .addresses = false, .events = 10});
+  auto p = Reader::from_bytes(plain.bytes);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ((*p)->info().mode, Mode::All);
+  EXPECT_FALSE((*p)->info().addresses);
 }
 
 }  // namespace

@@ -17,12 +17,15 @@ std::string event_text(const format::Event& e);
 
 struct StreamOptions {
   format::Mode mode = format::Mode::Sampled;
+  bool addresses = true;       // Mode::All: Alloc events carry addresses
   unsigned events = 2000;
   unsigned max_depth = 60;     // backtrace depth (frames past 256 are dropped)
   bool recursive = true;       // stacks with repeated frames
   bool chaotic = false;        // backtraces of random frames, no structure
   bool flush_often = false;    // many small chunks
   bool rare_events = true;     // threads, modules, markers, totals, ...
+  bool huge_thread_ids = true;  // thread ids up to UINT32_MAX (else below 32)
+  bool columns = false;        // the encoder writes column chunks (the recorder's form)
 };
 
 struct Stream {
@@ -53,6 +56,6 @@ class VectorSink final : public format::ChunkSink {
 };
 
 // The standard header used by the test streams.
-format::HeaderFields test_header(format::Mode mode);
+format::HeaderFields test_header(format::Mode mode, bool addresses = true);
 
 }  // namespace memloupe::reader::testing

@@ -116,6 +116,7 @@ Config read_config(EnvLookup lookup) noexcept {
     c.mode = v == "all" ? format::Mode::All : format::Mode::Sampled;
     return true;
   });
+  with_var(lookup, "MEMLOUPE_ADDRESSES", "0 or 1", store_flag(c.addresses));
   with_var(lookup, "MEMLOUPE_EVERY", "a size from 1 to 1TiB, like 512KiB",
            store_in_range(c.every, 1, kMaxEvery, parse_size));
   with_var(lookup, "MEMLOUPE_DEPTH", "a frame count from 0 to 256",

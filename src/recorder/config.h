@@ -24,6 +24,11 @@ struct Config {
   static constexpr size_t kMaxPath = 4096;
   char output[kMaxPath] = {};  // MEMLOUPE_OUTPUT as given (with %p); empty: not recording
   format::Mode mode = format::Mode::Sampled;
+  // MEMLOUPE_ADDRESSES=1: --all traces carry every block's address. Off by
+  // default: nothing downstream needs them (frees name blocks by id, snapshots
+  // carry their blocks' addresses) and they were a third of an --all trace
+  // (docs/FORMAT.md §9); tests of the allocator's address order turn them on.
+  bool addresses = false;
   uint64_t every = kDefaultEvery;  // mean bytes between samples (Mode::Sampled)
   uint32_t depth = kDefaultDepth;  // frames per backtrace
   bool follow_fork = false;

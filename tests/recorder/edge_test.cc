@@ -85,10 +85,14 @@ TEST_F(EdgeTest, ManyThreadsFreeingEachOthersBlocks) {
 
 // --all mode: the trace's order (the staging ring's tickets) agrees with the
 // allocator's under heavy cross-thread address reuse, reallocs included.
+// The addresses are opt-in (MEMLOUPE_ADDRESSES=1); the trace's ids alone are
+// checked by every --all test (harness.cc: a free must name a live block).
 TEST_F(EdgeTest, AddressesAreNeverHeldByTwoLiveBlocks) {
-  const RunResult r = run_both({binary("recorder_cxx_forms"), "realloc_race"}, kAll);
+  const RunResult r = run_both({binary("recorder_cxx_forms"), "realloc_race"},
+                               {"MEMLOUPE_MODE=all", "MEMLOUPE_ADDRESSES=1"});
   ASSERT_EQ(r.out, "realloc_race steps 80000\nrealloc_race done\n");
   const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  ASSERT_TRUE(t.info.addresses);
   EXPECT_TRUE(t.order_errors.empty()) << t.order_errors.size() << " errors, first: " << t.order_errors.front();
   size_t reallocs = 0, moved = 0;
   for (const auto& a : t.allocs)

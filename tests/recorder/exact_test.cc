@@ -111,24 +111,32 @@ TEST_F(ExactTest, EveryBacktraceStartsAtTheCaller) {
   }
 }
 
+// Both forms: the default --all trace has no addresses (the reader gives 0),
+// MEMLOUPE_ADDRESSES=1 keeps them; the frees name their blocks either way.
 TEST_F(ExactTest, EveryFreeEndsOneEarlierAllocation) {
-  run_both({binary("recorder_known_sites"), "exact"}, {"MEMLOUPE_MODE=all"});
-  const TraceData t = complete_trace(trace_path(), format::EndReason::Exit);
-  std::set<uint64_t> live;
-  for (const auto& a : t.allocs) {
-    EXPECT_NE(a.event.address, 0u);
-    live.insert(a.event.id.value);
+  for (const bool addresses : {false, true}) {
+    run_both({binary("recorder_known_sites"), "exact"},
+             {"MEMLOUPE_MODE=all", addresses ? "MEMLOUPE_ADDRESSES=1" : "MEMLOUPE_ADDRESSES=0"});
+    const TraceData t = complete_trace(trace_path(), format::EndReason::Exit);
+    EXPECT_EQ(t.info.addresses, addresses);
+    EXPECT_TRUE(t.order_errors.empty()) << t.order_errors.front();
+    std::set<uint64_t> live;
+    for (const auto& a : t.allocs) {
+      if (addresses) EXPECT_NE(a.event.address, 0u);
+      else EXPECT_EQ(a.event.address, 0u);
+      live.insert(a.event.id.value);
+    }
+    EXPECT_EQ(live.size(), t.allocs.size());  // ids are distinct
+    size_t reallocs = 0;
+    for (const auto& a : t.allocs) reallocs += a.event.realloc_of.has_value();
+    std::set<uint64_t> ended;
+    for (const auto& f : t.frees) {
+      EXPECT_TRUE(live.count(f.id.value)) << f.id.value;
+      EXPECT_TRUE(ended.insert(f.id.value).second) << "freed twice: " << f.id.value;
+    }
+    // The 300-step realloc chain moves its block now and then: linked events.
+    EXPECT_GT(reallocs, 0u);
   }
-  EXPECT_EQ(live.size(), t.allocs.size());  // ids are distinct
-  size_t reallocs = 0;
-  for (const auto& a : t.allocs) reallocs += a.event.realloc_of.has_value();
-  std::set<uint64_t> ended;
-  for (const auto& f : t.frees) {
-    EXPECT_TRUE(live.count(f.id.value)) << f.id.value;
-    EXPECT_TRUE(ended.insert(f.id.value).second) << "freed twice: " << f.id.value;
-  }
-  // The 300-step realloc chain moves its block now and then: linked events.
-  EXPECT_GT(reallocs, 0u);
 }
 
 // Sampled (the hooks' fast path) and --all (the slow path): operator new(0) and

@@ -100,15 +100,16 @@ Expected<TraceData> read_trace(const fs::path& path) {
   TraceData t;
   t.info = r.info();
   t.file_size = fs::file_size(path);
-  std::map<uint64_t, uint64_t> live_at;    // address -> id of the live block there
+  std::map<uint64_t, uint64_t> live_at;    // address -> id of the live block there (with addresses)
   std::map<uint64_t, uint64_t> address_of;  // id -> address, for live blocks
+  const bool addresses = t.info.addresses;  // MEMLOUPE_ADDRESSES=1: check the allocator's order too
   const auto end_block = [&](uint64_t id) {  // a realloc's old block gets its Free first
     const auto it = address_of.find(id);
     if (it == address_of.end()) {
       t.order_errors.push_back("free of block " + std::to_string(id) + ", not live");
       return;
     }
-    live_at.erase(it->second);
+    if (addresses) live_at.erase(it->second);
     address_of.erase(it);
   };
   while (const format::Event* e = r.next()) {
@@ -117,7 +118,8 @@ Expected<TraceData> read_trace(const fs::path& path) {
       copy.event.backtrace = {};
       t.allocs.push_back(std::move(copy));
       if (t.info.mode == format::Mode::All) {
-        if (const auto [it, fresh] = live_at.emplace(a->address, a->id.value); !fresh)
+        if (!addresses) {
+        } else if (const auto [it, fresh] = live_at.emplace(a->address, a->id.value); !fresh)
           t.order_errors.push_back("block " + std::to_string(a->id.value) + " at the address of live block " +
                                    std::to_string(it->second));
         address_of[a->id.value] = a->address;

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Bytes per allocation call of each column of a memloupe trace (docs/FORMAT.md §9).
+
+Reads a finalised trace (column-form events chunks, type 4), inflates each chunk
+with the zstd command-line tool, splits it into its eight streams and compresses
+each stream of each chunk alone at --level (6: the finaliser's). Prints, per
+column, the raw and the compressed bytes per call, then the file's bytes per
+call. Row-form chunks (type 2, not finalised) are counted whole, as "rows".
+
+usage: column_sizes.py TRACE CALLS [--level 6]
+  CALLS: allocation calls of the run (`memloupe summary`'s "allocating calls").
+"""
+import argparse
+import os
+import struct
+import subprocess
+
+STREAMS = ["head", "time", "word", "size", "addr", "ref", "stack", "misc"]
+
+
+def varint(buf, at):
+    value = shift = 0
+    while True:
+        b = buf[at]
+        at += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, at
+
+
+def zstd(data, level, decompress=False):
+    args = ["zstd", "-q", "-c"] + (["-d"] if decompress else [f"-{level}", "--no-check"])
+    return subprocess.run(args, input=data, stdout=subprocess.PIPE, check=True).stdout
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("trace")
+    p.add_argument("calls", type=int)
+    p.add_argument("--level", type=int, default=6)
+    a = p.parse_args()
+    data = open(a.trace, "rb").read()
+    raw = {s: 0 for s in STREAMS + ["rows"]}
+    packed = dict(raw)
+    at = 16
+    while at + 24 <= len(data):
+        magic, ctype, flags, _, stored, raw_len = struct.unpack_from("<IBBHII", data, at)
+        if magic != 0x4B434C4D:
+            break
+        payload = data[at + 24:at + 24 + stored]
+        at += 24 + stored
+        if ctype not in (2, 4):
+            continue
+        if flags & 1:
+            payload = zstd(payload, 0, decompress=True)
+        if ctype == 2:
+            raw["rows"] += len(payload)
+            packed["rows"] += len(zstd(payload, a.level))
+            continue
+        pos = 17  # u64 start time, u64 id base, u8 stream count
+        lengths = []
+        for _ in STREAMS:
+            n, pos = varint(payload, pos)
+            lengths.append(n)
+        for name, n in zip(STREAMS, lengths):
+            stream = payload[pos:pos + n]
+            pos += n
+            raw[name] += n
+            packed[name] += len(zstd(stream, a.level)) if n else 0
+    print(f"{'column':8} {'raw B/call':>11} {'zstd B/call':>12}")
+    for name in STREAMS + ["rows"]:
+        if raw[name]:
+            print(f"{name:8} {raw[name] / a.calls:11.3f} {packed[name] / a.calls:12.3f}")
+    print(f"{'events':8} {sum(raw.values()) / a.calls:11.3f} {sum(packed.values()) / a.calls:12.3f}")
+    print(f"{'file':8} {'':11} {os.path.getsize(a.trace) / a.calls:12.3f}")
+
+
+if __name__ == "__main__":
+    main()
