@@ -55,8 +55,21 @@ std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& si
   return out;
 }
 
-// What ends up at one node of the page's tree: the sites merged there.
-struct Dest {
+// How the site table names a site: its own frame (see below).
+struct SiteLabel {
+  std::string name;
+  std::string short_name;
+  std::string where;
+  std::string innermost;  // the innermost frame's short name, when it is not the own frame
+  uint32_t own_node = 0;  // the own frame's trie node (0: the root, no frames)
+};
+
+// One of the page's site entries: a site, or the sites merged at a page node.
+struct Entry {
+  uint32_t node;           // page node
+  uint32_t focus;          // page node the flame graph focuses on for it
+  const SiteLabel* label;  // null: merged sites
+  uint32_t merged;
   SiteValues values;
   std::map<uint32_t, Bucket> buckets;
 };
@@ -94,6 +107,9 @@ void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const P
     }
   }
   flush();
+  // The last point too, so the curve follows the run to its end (the max of
+  // the last slot can be earlier in it).
+  if (best != &points.back()) json.integer(points.back().time_ns).number(points.back().bytes);
   json.end_array();
 }
 
@@ -123,12 +139,26 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   std::vector<TrieNode> trie(1);
   trie[0].name = trie[0].short_name = "all";
   std::vector<uint32_t> site_node(profile.sites.size());
+  std::vector<SiteLabel> site_label(profile.sites.size());
   for (size_t s = 0; s < profile.sites.size(); ++s) {
     const Site& site = profile.sites[s];
     auto values = rank_values(site.values);
     uint32_t node = 0;
     for (size_t m = 0; m < kRankMetrics; ++m) trie[0].total[m] += values[m];
-    for (NamedFrame& f : frames_root_first(profile, site, limits.max_name_bytes)) {
+    std::vector<NamedFrame> frames = frames_root_first(profile, site, limits.max_name_bytes);
+    // The site table names a site by its innermost frame outside library code
+    // (analysis::is_library_file: the text views' rule), or its innermost frame.
+    size_t own = frames.empty() ? 0 : frames.size() - 1;
+    for (size_t i = frames.size(); i-- > 0;) {
+      if (!frames[i].library) {
+        own = i;
+        break;
+      }
+    }
+    if (!frames.empty()) site_label[s] = {frames[own].name, frames[own].short_name, frames[own].where,
+                                          own + 1 == frames.size() ? "" : frames.back().short_name, 0};
+    for (size_t i = 0; i < frames.size(); ++i) {
+      NamedFrame& f = frames[i];
       auto [it, inserted] = trie[node].children.try_emplace(f.name, static_cast<uint32_t>(trie.size()));
       uint32_t next = it->second;  // read now: push_back below moves the maps
       if (inserted) {
@@ -143,6 +173,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       }
       node = next;
       for (size_t m = 0; m < kRankMetrics; ++m) trie[node].total[m] += values[m];
+      if (i == own) site_label[s].own_node = node;
     }
     site_node[s] = node;
   }
@@ -192,25 +223,63 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   // 3. Each site lands on its own node, or on an "[other]" child of its deepest
   // kept ancestor.
   std::map<uint32_t, uint32_t> other_of;  // kept page node -> its "[other]" page node
-  std::map<uint32_t, Dest> dests;         // page node -> merged sites
   std::vector<uint32_t> site_dest(profile.sites.size());
+  auto kept_ancestor = [&](uint32_t node) {
+    while (page_id[node] < 0) node = trie[node].parent;
+    return static_cast<uint32_t>(page_id[node]);
+  };
   for (size_t s = 0; s < profile.sites.size(); ++s) {
     uint32_t node = site_node[s];
-    uint32_t dest;
     if (page_id[node] >= 0) {
-      dest = static_cast<uint32_t>(page_id[node]);
-    } else {
-      while (page_id[node] < 0) node = trie[node].parent;
-      uint32_t kept = static_cast<uint32_t>(page_id[node]);
-      auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
-      if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true, true});
-      dest = it->second;
+      site_dest[s] = static_cast<uint32_t>(page_id[node]);
+      continue;
     }
-    site_dest[s] = dest;
-    Dest& d = dests[dest];
-    add_values(d.values, profile.sites[s].values);
-    for (const Bucket& b : profile.sites[s].buckets) {
-      Bucket& into = d.buckets[b.index];
+    uint32_t kept = kept_ancestor(node);
+    auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
+    if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true, true});
+    site_dest[s] = it->second;
+  }
+
+  // The site entries: every site its own, largest first, while the budget
+  // lasts; the rest merged into one entry per page node.
+  const bool sampled = profile.info.mode != format::Mode::All;
+  std::vector<uint32_t> by_size(profile.sites.size());
+  for (uint32_t s = 0; s < by_size.size(); ++s) by_size[s] = s;
+  auto site_score = [&](uint32_t s) {
+    auto v = rank_values(profile.sites[s].values);
+    double best = 0;
+    for (size_t m = 0; m < kRankMetrics; ++m) {
+      if (trie[0].total[m] > 0) best = std::max(best, v[m] / trie[0].total[m]);
+    }
+    return best;
+  };
+  std::vector<double> site_scores(profile.sites.size());
+  for (uint32_t s = 0; s < by_size.size(); ++s) site_scores[s] = site_score(s);
+  std::stable_sort(by_size.begin(), by_size.end(), [&](uint32_t a, uint32_t b) { return site_scores[a] > site_scores[b]; });
+  std::vector<Entry> entries;
+  std::map<uint32_t, size_t> rest_of;  // page node -> its merged entry
+  size_t buckets_left = limits.max_site_buckets;
+  const size_t bucket_cost = sampled ? 2 : 1;
+  for (uint32_t s : by_size) {
+    const Site& site = profile.sites[s];
+    const size_t cost = site.buckets.size() * bucket_cost;
+    Entry* e;
+    if (entries.size() < limits.max_site_rows && cost <= buckets_left) {
+      buckets_left -= cost;
+      entries.push_back({site_dest[s], kept_ancestor(site_label[s].own_node), &site_label[s], 0, {}, {}});
+      e = &entries.back();
+    } else {
+      auto [it, inserted] = rest_of.try_emplace(site_dest[s], 0);
+      if (inserted) {
+        it->second = entries.size();
+        entries.push_back({site_dest[s], site_dest[s], nullptr, 0, {}, {}});
+      }
+      e = &entries[it->second];
+      ++e->merged;
+    }
+    add_values(e->values, site.values);
+    for (const Bucket& b : site.buckets) {
+      Bucket& into = e->buckets[b.index];
       into.index = b.index;
       into.allocated += b.allocated;
       into.freed += b.freed;
@@ -261,21 +330,40 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     json.integer((n.other ? 1 : 0) | (n.library ? 2 : 0));
   }
   json.end_array();
-  json.key("strings").begin_array();
-  for (const std::string& s : strings) json.string(s);
-  json.end_array();
-
+  // Per entry: n = page node, f = the page node to focus (its own frame's, or
+  // that frame's deepest kept ancestor), l = [name, short name, where, innermost
+  // frame's short name when another] of its own frame, or m = how many merged
+  // sites it holds; t = totals, b = buckets; from a sampled trace c and bc: the
+  // sampled blocks and the variance of each amount of t and b.
   json.key("sites").begin_array();
-  for (const auto& [node, d] : dests) {
-    const SiteValues& v = d.values;
-    json.begin_object().key("n").integer(node).key("t").begin_array();
-    for (const Amount& a : {v.allocated, v.live, v.peak, v.leaked}) json.number(a.bytes).number(a.objects);
+  for (const Entry& e : entries) {
+    const SiteValues& v = e.values;
+    json.begin_object().key("n").integer(e.node).key("f").integer(e.focus);
+    if (e.label) {
+      json.key("l").begin_array().integer(intern(e.label->name)).integer(intern(e.label->short_name))
+          .integer(intern(e.label->where)).integer(intern(e.label->innermost)).end_array();
+    } else {
+      json.key("m").integer(e.merged);
+    }
+    const Amount totals[] = {v.allocated, v.live, v.peak, v.leaked};
+    json.key("t").begin_array();
+    for (const Amount& a : totals) json.number(a.bytes).number(a.objects);
     json.end_array().key("b").begin_array();
-    for (const auto& [index, b] : d.buckets) {
+    for (const auto& [index, b] : e.buckets) {
       json.integer(index);
       for (const Amount& a : {b.allocated, b.freed, b.leaked}) json.number(a.bytes).number(a.objects);
     }
-    json.end_array().end_object();
+    json.end_array();
+    if (sampled) {
+      json.key("c").begin_array();
+      for (const Amount& a : totals) json.number(a.blocks_seen).number(a.objects_var);
+      json.end_array().key("bc").begin_array();
+      for (const auto& [index, b] : e.buckets) {
+        for (const Amount& a : {b.allocated, b.freed, b.leaked}) json.number(a.blocks_seen).number(a.objects_var);
+      }
+      json.end_array();
+    }
+    json.end_object();
   }
   json.end_array();
 
@@ -305,12 +393,18 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   json.key("mapped");
   write_curve(json, profile.mapped, profile, limits.max_curve_points);
   json.key("peak").begin_array().integer(profile.peak.time_ns).number(profile.peak.bytes).end_array();
+  // [objects, sampled blocks, variance] of the blocks live at the peak.
+  json.key("peak_live").begin_array().number(profile.peak_live.objects).number(profile.peak_live.blocks_seen)
+      .number(profile.peak_live.objects_var).end_array();
   json.key("markers").begin_array();
   size_t markers = std::min(profile.markers.size(), limits.max_markers);
   for (size_t i = 0; i < markers; ++i) {
     const TimeMark& m = profile.markers[i * profile.markers.size() / markers];  // evenly spread
     json.integer(m.time_ns).string(cut(m.name, limits.max_name_bytes));
   }
+  json.end_array();
+  json.key("strings").begin_array();
+  for (const std::string& text : strings) json.string(text);
   json.end_array();
   json.end_object();
   return json.take();
