@@ -61,6 +61,7 @@ struct SiteLabel {
   std::string short_name;
   std::string where;
   std::string innermost;  // the innermost frame's short name, when it is not the own frame
+  std::string caller;     // the own frame's caller's short name
   uint32_t own_node = 0;  // the own frame's trie node (0: the root, no frames)
 };
 
@@ -69,7 +70,7 @@ struct Entry {
   uint32_t node;           // page node
   uint32_t focus;          // page node the flame graph focuses on for it
   const SiteLabel* label;  // null: merged sites
-  uint32_t merged;
+  uint32_t merged;         // sites' rows merged here (1 for a row of its own)
   SiteValues values;
   std::map<uint32_t, Bucket> buckets;
 };
@@ -79,6 +80,14 @@ void add_values(SiteValues& a, const SiteValues& b) {
   a.live += b.live;
   a.peak += b.peak;
   a.leaked += b.leaked;
+}
+
+void add_bucket(std::map<uint32_t, Bucket>& buckets, const Bucket& b) {
+  Bucket& into = buckets[b.index];
+  into.index = b.index;
+  into.allocated += b.allocated;
+  into.freed += b.freed;
+  into.leaked += b.leaked;
 }
 
 void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const Profile& profile,
@@ -156,7 +165,8 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       }
     }
     if (!frames.empty()) site_label[s] = {frames[own].name, frames[own].short_name, frames[own].where,
-                                          own + 1 == frames.size() ? "" : frames.back().short_name, 0};
+                                          own + 1 == frames.size() ? "" : frames.back().short_name,
+                                          own == 0 ? "" : frames[own - 1].short_name, 0};
     for (size_t i = 0; i < frames.size(); ++i) {
       NamedFrame& f = frames[i];
       auto [it, inserted] = trie[node].children.try_emplace(f.name, static_cast<uint32_t>(trie.size()));
@@ -240,51 +250,55 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     site_dest[s] = it->second;
   }
 
-  // The site entries: every site its own, largest first, while the budget
-  // lasts; the rest merged into one entry per page node.
+  // The site entries. A site of the table is a distinct chain of frame names
+  // (a trie node where sites end: the text views' sites, which group the
+  // call tree by function), so the backtraces that differ only in return
+  // addresses make one row. Every row is its own entry, largest first, while
+  // the budget lasts; the rest merge into one entry per page node.
   const bool sampled = profile.info.mode != format::Mode::All;
-  std::vector<uint32_t> by_size(profile.sites.size());
-  for (uint32_t s = 0; s < by_size.size(); ++s) by_size[s] = s;
-  auto site_score = [&](uint32_t s) {
-    auto v = rank_values(profile.sites[s].values);
+  auto merge_into = [](Entry& e, const Site& site) {
+    add_values(e.values, site.values);
+    for (const Bucket& b : site.buckets) add_bucket(e.buckets, b);
+  };
+  std::vector<Entry> rows;
+  std::unordered_map<uint32_t, size_t> row_of_node;  // trie node -> row
+  for (size_t s = 0; s < profile.sites.size(); ++s) {
+    auto [it, inserted] = row_of_node.try_emplace(site_node[s], rows.size());
+    if (inserted) rows.push_back({site_dest[s], kept_ancestor(site_label[s].own_node), &site_label[s], 1, {}, {}});
+    merge_into(rows[it->second], profile.sites[s]);
+  }
+  auto row_score = [&](const Entry& e) {
+    auto v = rank_values(e.values);
     double best = 0;
     for (size_t m = 0; m < kRankMetrics; ++m) {
       if (trie[0].total[m] > 0) best = std::max(best, v[m] / trie[0].total[m]);
     }
     return best;
   };
-  std::vector<double> site_scores(profile.sites.size());
-  for (uint32_t s = 0; s < by_size.size(); ++s) site_scores[s] = site_score(s);
-  std::stable_sort(by_size.begin(), by_size.end(), [&](uint32_t a, uint32_t b) { return site_scores[a] > site_scores[b]; });
+  std::vector<std::pair<double, size_t>> by_size;
+  for (size_t r = 0; r < rows.size(); ++r) by_size.emplace_back(row_score(rows[r]), r);
+  std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<Entry> entries;
   std::map<uint32_t, size_t> rest_of;  // page node -> its merged entry
   size_t buckets_left = limits.max_site_buckets;
   const size_t bucket_cost = sampled ? 2 : 1;
-  for (uint32_t s : by_size) {
-    const Site& site = profile.sites[s];
-    const size_t cost = site.buckets.size() * bucket_cost;
-    Entry* e;
+  for (const auto& [score, r] : by_size) {
+    Entry& row = rows[r];
+    const size_t cost = row.buckets.size() * bucket_cost;
     if (entries.size() < limits.max_site_rows && cost <= buckets_left) {
       buckets_left -= cost;
-      entries.push_back({site_dest[s], kept_ancestor(site_label[s].own_node), &site_label[s], 0, {}, {}});
-      e = &entries.back();
-    } else {
-      auto [it, inserted] = rest_of.try_emplace(site_dest[s], 0);
-      if (inserted) {
-        it->second = entries.size();
-        entries.push_back({site_dest[s], site_dest[s], nullptr, 0, {}, {}});
-      }
-      e = &entries[it->second];
-      ++e->merged;
+      entries.push_back(std::move(row));
+      continue;
     }
-    add_values(e->values, site.values);
-    for (const Bucket& b : site.buckets) {
-      Bucket& into = e->buckets[b.index];
-      into.index = b.index;
-      into.allocated += b.allocated;
-      into.freed += b.freed;
-      into.leaked += b.leaked;
+    auto [it, inserted] = rest_of.try_emplace(row.node, 0);
+    if (inserted) {
+      it->second = entries.size();
+      entries.push_back({row.node, row.node, nullptr, 0, {}, {}});
     }
+    Entry& rest = entries[it->second];
+    rest.merged += row.merged;
+    add_values(rest.values, row.values);
+    for (const auto& [index, b] : row.buckets) add_bucket(rest.buckets, b);
   }
 
   // The types table: each type's objects and bytes, and its stacks as the
@@ -332,7 +346,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   json.end_array();
   // Per entry: n = page node, f = the page node to focus (its own frame's, or
   // that frame's deepest kept ancestor), l = [name, short name, where, innermost
-  // frame's short name when another] of its own frame, or m = how many merged
+  // frame's short name when another, caller's short name] of its own frame, or m = how many merged
   // sites it holds; t = totals, b = buckets; from a sampled trace c and bc: the
   // sampled blocks and the variance of each amount of t and b.
   json.key("sites").begin_array();
@@ -341,7 +355,8 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     json.begin_object().key("n").integer(e.node).key("f").integer(e.focus);
     if (e.label) {
       json.key("l").begin_array().integer(intern(e.label->name)).integer(intern(e.label->short_name))
-          .integer(intern(e.label->where)).integer(intern(e.label->innermost)).end_array();
+          .integer(intern(e.label->where)).integer(intern(e.label->innermost)).integer(intern(e.label->caller))
+          .end_array();
     } else {
       json.key("m").integer(e.merged);
     }

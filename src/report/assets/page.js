@@ -27,60 +27,118 @@ function drawSummary() {
   const t = totals();
   const box = el('summary');
   box.replaceChildren();
-  const stat = (label, value, detail, id) => {
+  const stat = (label, value, interval, detail, id) => {
     const d = document.createElement('div');
     d.className = 'stat';
     d.append(text('span', label, 'label'));
     const v = text('span', value, 'value');
     v.id = id;
-    d.append(v, text('span', detail, 'detail'));
+    const line = document.createElement('span');
+    line.append(v);
+    if (interval) { const ci = text('span', ' ' + interval, 'ci'); ci.id = id + '-ci'; line.append(ci); }
+    d.append(line, text('span', detail, 'detail'));
     box.append(d);
   };
-  stat(state.range ? 'allocated in range' : 'allocated', fmtBytes(t.allocated[0]), fmtCount(t.allocated[1]) + ' blocks', 'sum-allocated');
-  stat(state.range ? 'live at the range\'s peak' : 'live at peak', fmtBytes(values.peakBytes),
-    'at ' + fmtTime(values.peakTime), 'sum-peak');
-  stat(state.range ? 'leaked, allocated in range' : 'leaked (live at exit)', fmtBytes(t.leaked[0]), fmtCount(t.leaked[1]) + ' blocks', 'sum-leaked');
+  const blocks = (a) => { const e = objectsEstimate(a); return fmtCount(e.value) + ' ' + (EXACT ? '' : countInterval(e) + ' ') + 'blocks'; };
+  const bytes = (a) => bytesEstimate(a);
+  const alloc = bytes(t.allocated), peak = bytes(values.peakLive), leak = bytes(t.leaked);
+  stat(state.range ? 'allocated in range' : 'allocated', fmtBytes(alloc.value), bytesInterval(alloc), blocks(t.allocated), 'sum-allocated');
+  stat(state.range ? 'live at the range\'s peak' : 'live at peak', fmtBytes(peak.value), bytesInterval(peak),
+    (values.peakLive[1] > 0 ? blocks(values.peakLive) + ' ' : '') + 'at ' + fmtTime(values.peakTime), 'sum-peak');
+  stat(state.range ? 'leaked, allocated in range' : 'leaked (live at exit)', fmtBytes(leak.value), bytesInterval(leak), blocks(t.leaked), 'sum-leaked');
   const r = state.range;
   box.append(text('span', r ? 'range ' + fmtTime(r[0] * D.bucket_ns) + ' – ' +
     fmtTime(Math.min((r[1] + 1) * D.bucket_ns, D.info.duration_ns)) : 'whole trace', 'range'));
   box.lastChild.id = 'sum-range';
+  if (!EXACT) box.append(text('span', 'sampled trace: estimates with their 95% intervals', 'range'));
 }
 
+// The site table: every site entry, sortable by any column, paged. Columns:
+// [title, amount of values.per, bytes or blocks].
+const COLUMNS = [
+  ['allocated', 'allocated', 'bytes'], ['allocations', 'allocated', 'blocks'], ['live at peak', 'peak', 'bytes'],
+  ['leaked', 'leaked', 'bytes'], ['leaked blocks', 'leaked', 'blocks'],
+];
+const PAGE_ROWS = 50;
+const table = { sort: 0, descending: true, page: 0, filter: null, rows: [] };
 
-function drawTable(id, metric) {
-  const table = el(id);
-  table.replaceChildren();
+function columnValue(s, c) {
+  const a = values.per[s][COLUMNS[c][1]];
+  return COLUMNS[c][2] === 'bytes' ? a[0] : a[1];
+}
+function drawSites() {
+  const rows = [];
+  for (let s = 0; s < SITES; s++) {
+    // In a range, the sites with nothing in it are left out.
+    if (state.range && !COLUMNS.some((_, c) => columnValue(s, c) > 0)) continue;
+    if (table.filter && !table.filter.test(siteName(s)) && !table.filter.test(siteTitle(s))) continue;
+    rows.push(s);
+  }
+  const c = table.sort, sign = table.descending ? -1 : 1;
+  if (c < 0) rows.sort((a, b) => sign * siteName(a).localeCompare(siteName(b)));
+  else rows.sort((a, b) => sign * (columnValue(a, c) - columnValue(b, c)) || a - b);
+  table.rows = rows;
+  const pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
+  table.page = Math.min(table.page, pages - 1);
+  const box = el('sites');
+  box.replaceChildren();
   const head = document.createElement('tr');
-  head.append(text('th', 'site (innermost frame)'), text('th', 'bytes', 'num'), text('th', 'blocks', 'num'), text('th', '%', 'num'));
-  table.append(head);
-  const total = totals()[metric][0];
-  const grouped = new Map();  // row node -> [bytes, blocks, innermost site node]
-  values.per.forEach((v, s) => {
-    if (!(v[metric][0] > 0)) return;
-    const leaf = D.sites[s].n, row = ownFrame[leaf];
-    const g = grouped.get(row) || [0, 0, leaf];
-    g[0] += v[metric][0];
-    g[1] += v[metric][1];
-    grouped.set(row, g);
-  });
-  const rows = [...grouped.entries()].sort((a, b) => b[1][0] - a[1][0]).slice(0, 12);
+  const th = (label, col, cls) => {
+    const h = text('th', label + (table.sort === col ? (table.descending ? ' ▾' : ' ▴') : ''), cls + ' sortable' + (table.sort === col ? ' sorted' : ''));
+    h.dataset.col = String(col);
+    h.addEventListener('click', () => sortSites(col));
+    head.append(h);
+  };
+  th('site (own frame)', -1, '');
+  COLUMNS.forEach((col, i) => th(col[0], i, 'num'));
+  box.append(head);
   if (!rows.length) {
     const tr = document.createElement('tr');
-    const td = text('td', 'nothing in this range', 'empty');
-    td.colSpan = 4;
+    const td = text('td', state.range ? 'nothing in this range' : 'no sites', 'empty');
+    td.colSpan = COLUMNS.length + 1;
     tr.append(td);
-    table.append(tr);
+    box.append(tr);
   }
-  for (const [n, v] of rows) {
+  const totalsNow = totals();
+  for (const s of rows.slice(table.page * PAGE_ROWS, (table.page + 1) * PAGE_ROWS)) {
+    const site = D.sites[s];
     const tr = document.createElement('tr');
-    const fn = text('td', shortSiteLabel(n), 'fn');
-    if (whereOf[n]) fn.append(text('span', ' ' + whereOf[n].replace(/^.*\//, ''), 'where'));
-    if (v[2] !== n) fn.append(text('div', 'via ' + shortOf[v[2]], 'via'));
-    fn.title = pathOf(v[2]);
-    tr.append(fn, text('td', fmtBytes(v[0]), 'num'), text('td', fmtCount(v[1]), 'num'),
-      text('td', total > 0 ? (100 * v[0] / total).toFixed(1) : '0', 'num'));
-    table.append(tr);
+    tr.className = 'site' + (state.focus === s ? ' focused' : '');
+    tr.dataset.site = String(s);
+    const fn = text('td', siteName(s), 'fn');
+    if (site.l && S[site.l[2]]) fn.append(text('span', ' ' + S[site.l[2]].replace(/^.*\//, ''), 'where'));
+    if (site.l && S[site.l[4]]) fn.append(text('div', '← ' + S[site.l[4]], 'via'));
+    if (site.l && S[site.l[3]]) fn.append(text('div', 'via ' + S[site.l[3]], 'via'));
+    fn.title = siteTitle(s);
+    tr.append(fn);
+    COLUMNS.forEach((col) => {
+      const a = values.per[s][col[1]];
+      let cell;
+      if (col[2] === 'bytes') {
+        const e = bytesEstimate(a);
+        const total = totalsNow[col[1]][0];
+        cell = text('td', fmtBytes(e.value), 'num');
+        cell.title = total > 0 ? (100 * e.value / total).toFixed(1) + '% of all' : '';
+        if (!EXACT && e.value > 0) cell.append(text('span', bytesInterval(e), 'ci'));
+      } else {
+        const e = objectsEstimate(a);
+        cell = text('td', fmtCount(e.value), 'num');
+        if (!EXACT && e.value > 0) cell.append(text('span', countInterval(e), 'ci'));
+      }
+      tr.append(cell);
+    });
+    tr.addEventListener('click', () => { focusSite(s); drawSites(); el('flame-box').scrollIntoView({ block: 'nearest' }); });
+    box.append(tr);
   }
+  el('page-info').textContent = rows.length ? 'sites ' + (table.page * PAGE_ROWS + 1) + '–' +
+    Math.min(rows.length, (table.page + 1) * PAGE_ROWS) + ' of ' + rows.length : '';
+  el('page-prev').disabled = table.page === 0;
+  el('page-next').disabled = table.page >= pages - 1;
+}
+function sortSites(col) {
+  if (table.sort === col) table.descending = !table.descending; else { table.sort = col; table.descending = col >= 0; }
+  table.page = 0;
+  drawSites();
 }
 
 
@@ -89,9 +147,7 @@ function refresh() {
   drawSummary();
   drawTimeline();
   drawFlame();
-  drawTable('top-allocated', 'allocated');
-  drawTable('top-peak', 'peak');
-  drawTable('top-leaked', 'leaked');
+  drawSites();
   el('clear-range').disabled = state.range === null;
 }
 
@@ -131,18 +187,18 @@ flame.addEventListener('click', (ev) => {
 flame.addEventListener('mousemove', (ev) => {
   const n = rectAt(ev);
   if (n < 0) { tip.hidden = true; return; }
-  const total = nodeValue[0];
-  tip.replaceChildren(text('div', n === 0 ? 'all' : siteLabel(n), 'fn'));
-  if (whereOf[n]) tip.append(text('div', whereOf[n]));
-  tip.append(text('div', fmtMetric(nodeValue[n], state.metric) + ' — ' +
-    (total > 0 ? (100 * nodeValue[n] / total).toFixed(2) : '0') + '% of all'));
+  const T = flameTree(), p = T.page[n], total = nodeValue[0];
+  tip.replaceChildren(text('div', n === 0 ? 'all' : otherNode[p] ? '[other] under ' + nameOf[parent[p]] : nameOf[p], 'fn'));
+  if (whereOf[p] && n !== 0) tip.append(text('div', whereOf[p]));
+  tip.append(text('div', nodeFigure(n) + ' — ' + (total > 0 ? (100 * nodeValue[n] / total).toFixed(2) : '0') + '% of all'));
   tip.hidden = false;
   tip.style.left = Math.min(ev.clientX + 14, window.innerWidth - 420) + 'px';
   tip.style.top = (ev.clientY + 14) + 'px';
 });
 flame.addEventListener('mouseleave', () => { tip.hidden = true; });
-el('reset-zoom').addEventListener('click', () => { state.zoom = 0; drawFlame(); });
+el('reset-zoom').addEventListener('click', () => { state.zoom = 0; state.focus = -1; drawFlame(); drawSites(); });
 el('metric').addEventListener('change', (ev) => { state.metric = ev.target.value; drawFlame(); });
+el('inverted').addEventListener('change', (ev) => setInverted(ev.target.checked));
 el('search').addEventListener('input', (ev) => {
   const q = ev.target.value.trim();
   try { state.search = q ? new RegExp(q, 'i') : null; } catch (e) {
@@ -150,11 +206,21 @@ el('search').addEventListener('input', (ev) => {
   }
   drawFlame();
 });
+el('site-filter').addEventListener('input', (ev) => {
+  const q = ev.target.value.trim();
+  try { table.filter = q ? new RegExp(q, 'i') : null; } catch (e) {
+    table.filter = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+  }
+  table.page = 0;
+  drawSites();
+});
+el('page-prev').addEventListener('click', () => { table.page = Math.max(0, table.page - 1); drawSites(); });
+el('page-next').addEventListener('click', () => { table.page++; drawSites(); });
 window.addEventListener('resize', () => { drawTimeline(); drawFlame(); });
 
 // For tests and scripting: the same actions as the mouse, and the numbers shown.
 window.memloupe = {
-  selectTime, clearRange,
+  selectTime, clearRange, setInverted, focusSite, sortSites,
   setMetric(m) { state.metric = m; el('metric').value = m; drawFlame(); },
   search(q) { const s = el('search'); s.value = q; s.dispatchEvent(new Event('input')); },
   zoom(n) { state.zoom = n; drawFlame(); },
@@ -163,7 +229,41 @@ window.memloupe = {
     return { allocated: t.allocated[0], allocations: t.allocated[1], peak: values.peakBytes, leaked: t.leaked[0],
       range: state.range, flameValue: nodeValue[0] };
   },
-  drawn() { return { flame: flameRects.length, timeline: Number(el('timeline').dataset.drawn) }; },
+  // The whole selection's figures with their intervals, as `summary --json` gives them.
+  intervals() {
+    const t = totals(), out = {};
+    for (const [k, a] of [['allocated', t.allocated], ['peak', values.peakLive], ['leaked', t.leaked]]) {
+      const b = bytesEstimate(a), o = objectsEstimate(a);
+      out[k] = { bytes: b.value, bytes_lo: b.lo, bytes_hi: b.hi, blocks: o.value, blocks_lo: o.lo, blocks_hi: o.bounded ? o.hi : null };
+    }
+    return out;
+  },
+  drawn() {
+    const T = flameTree();
+    return { flame: flameRects.length, timeline: Number(el('timeline').dataset.drawn),
+      rss: rssCurve.length, mapped: mappedCurve.length, rssLast: rssCurve.length ? rssCurve[rssCurve.length - 1][0] : 0,
+      inverted: state.inverted, zoom: state.zoom, zoomName: state.zoom ? nameOf[T.page[state.zoom]] : 'all',
+      focus: state.focus, sites: SITES };
+  },
+  table() {
+    const rows = [...document.querySelectorAll('#sites tr.site')];
+    return { rows: table.rows.length, shown: rows.length, sort: table.sort, descending: table.descending,
+      first: rows.length ? rows[0].firstChild.textContent : '',
+      firstSite: rows.length ? Number(rows[0].dataset.site) : -1,
+      info: el('page-info').textContent };
+  },
+  siteName, siteTitle,
+  siteLeaked(s) { return values.per[s].leaked[0]; },
+  // The full name of a site's own frame (the row's name), what a click on its row zooms to.
+  focusName(s) { const l = D.sites[s].l; return l ? S[l[0]] : ''; },
+  duration() { return D.info.duration_ns; },
+  // The widest frame under the drawn root.
+  flameTop() {
+    const T = flameTree();
+    let best = -1;
+    for (const c of T.children[state.zoom]) if (best < 0 || nodeValue[c] > nodeValue[best]) best = c;
+    return best < 0 ? '' : nameOf[T.page[best]];
+  },
   showType(i) { showTypeStacks(i); return el('type-stacks').textContent; },
 };
 

@@ -1,6 +1,7 @@
 // The program the report's browser test records with `memloupe run`: heap
-// allocations from many distinct call sites (so the site table has more rows
-// than a top-N cut would show, and the flame graph has depth), some freed,
+// allocations from many distinct call sites (60 from allocate_at_site<N>
+// through two callers, so the site table has more rows than one page shows and
+// the flame graph has depth), some freed,
 // some kept to the end, some leaked; anonymous mmaps (the timeline's mapped
 // series); and a run long enough (~0.4 s) for the recorder's RSS samples to
 // draw a curve. Prints "report_prog ok".
@@ -34,6 +35,9 @@ __attribute__((noinline)) void every_site(std::integer_sequence<int, N...>, size
   (allocate_at_site<N>(count * (N + 1), 64 * (N + 1), N % 3 == 0), ...);
 }
 
+__attribute__((noinline)) void phase_one() { every_site(std::make_integer_sequence<int, 30>{}, 30); }
+__attribute__((noinline)) void phase_two() { every_site(std::make_integer_sequence<int, 30>{}, 15); }
+
 __attribute__((noinline)) std::vector<std::string> build_strings(size_t n) {
   std::vector<std::string> out;
   for (size_t i = 0; i < n; ++i) out.push_back(std::string(40 + i % 50, 'x'));
@@ -65,12 +69,12 @@ void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 }  // namespace
 
 int main() {
-  every_site(std::make_integer_sequence<int, 24>{}, 40);
+  phase_one();
   pause_ms(80);
   std::vector<std::string> strings = build_strings(20000);
   std::vector<void*> maps = map_arenas(6, 4 << 20);
   pause_ms(80);
-  every_site(std::make_integer_sequence<int, 24>{}, 20);
+  phase_two();
   leak_buffers(64);
   pause_ms(80);
   strings.clear();
