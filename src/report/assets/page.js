@@ -47,10 +47,14 @@ function drawSummary() {
     (values.peakLive[1] > 0 ? blocks(values.peakLive) + ' ' : '') + 'at ' + fmtTime(values.peakTime), 'sum-peak');
   stat(state.range ? 'leaked, allocated in range' : 'leaked (live at exit)', fmtBytes(leak.value), bytesInterval(leak), blocks(t.leaked), 'sum-leaked');
   const r = state.range;
-  box.append(text('span', r ? 'range ' + fmtTime(r[0] * D.bucket_ns) + ' – ' +
-    fmtTime(Math.min((r[1] + 1) * D.bucket_ns, D.info.duration_ns)) : 'whole trace', 'range'));
-  box.lastChild.id = 'sum-range';
-  if (!EXACT) box.append(text('span', 'sampled trace: estimates with their 95% intervals', 'range'));
+  const range = text('span', r ? 'range ' + fmtTime(r[0] * D.bucket_ns) + ' – ' +
+    fmtTime(Math.min((r[1] + 1) * D.bucket_ns, D.info.duration_ns)) : 'whole trace', 'range');
+  range.id = 'sum-range';
+  const where = document.createElement('div');
+  where.className = 'stat';
+  where.append(range);
+  if (!EXACT) where.append(text('span', 'sampled: estimates [95% interval]', 'detail'));
+  box.append(where);
 }
 
 // The site table: every site entry, sortable by any column, paged. Columns:
