@@ -3,6 +3,7 @@
 // are drawn, and dragging a time range on the timeline changes the numbers.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "report/html_report.h"
@@ -76,6 +77,23 @@ TEST(Browser, LargestReportStillOpens) {
   EXPECT_GT(std::stol(kv["flame_inked"]), 1000);
   EXPECT_GT(std::stol(kv["timeline_inked"]), 1000);
   EXPECT_NE(kv["before.allocated"], kv["after.allocated"]);
+}
+
+TEST(Browser, PageWithTheMostSiteRowsStillOpensAndPages) {
+  SKIP_WITHOUT_BROWSER();
+  std::string path = write_report(testing::many_sites_profile(), "browser-many-sites");
+  auto kv = open_in_chromium(path);
+  EXPECT_EQ(kv["errors"], "0") << kv["error"];
+  EXPECT_EQ(kv["before.ready"], "true");
+  // 50,000 rows of their own, the rest merged per flame-graph node; 50 a page.
+  EXPECT_GT(std::stol(kv["table.rows"]), 50'000);
+  EXPECT_EQ(kv["table.shown"], "50");
+  EXPECT_EQ(kv["next_page.shown"], "50");
+  EXPECT_EQ(kv["sorted.ordered"], "true");
+  EXPECT_GT(std::stol(kv["inverted.flame_rects"]), 10);
+  EXPECT_NE(kv["focus.zoom"], "0");
+  EXPECT_EQ(kv["focus.zoom_name"], kv["focus.expected"]);
+  std::printf("page of %s site rows: loaded and drawn in %s ms\n", kv["table.rows"].c_str(), kv["load_ms"].c_str());
 }
 
 }  // namespace

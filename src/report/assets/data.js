@@ -45,27 +45,14 @@ const EXACT = D.info.mode === 'all';
 const BPS = Math.max(1, D.info.bytes_per_sample || 1);
 const SITES = D.sites.length;
 
-// Each site's live bytes/objects (and, sampled, blocks seen and variance) at
-// the end of every bucket (prefix sums of allocated - freed), and the whole
-// heap's, for "live at the range's peak".
-const liveB = D.sites.map(() => new Float64Array(B));
-const liveN = D.sites.map(() => new Float64Array(B));
-const liveK = EXACT ? null : D.sites.map(() => new Float64Array(B));
-const liveV = EXACT ? null : D.sites.map(() => new Float64Array(B));
+// The whole heap's live bytes at the end of every bucket (prefix sums of
+// allocated - freed over every site), for the range's peak.
 const heapAt = new Float64Array(B);
-D.sites.forEach((site, s) => {
+for (const site of D.sites) {
   const b = site.b;
-  for (let k = 0, j = 0; k < b.length; k += 7, j += 6) {
-    liveB[s][b[k]] += b[k + 1] - b[k + 3];
-    liveN[s][b[k]] += b[k + 2] - b[k + 4];
-    if (!EXACT) { liveK[s][b[k]] += site.bc[j] - site.bc[j + 2]; liveV[s][b[k]] += site.bc[j + 1] - site.bc[j + 3]; }
-  }
-  for (let i = 1; i < B; i++) {
-    liveB[s][i] += liveB[s][i - 1]; liveN[s][i] += liveN[s][i - 1];
-    if (!EXACT) { liveK[s][i] += liveK[s][i - 1]; liveV[s][i] += liveV[s][i - 1]; }
-  }
-  for (let i = 0; i < B; i++) heapAt[i] += liveB[s][i];
-});
+  for (let k = 0; k < b.length; k += 7) heapAt[b[k]] += b[k + 1] - b[k + 3];
+}
+for (let i = 1; i < B; i++) heapAt[i] += heapAt[i - 1];
 
 const state = { metric: 'allocated', range: null, zoom: 0, search: null, inverted: false, focus: -1 };
 let values = null;  // per site: {allocated, peak, leaked} amounts for the current range, and the peak
@@ -86,11 +73,14 @@ function computeValues() {
       const t = site.t, c = site.c;
       return { allocated: amount4(t[0], t[1], c, 0), peak: amount4(t[4], t[5], c, 4), leaked: amount4(t[6], t[7], c, 6) };
     }
-    const pb = peakBucket;
-    const v = { allocated: [0, 0, 0, 0], leaked: [0, 0, 0, 0],
-      peak: [liveB[s][pb], liveN[s][pb], EXACT ? 0 : liveK[s][pb], EXACT ? 0 : liveV[s][pb]] };
+    // Live at the peak bucket's end: what the site allocated minus what it freed up to then.
+    const v = { allocated: [0, 0, 0, 0], leaked: [0, 0, 0, 0], peak: [0, 0, 0, 0] };
     const b = site.b, bc = site.bc;
     for (let k = 0, j = 0; k < b.length; k += 7, j += 6) {
+      if (b[k] <= peakBucket) {
+        v.peak[0] += b[k + 1] - b[k + 3]; v.peak[1] += b[k + 2] - b[k + 4];
+        if (!EXACT) { v.peak[2] += bc[j] - bc[j + 2]; v.peak[3] += bc[j + 1] - bc[j + 3]; }
+      }
       if (b[k] < r[0] || b[k] > r[1]) continue;
       v.allocated[0] += b[k + 1]; v.allocated[1] += b[k + 2];
       v.leaked[0] += b[k + 5]; v.leaked[1] += b[k + 6];

@@ -259,7 +259,7 @@ window.memloupe = {
   siteName, siteTitle,
   siteLeaked(s) { return values.per[s].leaked[0]; },
   // The full name of a site's own frame (the row's name), what a click on its row zooms to.
-  focusName(s) { const l = D.sites[s].l; return l ? S[l[0]] : ''; },
+  focusName(s) { const l = D.sites[s].l; return l ? S[l[0]] : nameOf[D.sites[s].f]; },
   duration() { return D.info.duration_ns; },
   // The widest frame under the drawn root.
   flameTop() {
