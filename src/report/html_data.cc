@@ -306,6 +306,9 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   struct TypeRow {
     Amount allocated;  // objects: of the type (elements for buffers)
     std::map<uint32_t, Amount> stacks;
+    // sizeof(T) when every site makes buffers of T (the elements' interval is
+    // then the bytes' divided by it), 0 when none does (blocks), -1 when mixed.
+    int64_t element_size = -2;  // -2: no site yet
   };
   std::map<std::string, TypeRow> types;
   for (size_t s = 0; s < profile.sites.size(); ++s) {
@@ -314,6 +317,8 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     Amount a = site.values.allocated;
     if (site.element_size != 0) a.objects = a.bytes / static_cast<double>(site.element_size);
     TypeRow& row = types[site.type];
+    const auto element = static_cast<int64_t>(site.element_size);
+    row.element_size = row.element_size == -2 || row.element_size == element ? element : -1;
     row.allocated += a;
     row.stacks[site_dest[s]] += a;
   }
@@ -382,7 +387,8 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   }
   json.end_array();
 
-  // [name, objects, bytes, [node, objects, bytes, ...]] per type, most objects first.
+  // [name, objects, bytes, [node, objects, bytes, ...]] per type, most objects
+  // first; sampled: then blocks seen, variance, element size (see TypeRow).
   std::vector<std::pair<const std::string*, const TypeRow*>> type_order;
   for (const auto& [name, row] : types) type_order.emplace_back(&name, &row);
   std::stable_sort(type_order.begin(), type_order.end(),
@@ -397,7 +403,13 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     if (stacks.size() > limits.max_type_stacks) stacks.resize(limits.max_type_stacks);
     json.begin_array();
     for (const auto& [node, a] : stacks) json.integer(node).number(a.objects).number(a.bytes);
-    json.end_array().end_array();
+    json.end_array();
+    if (sampled) {
+      // For the intervals: blocks seen, variance, and how objects were counted.
+      json.number(row->allocated.blocks_seen).number(row->allocated.objects_var);
+      if (row->element_size < 0) json.number(-1); else json.integer(static_cast<uint64_t>(row->element_size));
+    }
+    json.end_array();
   }
   json.end_array();
 

@@ -12,7 +12,7 @@
 //   node browser_check.mjs REPORT.html [--screenshot OUT.png] [--views DIR] [--chromium PATH]
 //
 // --views DIR writes one PNG per view into DIR: timeline.png, flame.png,
-// flame-inverted.png, sites.png (the pictures in docs/REPORT.md).
+// flame-inverted.png, sites.png, types.png when shown (docs/REPORT.md's pictures).
 //
 // It speaks the DevTools protocol over --remote-debugging-pipe (fd 3: commands
 // to the browser, fd 4: replies and events; messages end with a NUL byte), so it
@@ -153,6 +153,7 @@ try {
       const r = await evaluate(`(() => { const e = document.querySelector(${JSON.stringify(selector)});
         e.scrollIntoView(); const b = e.getBoundingClientRect();
         return { x: b.left + window.scrollX, y: b.top + window.scrollY, width: b.width, height: b.height }; })()`);
+      if (!(r.width > 0)) continue;  // a hidden panel (no types, no snapshots)
       await sleep(50);
       const shot = await page('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true,
         clip: { x: Math.max(0, r.x - 8), y: Math.max(0, r.y - 8), width: r.width + 16, height: Math.min(r.height + 16, 1600), scale: 1 } });
@@ -264,7 +265,8 @@ try {
 
   if (viewsDir) {
     await evaluate(`window.memloupe.search(''); window.memloupe.clearRange(); window.scrollTo(0, 0)`);
-    await shootViews(['timeline', '#timeline-panel'], ['flame', '#flame-panel'], ['sites', '#sites-panel']);
+    await shootViews(['timeline', '#timeline-panel'], ['flame', '#flame-panel'], ['sites', '#sites-panel'],
+      ['types', '#types-panel']);
   }
 
   await sleep(50);

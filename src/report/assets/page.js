@@ -278,9 +278,20 @@ function nodePath(n) {
   for (; n > 0; n = parent[n]) out.push(shortOf[n]);
   return out;
 }
+// A type's objects and bytes as estimates (sampled: [.., blocks seen,
+// variance, element size]): elements of buffers get the bytes' interval over
+// sizeof, blocks the Horvitz–Thompson one, a type counted both ways none.
+function typeFigures(t) {
+  const bytes = bytesEstimate([t[2]]);
+  let objects = objectsEstimate([0, t[1], t[4], t[5]]);
+  if (!EXACT && t[6] > 0) objects = { value: t[1], lo: bytes.lo / t[6], hi: bytes.hi / t[6], bounded: true };
+  const objectsText = fmtCount(t[1]) + (EXACT || t[6] < 0 ? '' : ' ' + countInterval(objects));
+  return { objects: objectsText, bytes: fmtBytes(t[2]) + (EXACT ? '' : ' ' + bytesInterval(bytes)) };
+}
 function showTypeStacks(i) {
-  const [name, objects, bytes, stacks] = D.types[i];
-  el('type-title').textContent = name + ' — ' + fmtCount(objects) + ' objects, ' + fmtBytes(bytes);
+  const [name, , , stacks] = D.types[i];
+  const f = typeFigures(D.types[i]);
+  el('type-title').textContent = name + ' — ' + f.objects + ' objects, ' + f.bytes;
   const box = el('type-stacks');
   box.replaceChildren();
   for (let k = 0; k < stacks.length; k += 3) {
@@ -299,7 +310,8 @@ function drawTypes() {
   table.append(head);
   D.types.forEach((t, i) => {
     const row = document.createElement('tr');
-    row.append(text('td', fmtCount(t[1]), 'num'), text('td', fmtBytes(t[2]), 'num'), text('td', t[0], 'fn'));
+    const f = typeFigures(t);
+    row.append(text('td', f.objects, 'num'), text('td', f.bytes, 'num'), text('td', t[0], 'fn'));
     row.style.cursor = 'pointer';
     row.addEventListener('click', () => showTypeStacks(i));
     table.append(row);
