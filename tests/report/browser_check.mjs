@@ -9,7 +9,7 @@
 // row clicked (the flame graph focuses on that site), the inverted flame
 // graph's toggle clicked (and a row clicked there too).
 //
-//   node browser_check.mjs REPORT.html [--screenshot OUT.png] [--views DIR] [--chromium PATH]
+//   node browser_check.mjs REPORT.html [--screenshot OUT.png] [--views DIR] [--eval EXPR] [--chromium PATH]
 //
 // --views DIR writes one PNG per view into DIR: timeline.png, flame.png,
 // flame-inverted.png, sites.png, types.png when shown (docs/REPORT.md's pictures).
@@ -28,9 +28,10 @@ const args = process.argv.slice(2);
 const option = (name) => { const i = args.indexOf(name); return i >= 0 ? args.splice(i, 2)[1] : undefined; };
 const screenshot = option('--screenshot');
 const viewsDir = option('--views');
+const expression = option('--eval');  // also print eval=JSON of this expression, evaluated in the page
 const chromium = option('--chromium') || '/usr/bin/chromium';
 if (args.length !== 1) {
-  console.error('usage: node browser_check.mjs REPORT.html [--screenshot OUT.png] [--views DIR] [--chromium PATH]');
+  console.error('usage: node browser_check.mjs REPORT.html [--screenshot OUT.png] [--views DIR] [--eval EXPR] [--chromium PATH]');
   process.exit(2);
 }
 const reportUrl = pathToFileURL(resolve(args[0])).href;
@@ -161,6 +162,7 @@ try {
     }
   }
 
+  const evaluated = expression ? JSON.stringify(await evaluate(expression)) : null;
   const before = await state();
   const flameCanvas = await canvasInk('flame');
   const timelineCanvas = await canvasInk('timeline');
@@ -271,7 +273,7 @@ try {
 
   await sleep(50);
   const lines = [`errors=${errors.length}`, ...errors.map((e) => `error=${e.replace(/\n/g, ' ')}`),
-    `load_ms=${loadMs}`, `flame_inked=${flameCanvas.inked}`, `timeline_inked=${timelineCanvas.inked}`, `search=${searchResult}`];
+    `load_ms=${loadMs}`, ...(evaluated !== null ? [`eval=${evaluated}`] : []), `flame_inked=${flameCanvas.inked}`, `timeline_inked=${timelineCanvas.inked}`, `search=${searchResult}`];
   const flat = (prefix, st) => {
     if (!st) return lines.push(`${prefix}.ready=false`);
     lines.push(`${prefix}.ready=${st.ready}`, `${prefix}.flame_rects=${st.drawn.flame}`,

@@ -256,7 +256,7 @@ window.memloupe = {
       firstSite: rows.length ? Number(rows[0].dataset.site) : -1,
       info: el('page-info').textContent };
   },
-  siteName, siteTitle,
+  siteName, siteTitle, poisson95,
   siteLeaked(s) { return values.per[s].leaked[0]; },
   // The full name of a site's own frame (the row's name), what a click on its row zooms to.
   focusName(s) { const l = D.sites[s].l; return l ? S[l[0]] : nameOf[D.sites[s].f]; },
