@@ -67,6 +67,7 @@ function drawTimeline() {
     ctx.strokeStyle = '#d9534f'; ctx.lineWidth = 1.5; ctx.stroke();
   }
   el('mapped-key').hidden = !mappedCurve.length;
+  el('band-key').hidden = EXACT;
   if (mappedCurve.length) {
     ctx.beginPath();
     let prev = 0;
