@@ -1,7 +1,7 @@
 // data.js — the report's data (JSON in #memloupe-data, written by
 // src/report/html_data.cc) and the numbers computed from it for a time range.
 // Part of the memloupe HTML report's script. The parts are joined in the order
-// util, data, timeline, flame, page inside one function scope (assets/report.html),
+// util, data, timeline, flame, sites, page, retention inside one function scope (assets/report.html),
 // so each sees the others' top-level names.
 //
 // Data model (see html_data.h):

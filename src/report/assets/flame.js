@@ -2,7 +2,7 @@
 // at the top, callees below) or inverted (bottom-up: the allocating frames at
 // the top, their callers below), with zoom, search and a focused site.
 // Part of the memloupe HTML report's script. The parts are joined in the order
-// util, data, timeline, flame, page inside one function scope (assets/report.html),
+// util, data, timeline, flame, sites, page, retention inside one function scope (assets/report.html),
 // so each sees the others' top-level names.
 
 const ROW = 18;

@@ -1,6 +1,6 @@
 // timeline.js — the heap and RSS over time, the peak, markers and the selected range.
 // Part of the memloupe HTML report's script. The parts are joined in the order
-// util, data, timeline, flame, page inside one function scope (assets/report.html),
+// util, data, timeline, flame, sites, page, retention inside one function scope (assets/report.html),
 // so each sees the others' top-level names.
 
 const TL = { left: 64, right: 12, top: 12, bottom: 22, drag: null };

@@ -1,6 +1,6 @@
 // util.js — formatting of bytes, counts and times; DOM and canvas helpers.
 // Part of the memloupe HTML report's script. The parts are joined in the order
-// util, data, timeline, flame, page inside one function scope (assets/report.html),
+// util, data, timeline, flame, sites, page, retention inside one function scope (assets/report.html),
 // so each sees the others' top-level names.
 
 function fmtBytes(b) {
