@@ -19,6 +19,16 @@ std::array<double, kRankMetrics> rank_values(const SiteValues& v) {
   return {v.allocated.bytes, v.allocated.objects, v.peak.bytes, v.leaked.bytes};
 }
 
+// What nodes and sites are ranked by: the largest share they have of any
+// rank metric's whole.
+double largest_share(const std::array<double, kRankMetrics>& v, const std::array<double, kRankMetrics>& whole) {
+  double best = 0;
+  for (size_t m = 0; m < kRankMetrics; ++m) {
+    if (whole[m] > 0) best = std::max(best, v[m] / whole[m]);
+  }
+  return best;
+}
+
 struct TrieNode {
   uint32_t parent = 0;
   uint32_t depth = 0;
@@ -141,6 +151,56 @@ void write_info(JsonWriter& json, const Profile& profile, const HtmlLimits& limi
   json.end_object();
 }
 
+// The site entries. A site of the table is a distinct chain of frame names
+// (a trie node where sites end: the text views' sites, which group the call
+// tree by function), so the backtraces that differ only in return addresses
+// make one row. Every row is its own entry, largest first, while the budget
+// lasts; the rest merge into one entry per page node. Per site: its trie node,
+// its page node, the page node to focus on, its label; `whole`: the root's
+// totals of the rank metrics.
+std::vector<Entry> site_entries(const Profile& profile, const HtmlLimits& limits, bool sampled,
+                                const std::vector<uint32_t>& site_node, const std::vector<uint32_t>& site_dest,
+                                const std::vector<uint32_t>& focus, const std::vector<SiteLabel>& site_label,
+                                const std::array<double, kRankMetrics>& whole) {
+  auto merge_into = [](Entry& e, const Site& site) {
+    add_values(e.values, site.values);
+    for (const Bucket& b : site.buckets) add_bucket(e.buckets, b);
+  };
+  std::vector<Entry> rows;
+  std::unordered_map<uint32_t, size_t> row_of_node;  // trie node -> row
+  for (size_t s = 0; s < profile.sites.size(); ++s) {
+    auto [it, inserted] = row_of_node.try_emplace(site_node[s], rows.size());
+    if (inserted) rows.push_back({site_dest[s], focus[s], &site_label[s], 1, {}, {}});
+    merge_into(rows[it->second], profile.sites[s]);
+  }
+  std::vector<std::pair<double, size_t>> by_size;
+  for (size_t r = 0; r < rows.size(); ++r) by_size.emplace_back(largest_share(rank_values(rows[r].values), whole), r);
+  std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<Entry> entries;
+  std::map<uint32_t, size_t> rest_of;  // page node -> its merged entry
+  size_t buckets_left = limits.max_site_buckets;
+  const size_t bucket_cost = sampled ? 2 : 1;
+  for (const auto& [score, r] : by_size) {
+    Entry& row = rows[r];
+    const size_t cost = row.buckets.size() * bucket_cost;
+    if (entries.size() < limits.max_site_rows && cost <= buckets_left) {
+      buckets_left -= cost;
+      entries.push_back(std::move(row));
+      continue;
+    }
+    auto [it, inserted] = rest_of.try_emplace(row.node, 0);
+    if (inserted) {
+      it->second = entries.size();
+      entries.push_back({row.node, row.node, nullptr, 0, {}, {}});
+    }
+    Entry& rest = entries[it->second];
+    rest.merged += row.merged;
+    add_values(rest.values, row.values);
+    for (const auto& [index, b] : row.buckets) add_bucket(rest.buckets, b);
+  }
+  return entries;
+}
+
 }  // namespace
 
 std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
@@ -191,13 +251,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   // 2. Keep the nodes with the largest share of any metric. A node's totals
   // include its children's, so its score is at least any child's; breaking ties
   // by depth keeps the kept set closed under "parent of".
-  auto score = [&](const TrieNode& n) {
-    double best = 0;
-    for (size_t m = 0; m < kRankMetrics; ++m) {
-      if (trie[0].total[m] > 0) best = std::max(best, n.total[m] / trie[0].total[m]);
-    }
-    return best;
-  };
+  auto score = [&](const TrieNode& n) { return largest_share(n.total, trie[0].total); };
   std::vector<uint32_t> order(trie.size() - 1);
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i + 1;
   std::vector<double> scores(trie.size());
@@ -250,56 +304,11 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     site_dest[s] = it->second;
   }
 
-  // The site entries. A site of the table is a distinct chain of frame names
-  // (a trie node where sites end: the text views' sites, which group the
-  // call tree by function), so the backtraces that differ only in return
-  // addresses make one row. Every row is its own entry, largest first, while
-  // the budget lasts; the rest merge into one entry per page node.
   const bool sampled = profile.info.mode != format::Mode::All;
-  auto merge_into = [](Entry& e, const Site& site) {
-    add_values(e.values, site.values);
-    for (const Bucket& b : site.buckets) add_bucket(e.buckets, b);
-  };
-  std::vector<Entry> rows;
-  std::unordered_map<uint32_t, size_t> row_of_node;  // trie node -> row
-  for (size_t s = 0; s < profile.sites.size(); ++s) {
-    auto [it, inserted] = row_of_node.try_emplace(site_node[s], rows.size());
-    if (inserted) rows.push_back({site_dest[s], kept_ancestor(site_label[s].own_node), &site_label[s], 1, {}, {}});
-    merge_into(rows[it->second], profile.sites[s]);
-  }
-  auto row_score = [&](const Entry& e) {
-    auto v = rank_values(e.values);
-    double best = 0;
-    for (size_t m = 0; m < kRankMetrics; ++m) {
-      if (trie[0].total[m] > 0) best = std::max(best, v[m] / trie[0].total[m]);
-    }
-    return best;
-  };
-  std::vector<std::pair<double, size_t>> by_size;
-  for (size_t r = 0; r < rows.size(); ++r) by_size.emplace_back(row_score(rows[r]), r);
-  std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<Entry> entries;
-  std::map<uint32_t, size_t> rest_of;  // page node -> its merged entry
-  size_t buckets_left = limits.max_site_buckets;
-  const size_t bucket_cost = sampled ? 2 : 1;
-  for (const auto& [score, r] : by_size) {
-    Entry& row = rows[r];
-    const size_t cost = row.buckets.size() * bucket_cost;
-    if (entries.size() < limits.max_site_rows && cost <= buckets_left) {
-      buckets_left -= cost;
-      entries.push_back(std::move(row));
-      continue;
-    }
-    auto [it, inserted] = rest_of.try_emplace(row.node, 0);
-    if (inserted) {
-      it->second = entries.size();
-      entries.push_back({row.node, row.node, nullptr, 0, {}, {}});
-    }
-    Entry& rest = entries[it->second];
-    rest.merged += row.merged;
-    add_values(rest.values, row.values);
-    for (const auto& [index, b] : row.buckets) add_bucket(rest.buckets, b);
-  }
+  std::vector<uint32_t> focus(profile.sites.size());
+  for (size_t s = 0; s < focus.size(); ++s) focus[s] = kept_ancestor(site_label[s].own_node);
+  std::vector<Entry> entries =
+      site_entries(profile, limits, sampled, site_node, site_dest, focus, site_label, trie[0].total);
 
   // The types table: each type's objects and bytes, and its stacks as the
   // page nodes its sites landed on (largest first, at most kTypeStacks).
