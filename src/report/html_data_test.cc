@@ -43,6 +43,22 @@ TEST(HtmlData, SizeIsBoundedHoweverLargeTheTrace) {
   EXPECT_GT(count(json, "[other]"), 0u);
 }
 
+TEST(HtmlData, DownsampledCurvesKeepTheirLastPoint) {
+  // 100,000 points into at most 1,000: the highest per slot, and the last one,
+  // so the RSS line reaches the end of the run.
+  const Profile p = testing::huge_profile();
+  const std::string json = html_data_json(p);
+  for (const std::string key : {"heap", "rss"}) {
+    const size_t begin = json.find("\"" + key + "\":[");
+    ASSERT_NE(begin, std::string::npos) << key;
+    const std::string curve = json.substr(begin, json.find(']', begin) - begin);
+    EXPECT_LE(count(curve, ","), 2 * 1001u) << key;
+    const std::string last = std::to_string(p.rss.back().time_ns) + "," +
+                             std::to_string(static_cast<uint64_t>(p.rss.back().bytes));
+    EXPECT_EQ(curve.substr(curve.size() - last.size()), last) << key;
+  }
+}
+
 TEST(HtmlData, EverySiteIsARowUntilTheRowCap) {
   HtmlLimits limits;
   std::string json = html_data_json(testing::small_profile(), limits);
