@@ -74,6 +74,7 @@ void RssBuilder::push(const format::RssSample& s) {
 }
 
 void RssBuilder::add(const format::RssSample& s) {
+  last_ = s;
   if (pending_count_ == 0 || s.rss_bytes > pending_.rss_bytes) pending_ = s;
   if (++pending_count_ >= stride_) {
     push(pending_);
@@ -83,6 +84,9 @@ void RssBuilder::add(const format::RssSample& s) {
 
 std::vector<format::RssSample> RssBuilder::finish() && {
   if (pending_count_ > 0) push(pending_);
+  // The last sample stays, whatever the merges kept, so the curve reaches the
+  // end of the run (the recorder takes one at exit).
+  if (!samples_.empty() && samples_.back().time_ns != last_.time_ns) push(last_);
   return std::move(samples_);
 }
 

@@ -38,7 +38,7 @@ class TimelineBuilder {
 
 // Keeps at most kMaxTimelinePoints RSS samples: once full, neighbouring pairs
 // merge (keeping the larger sample, so peaks survive) and later samples are
-// merged in groups of the same stride.
+// merged in groups of the same stride. The last sample is always kept.
 class RssBuilder {
  public:
   void add(const format::RssSample& s);
@@ -50,6 +50,7 @@ class RssBuilder {
   uint64_t stride_ = 1;
   uint64_t pending_count_ = 0;
   format::RssSample pending_;
+  format::RssSample last_;
 };
 
 }  // namespace memloupe::analysis

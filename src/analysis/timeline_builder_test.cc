@@ -77,5 +77,20 @@ TEST(RssBuilder, BoundedAndKeepsThePeak) {
   for (size_t i = 1; i < samples.size(); ++i) EXPECT_LT(samples[i - 1].time_ns, samples[i].time_ns);
 }
 
+TEST(RssBuilder, KeepsTheLastSampleSoTheCurveReachesTheEnd) {
+  // A high early sample in the last merged group used to stand for it alone:
+  // the curve stopped before the run's end.
+  for (uint64_t n : {10ull, 2048ull, 2049ull, 5001ull, 100'000ull}) {
+    RssBuilder b;
+    for (uint64_t i = 0; i < n; ++i) b.add(format::RssSample{i, i + 1 == n ? 1 : 1'000'000 - i});
+    const auto samples = std::move(b).finish();
+    ASSERT_FALSE(samples.empty());
+    EXPECT_LE(samples.size(), kMaxTimelinePoints) << n;
+    EXPECT_EQ(samples.back().time_ns, n - 1) << n;
+    EXPECT_EQ(samples.back().rss_bytes, 1u) << n;
+    for (size_t i = 1; i < samples.size(); ++i) EXPECT_LT(samples[i - 1].time_ns, samples[i].time_ns) << n;
+  }
+}
+
 }  // namespace
 }  // namespace memloupe::analysis

@@ -230,6 +230,9 @@ void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
   }
   const bool ours = tracking();  // another thread may have ended it meanwhile
   if (ours) {
+    // A last RSS sample, so the RSS curve reaches the end of the run (the flush
+    // thread's samples are 50 ms apart and the last can be long before exit).
+    if (const uint64_t rss = resident_bytes(); rss != 0) g_session.encoder().rss(trace_now_ns(), rss);
     write_call_totals();
     g_session.encoder().trace_end(trace_now_ns(), reason);
     g_session.encoder().flush();

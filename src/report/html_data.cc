@@ -19,6 +19,16 @@ std::array<double, kRankMetrics> rank_values(const SiteValues& v) {
   return {v.allocated.bytes, v.allocated.objects, v.peak.bytes, v.leaked.bytes};
 }
 
+// What nodes and sites are ranked by: the largest share they have of any
+// rank metric's whole.
+double largest_share(const std::array<double, kRankMetrics>& v, const std::array<double, kRankMetrics>& whole) {
+  double best = 0;
+  for (size_t m = 0; m < kRankMetrics; ++m) {
+    if (whole[m] > 0) best = std::max(best, v[m] / whole[m]);
+  }
+  return best;
+}
+
 struct TrieNode {
   uint32_t parent = 0;
   uint32_t depth = 0;
@@ -55,8 +65,22 @@ std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& si
   return out;
 }
 
-// What ends up at one node of the page's tree: the sites merged there.
-struct Dest {
+// How the site table names a site: its own frame (see below).
+struct SiteLabel {
+  std::string name;
+  std::string short_name;
+  std::string where;
+  std::string innermost;  // the innermost frame's short name, when it is not the own frame
+  std::string caller;     // the own frame's caller's short name
+  uint32_t own_node = 0;  // the own frame's trie node (0: the root, no frames)
+};
+
+// One of the page's site entries: a site, or the sites merged at a page node.
+struct Entry {
+  uint32_t node;           // page node
+  uint32_t focus;          // page node the flame graph focuses on for it
+  const SiteLabel* label;  // null: merged sites
+  uint32_t merged;         // sites' rows merged here (1 for a row of its own)
   SiteValues values;
   std::map<uint32_t, Bucket> buckets;
 };
@@ -66,6 +90,14 @@ void add_values(SiteValues& a, const SiteValues& b) {
   a.live += b.live;
   a.peak += b.peak;
   a.leaked += b.leaked;
+}
+
+void add_bucket(std::map<uint32_t, Bucket>& buckets, const Bucket& b) {
+  Bucket& into = buckets[b.index];
+  into.index = b.index;
+  into.allocated += b.allocated;
+  into.freed += b.freed;
+  into.leaked += b.leaked;
 }
 
 void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const Profile& profile,
@@ -94,6 +126,9 @@ void write_curve(JsonWriter& json, const std::vector<HeapPoint>& points, const P
     }
   }
   flush();
+  // The last point too, so the curve follows the run to its end (the max of
+  // the last slot can be earlier in it).
+  if (best != &points.back()) json.integer(points.back().time_ns).number(points.back().bytes);
   json.end_array();
 }
 
@@ -116,6 +151,56 @@ void write_info(JsonWriter& json, const Profile& profile, const HtmlLimits& limi
   json.end_object();
 }
 
+// The site entries. A site of the table is a distinct chain of frame names
+// (a trie node where sites end: the text views' sites, which group the call
+// tree by function), so the backtraces that differ only in return addresses
+// make one row. Every row is its own entry, largest first, while the budget
+// lasts; the rest merge into one entry per page node. Per site: its trie node,
+// its page node, the page node to focus on, its label; `whole`: the root's
+// totals of the rank metrics.
+std::vector<Entry> site_entries(const Profile& profile, const HtmlLimits& limits, bool sampled,
+                                const std::vector<uint32_t>& site_node, const std::vector<uint32_t>& site_dest,
+                                const std::vector<uint32_t>& focus, const std::vector<SiteLabel>& site_label,
+                                const std::array<double, kRankMetrics>& whole) {
+  auto merge_into = [](Entry& e, const Site& site) {
+    add_values(e.values, site.values);
+    for (const Bucket& b : site.buckets) add_bucket(e.buckets, b);
+  };
+  std::vector<Entry> rows;
+  std::unordered_map<uint32_t, size_t> row_of_node;  // trie node -> row
+  for (size_t s = 0; s < profile.sites.size(); ++s) {
+    auto [it, inserted] = row_of_node.try_emplace(site_node[s], rows.size());
+    if (inserted) rows.push_back({site_dest[s], focus[s], &site_label[s], 1, {}, {}});
+    merge_into(rows[it->second], profile.sites[s]);
+  }
+  std::vector<std::pair<double, size_t>> by_size;
+  for (size_t r = 0; r < rows.size(); ++r) by_size.emplace_back(largest_share(rank_values(rows[r].values), whole), r);
+  std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<Entry> entries;
+  std::map<uint32_t, size_t> rest_of;  // page node -> its merged entry
+  size_t buckets_left = limits.max_site_buckets;
+  const size_t bucket_cost = sampled ? 2 : 1;
+  for (const auto& [score, r] : by_size) {
+    Entry& row = rows[r];
+    const size_t cost = row.buckets.size() * bucket_cost;
+    if (entries.size() < limits.max_site_rows && cost <= buckets_left) {
+      buckets_left -= cost;
+      entries.push_back(std::move(row));
+      continue;
+    }
+    auto [it, inserted] = rest_of.try_emplace(row.node, 0);
+    if (inserted) {
+      it->second = entries.size();
+      entries.push_back({row.node, row.node, nullptr, 0, {}, {}});
+    }
+    Entry& rest = entries[it->second];
+    rest.merged += row.merged;
+    add_values(rest.values, row.values);
+    for (const auto& [index, b] : row.buckets) add_bucket(rest.buckets, b);
+  }
+  return entries;
+}
+
 }  // namespace
 
 std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
@@ -123,12 +208,27 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   std::vector<TrieNode> trie(1);
   trie[0].name = trie[0].short_name = "all";
   std::vector<uint32_t> site_node(profile.sites.size());
+  std::vector<SiteLabel> site_label(profile.sites.size());
   for (size_t s = 0; s < profile.sites.size(); ++s) {
     const Site& site = profile.sites[s];
     auto values = rank_values(site.values);
     uint32_t node = 0;
     for (size_t m = 0; m < kRankMetrics; ++m) trie[0].total[m] += values[m];
-    for (NamedFrame& f : frames_root_first(profile, site, limits.max_name_bytes)) {
+    std::vector<NamedFrame> frames = frames_root_first(profile, site, limits.max_name_bytes);
+    // The site table names a site by its innermost frame outside library code
+    // (analysis::is_library_file: the text views' rule), or its innermost frame.
+    size_t own = frames.empty() ? 0 : frames.size() - 1;
+    for (size_t i = frames.size(); i-- > 0;) {
+      if (!frames[i].library) {
+        own = i;
+        break;
+      }
+    }
+    if (!frames.empty()) site_label[s] = {frames[own].name, frames[own].short_name, frames[own].where,
+                                          own + 1 == frames.size() ? "" : frames.back().short_name,
+                                          own == 0 ? "" : frames[own - 1].short_name, 0};
+    for (size_t i = 0; i < frames.size(); ++i) {
+      NamedFrame& f = frames[i];
       auto [it, inserted] = trie[node].children.try_emplace(f.name, static_cast<uint32_t>(trie.size()));
       uint32_t next = it->second;  // read now: push_back below moves the maps
       if (inserted) {
@@ -143,6 +243,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
       }
       node = next;
       for (size_t m = 0; m < kRankMetrics; ++m) trie[node].total[m] += values[m];
+      if (i == own) site_label[s].own_node = node;
     }
     site_node[s] = node;
   }
@@ -150,13 +251,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   // 2. Keep the nodes with the largest share of any metric. A node's totals
   // include its children's, so its score is at least any child's; breaking ties
   // by depth keeps the kept set closed under "parent of".
-  auto score = [&](const TrieNode& n) {
-    double best = 0;
-    for (size_t m = 0; m < kRankMetrics; ++m) {
-      if (trie[0].total[m] > 0) best = std::max(best, n.total[m] / trie[0].total[m]);
-    }
-    return best;
-  };
+  auto score = [&](const TrieNode& n) { return largest_share(n.total, trie[0].total); };
   std::vector<uint32_t> order(trie.size() - 1);
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i + 1;
   std::vector<double> scores(trie.size());
@@ -192,37 +287,37 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   // 3. Each site lands on its own node, or on an "[other]" child of its deepest
   // kept ancestor.
   std::map<uint32_t, uint32_t> other_of;  // kept page node -> its "[other]" page node
-  std::map<uint32_t, Dest> dests;         // page node -> merged sites
   std::vector<uint32_t> site_dest(profile.sites.size());
+  auto kept_ancestor = [&](uint32_t node) {
+    while (page_id[node] < 0) node = trie[node].parent;
+    return static_cast<uint32_t>(page_id[node]);
+  };
   for (size_t s = 0; s < profile.sites.size(); ++s) {
     uint32_t node = site_node[s];
-    uint32_t dest;
     if (page_id[node] >= 0) {
-      dest = static_cast<uint32_t>(page_id[node]);
-    } else {
-      while (page_id[node] < 0) node = trie[node].parent;
-      uint32_t kept = static_cast<uint32_t>(page_id[node]);
-      auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
-      if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true, true});
-      dest = it->second;
+      site_dest[s] = static_cast<uint32_t>(page_id[node]);
+      continue;
     }
-    site_dest[s] = dest;
-    Dest& d = dests[dest];
-    add_values(d.values, profile.sites[s].values);
-    for (const Bucket& b : profile.sites[s].buckets) {
-      Bucket& into = d.buckets[b.index];
-      into.index = b.index;
-      into.allocated += b.allocated;
-      into.freed += b.freed;
-      into.leaked += b.leaked;
-    }
+    uint32_t kept = kept_ancestor(node);
+    auto [it, inserted] = other_of.try_emplace(kept, static_cast<uint32_t>(nodes.size()));
+    if (inserted) nodes.push_back({kept, "[other]", "[other]", "", true, true});
+    site_dest[s] = it->second;
   }
+
+  const bool sampled = profile.info.mode != format::Mode::All;
+  std::vector<uint32_t> focus(profile.sites.size());
+  for (size_t s = 0; s < focus.size(); ++s) focus[s] = kept_ancestor(site_label[s].own_node);
+  std::vector<Entry> entries =
+      site_entries(profile, limits, sampled, site_node, site_dest, focus, site_label, trie[0].total);
 
   // The types table: each type's objects and bytes, and its stacks as the
   // page nodes its sites landed on (largest first, at most kTypeStacks).
   struct TypeRow {
     Amount allocated;  // objects: of the type (elements for buffers)
     std::map<uint32_t, Amount> stacks;
+    // sizeof(T) when every site makes buffers of T (the elements' interval is
+    // then the bytes' divided by it), 0 when none does (blocks), -1 when mixed.
+    int64_t element_size = -2;  // -2: no site yet
   };
   std::map<std::string, TypeRow> types;
   for (size_t s = 0; s < profile.sites.size(); ++s) {
@@ -231,6 +326,8 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     Amount a = site.values.allocated;
     if (site.element_size != 0) a.objects = a.bytes / static_cast<double>(site.element_size);
     TypeRow& row = types[site.type];
+    const auto element = static_cast<int64_t>(site.element_size);
+    row.element_size = row.element_size == -2 || row.element_size == element ? element : -1;
     row.allocated += a;
     row.stacks[site_dest[s]] += a;
   }
@@ -261,25 +358,46 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     json.integer((n.other ? 1 : 0) | (n.library ? 2 : 0));
   }
   json.end_array();
-  json.key("strings").begin_array();
-  for (const std::string& s : strings) json.string(s);
-  json.end_array();
-
+  // Per entry: n = page node, f = the page node to focus (its own frame's, or
+  // that frame's deepest kept ancestor), l = [name, short name, where, innermost
+  // frame's short name when another, caller's short name] of its own frame, or m = how many merged
+  // sites it holds; t = totals, b = buckets; from a sampled trace c and bc: the
+  // sampled blocks and the variance of each amount of t and b.
   json.key("sites").begin_array();
-  for (const auto& [node, d] : dests) {
-    const SiteValues& v = d.values;
-    json.begin_object().key("n").integer(node).key("t").begin_array();
-    for (const Amount& a : {v.allocated, v.live, v.peak, v.leaked}) json.number(a.bytes).number(a.objects);
+  for (const Entry& e : entries) {
+    const SiteValues& v = e.values;
+    json.begin_object().key("n").integer(e.node).key("f").integer(e.focus);
+    if (e.label) {
+      json.key("l").begin_array().integer(intern(e.label->name)).integer(intern(e.label->short_name))
+          .integer(intern(e.label->where)).integer(intern(e.label->innermost)).integer(intern(e.label->caller))
+          .end_array();
+    } else {
+      json.key("m").integer(e.merged);
+    }
+    const Amount totals[] = {v.allocated, v.live, v.peak, v.leaked};
+    json.key("t").begin_array();
+    for (const Amount& a : totals) json.number(a.bytes).number(a.objects);
     json.end_array().key("b").begin_array();
-    for (const auto& [index, b] : d.buckets) {
+    for (const auto& [index, b] : e.buckets) {
       json.integer(index);
       for (const Amount& a : {b.allocated, b.freed, b.leaked}) json.number(a.bytes).number(a.objects);
     }
-    json.end_array().end_object();
+    json.end_array();
+    if (sampled) {
+      json.key("c").begin_array();
+      for (const Amount& a : totals) json.number(a.blocks_seen).number(a.objects_var);
+      json.end_array().key("bc").begin_array();
+      for (const auto& [index, b] : e.buckets) {
+        for (const Amount& a : {b.allocated, b.freed, b.leaked}) json.number(a.blocks_seen).number(a.objects_var);
+      }
+      json.end_array();
+    }
+    json.end_object();
   }
   json.end_array();
 
-  // [name, objects, bytes, [node, objects, bytes, ...]] per type, most objects first.
+  // [name, objects, bytes, [node, objects, bytes, ...]] per type, most objects
+  // first; sampled: then blocks seen, variance, element size (see TypeRow).
   std::vector<std::pair<const std::string*, const TypeRow*>> type_order;
   for (const auto& [name, row] : types) type_order.emplace_back(&name, &row);
   std::stable_sort(type_order.begin(), type_order.end(),
@@ -294,7 +412,13 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     if (stacks.size() > limits.max_type_stacks) stacks.resize(limits.max_type_stacks);
     json.begin_array();
     for (const auto& [node, a] : stacks) json.integer(node).number(a.objects).number(a.bytes);
-    json.end_array().end_array();
+    json.end_array();
+    if (sampled) {
+      // For the intervals: blocks seen, variance, and how objects were counted.
+      json.number(row->allocated.blocks_seen).number(row->allocated.objects_var);
+      if (row->element_size < 0) json.number(-1); else json.integer(static_cast<uint64_t>(row->element_size));
+    }
+    json.end_array();
   }
   json.end_array();
 
@@ -305,12 +429,18 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
   json.key("mapped");
   write_curve(json, profile.mapped, profile, limits.max_curve_points);
   json.key("peak").begin_array().integer(profile.peak.time_ns).number(profile.peak.bytes).end_array();
+  // [objects, sampled blocks, variance] of the blocks live at the peak.
+  json.key("peak_live").begin_array().number(profile.peak_live.objects).number(profile.peak_live.blocks_seen)
+      .number(profile.peak_live.objects_var).end_array();
   json.key("markers").begin_array();
   size_t markers = std::min(profile.markers.size(), limits.max_markers);
   for (size_t i = 0; i < markers; ++i) {
     const TimeMark& m = profile.markers[i * profile.markers.size() / markers];  // evenly spread
     json.integer(m.time_ns).string(cut(m.name, limits.max_name_bytes));
   }
+  json.end_array();
+  json.key("strings").begin_array();
+  for (const std::string& text : strings) json.string(text);
   json.end_array();
   json.end_object();
   return json.take();

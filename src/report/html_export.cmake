@@ -17,7 +17,7 @@ target_sources(memloupe_report PRIVATE
 )
 
 # The script's parts, in the order they are joined (see assets/util.js).
-set(_report_js_parts util data timeline flame page retention)
+set(_report_js_parts util data timeline flame sites page retention)
 set(_report_assets
   ${CMAKE_CURRENT_LIST_DIR}/assets/report.html
   ${CMAKE_CURRENT_LIST_DIR}/assets/report.css)

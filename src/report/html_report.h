@@ -1,8 +1,10 @@
 // The interactive HTML report: one self-contained file (style, script and data
 // inline; no network, no libraries) with the trace's info, the heap timeline
-// (drag a range to re-filter everything below it), a flame graph (metric
-// selector, click to zoom, search), the top-sites tables and, when the trace
-// holds heap snapshots, the retention view.
+// (drag a range to re-filter everything below it), a flame graph (top-down or
+// inverted; metric selector, click to zoom, search), the complete site table
+// (sortable; a row's click focuses the flame graph) and, when the trace holds
+// heap snapshots, the retention view. Figures from a sampled trace carry their
+// 95% intervals.
 #pragma once
 
 #include <ostream>

@@ -55,13 +55,20 @@ struct Location {
   bool symbolized = true;
 };
 
-// Bytes and objects (block count) of one measure.
+// Bytes and objects (block count) of one measure. From a sampled trace, also
+// what the 95% intervals are computed from (analysis::Count; the sample count
+// is bytes / bytes_per_sample): the sampled blocks seen and the objects
+// estimate's variance. Both 0 from an exact trace.
 struct Amount {
   double bytes = 0;
   double objects = 0;
+  double blocks_seen = 0;
+  double objects_var = 0;
   Amount& operator+=(const Amount& o) {
     bytes += o.bytes;
     objects += o.objects;
+    blocks_seen += o.blocks_seen;
+    objects_var += o.objects_var;
     return *this;
   }
 };
@@ -120,6 +127,7 @@ struct Profile {
   // (analysis::MappedMemory); empty when the trace has none.
   std::vector<HeapPoint> mapped;
   HeapPoint peak;               // the heap's highest point
+  Amount peak_live;             // the blocks live then (bytes == peak.bytes)
   std::vector<TimeMark> markers;
 
   // The time selection the site values were computed for; [0, duration_ns] by default.

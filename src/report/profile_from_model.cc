@@ -11,7 +11,8 @@ namespace memloupe::report {
 namespace {
 
 Amount amount(const analysis::Estimator& e, const analysis::Count& c) {
-  return {e.bytes_value(c), e.objects_value(c)};
+  if (e.exact()) return {e.bytes_value(c), e.objects_value(c)};
+  return {e.bytes_value(c), e.objects_value(c), static_cast<double>(c.blocks), c.objects_var};
 }
 
 class LocationTable {
@@ -99,6 +100,7 @@ Profile profile_from_model(const analysis::Model& model, const types::TypeTable*
     p.mapped.push_back({i * mapped.bucket_ns, mapped.points[i].live_max});
   }
   p.peak = {overview.peak.time_ns, e.bytes_value(overview.peak.live)};
+  p.peak_live = amount(e, overview.peak.live);
   for (const analysis::MarkerInfo& m : overview.markers) p.markers.push_back({m.time_ns, m.name});
 
   p.selection_end_ns = p.duration_ns;

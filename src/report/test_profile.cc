@@ -96,4 +96,29 @@ Profile huge_profile() {
   return p;
 }
 
+Profile many_sites_profile() {
+  Profile p = small_profile();
+  p.info.mode = format::Mode::All;
+  p.sites.clear();
+  p.locations.clear();
+  for (uint32_t f = 0; f < 2000; ++f) {
+    p.locations.push_back({0x400000u + f * 16, MappingId{0},
+                           {{"module_" + std::to_string(f % 40) + "::function_" + std::to_string(f), "src/m" +
+                             std::to_string(f % 40) + ".cc", f, 0}}});
+  }
+  p.bucket_count = 100;
+  for (uint32_t s = 0; s < 60'000; ++s) {
+    Site site;
+    // Innermost first: a distinct leaf-and-caller pair per site, under shared outer frames.
+    site.stack.push_back(LocationId{1000 + s % 1000});
+    site.stack.push_back(LocationId{s / 1000 + 100});
+    for (uint32_t d = 0; d < 10; ++d) site.stack.push_back(LocationId{(s / 6000 + d) % 100});
+    const double bytes = 64.0 * (1 + s % 977);
+    site.buckets.push_back({s % 100, {bytes, 1}, {}, {}});
+    site.values.allocated = {bytes, 1};
+    p.sites.push_back(std::move(site));
+  }
+  return p;
+}
+
 }  // namespace memloupe::report::testing

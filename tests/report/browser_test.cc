@@ -3,8 +3,10 @@
 // are drawn, and dragging a time range on the timeline changes the numbers.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
+#include "analysis/estimate.h"
 #include "report/html_report.h"
 #include "report/test_profile.h"
 #include "tool_runner.h"
@@ -36,6 +38,14 @@ std::string write_report(const Profile& p, const std::string& name) {
   std::ofstream out(path);
   write_html_report(p, out);
   return path;
+}
+
+// No script error, the page ready, the flame graph and the timeline inked.
+void expect_drawn(std::map<std::string, std::string>& kv) {
+  EXPECT_EQ(kv["errors"], "0") << kv["error"];
+  EXPECT_EQ(kv["before.ready"], "true");
+  EXPECT_GT(std::stol(kv["flame_inked"]), 1000);
+  EXPECT_GT(std::stol(kv["timeline_inked"]), 1000);
 }
 
 TEST(Browser, SmallReportRendersAndARangeRefiltersIt) {
@@ -71,11 +81,51 @@ TEST(Browser, LargestReportStillOpens) {
   SKIP_WITHOUT_BROWSER();
   std::string path = write_report(testing::huge_profile(), "browser-huge");
   auto kv = open_in_chromium(path);
-  EXPECT_EQ(kv["errors"], "0") << kv["error"];
-  EXPECT_EQ(kv["before.ready"], "true");
-  EXPECT_GT(std::stol(kv["flame_inked"]), 1000);
-  EXPECT_GT(std::stol(kv["timeline_inked"]), 1000);
+  expect_drawn(kv);
   EXPECT_NE(kv["before.allocated"], kv["after.allocated"]);
+}
+
+// The page's intervals come from util.js, a port of analysis/estimate.cc: the
+// same Garwood bounds for every sample count, small (bisection) and large
+// (Wilson–Hilferty), as the C++ the CLI prints.
+TEST(Browser, PagesPoissonIntervalsAreTheAnalysisOnes) {
+  SKIP_WITHOUT_BROWSER();
+  std::vector<uint64_t> ks;
+  for (uint64_t k = 0; k <= 60; ++k) ks.push_back(k);
+  for (uint64_t k : {100ull, 333ull, 1000ull, 9999ull, 10'000ull, 10'001ull, 123'456ull, 50'000'000ull}) ks.push_back(k);
+  std::string list;
+  for (uint64_t k : ks) list += (list.empty() ? "" : ",") + std::to_string(k);
+  auto kv = open_in_chromium(write_report(testing::small_profile(), "browser-poisson"),
+                             "--eval '[" + list + "].map((k) => window.memloupe.poisson95(k))'");
+  ASSERT_EQ(kv["errors"], "0") << kv["error"];
+  const std::string& page = kv["eval"];  // [[lo,hi],[lo,hi],...]
+  size_t at = 0;
+  for (uint64_t k : ks) {
+    at = page.find('[', at + 1);
+    ASSERT_NE(at, std::string::npos) << k << ": " << page;
+    char* end = nullptr;
+    const double lo = std::strtod(page.c_str() + at + 1, &end);
+    const double hi = std::strtod(end + 1, nullptr);
+    const analysis::PoissonInterval cc = analysis::poisson_interval_95(k);
+    EXPECT_NEAR(lo, cc.lo, 1e-9 * std::max(1.0, cc.lo)) << "k=" << k;
+    EXPECT_NEAR(hi, cc.hi, 1e-9 * std::max(1.0, cc.hi)) << "k=" << k;
+  }
+}
+
+TEST(Browser, PageWithTheMostSiteRowsStillOpensAndPages) {
+  SKIP_WITHOUT_BROWSER();
+  std::string path = write_report(testing::many_sites_profile(), "browser-many-sites");
+  auto kv = open_in_chromium(path);
+  expect_drawn(kv);
+  // 50,000 rows of their own, the rest merged per flame-graph node; 50 a page.
+  EXPECT_GT(std::stol(kv["table.rows"]), 50'000);
+  EXPECT_EQ(kv["table.shown"], "50");
+  EXPECT_EQ(kv["next_page.shown"], "50");
+  EXPECT_EQ(kv["sorted.ordered"], "true");
+  EXPECT_GT(std::stol(kv["inverted.flame_rects"]), 10);
+  EXPECT_NE(kv["focus.zoom"], "0");
+  EXPECT_EQ(kv["focus.zoom_name"], kv["focus.expected"]);
+  std::printf("page of %s site rows: loaded and drawn in %s ms\n", kv["table.rows"].c_str(), kv["load_ms"].c_str());
 }
 
 }  // namespace

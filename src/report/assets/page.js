@@ -1,7 +1,7 @@
 // page.js — the info header, the summary, the tables, and the wiring of the
 // controls; also window.memloupe, the same actions for scripts and tests.
 // Part of the memloupe HTML report's script. The parts are joined in the order
-// util, data, timeline, flame, page inside one function scope (assets/report.html),
+// util, data, timeline, flame, sites, page, retention inside one function scope (assets/report.html),
 // so each sees the others' top-level names.
 
 function drawInfo() {
@@ -27,71 +27,42 @@ function drawSummary() {
   const t = totals();
   const box = el('summary');
   box.replaceChildren();
-  const stat = (label, value, detail, id) => {
+  const stat = (label, value, interval, detail, id) => {
     const d = document.createElement('div');
     d.className = 'stat';
     d.append(text('span', label, 'label'));
     const v = text('span', value, 'value');
     v.id = id;
-    d.append(v, text('span', detail, 'detail'));
+    const line = document.createElement('span');
+    line.append(v);
+    if (interval) { const ci = text('span', ' ' + interval, 'ci'); ci.id = id + '-ci'; line.append(ci); }
+    d.append(line, text('span', detail, 'detail'));
     box.append(d);
   };
-  stat(state.range ? 'allocated in range' : 'allocated', fmtBytes(t.allocated[0]), fmtCount(t.allocated[1]) + ' blocks', 'sum-allocated');
-  stat(state.range ? 'live at the range\'s peak' : 'live at peak', fmtBytes(values.peakBytes),
-    'at ' + fmtTime(values.peakTime), 'sum-peak');
-  stat(state.range ? 'leaked, allocated in range' : 'leaked (live at exit)', fmtBytes(t.leaked[0]), fmtCount(t.leaked[1]) + ' blocks', 'sum-leaked');
+  const blocks = (a) => { const e = objectsEstimate(a); return fmtCount(e.value) + ' ' + (EXACT ? '' : countInterval(e) + ' ') + 'blocks'; };
+  const bytes = (a) => bytesEstimate(a);
+  const alloc = bytes(t.allocated), peak = bytes(values.peakLive), leak = bytes(t.leaked);
+  stat(state.range ? 'allocated in range' : 'allocated', fmtBytes(alloc.value), bytesInterval(alloc), blocks(t.allocated), 'sum-allocated');
+  stat(state.range ? 'live at the range\'s peak' : 'live at peak', fmtBytes(peak.value), bytesInterval(peak),
+    (values.peakLive[1] > 0 ? blocks(values.peakLive) + ' ' : '') + 'at ' + fmtTime(values.peakTime), 'sum-peak');
+  stat(state.range ? 'leaked, allocated in range' : 'leaked (live at exit)', fmtBytes(leak.value), bytesInterval(leak), blocks(t.leaked), 'sum-leaked');
   const r = state.range;
-  box.append(text('span', r ? 'range ' + fmtTime(r[0] * D.bucket_ns) + ' – ' +
-    fmtTime(Math.min((r[1] + 1) * D.bucket_ns, D.info.duration_ns)) : 'whole trace', 'range'));
-  box.lastChild.id = 'sum-range';
+  const range = text('span', r ? 'range ' + fmtTime(r[0] * D.bucket_ns) + ' – ' +
+    fmtTime(Math.min((r[1] + 1) * D.bucket_ns, D.info.duration_ns)) : 'whole trace', 'range');
+  range.id = 'sum-range';
+  const where = document.createElement('div');
+  where.className = 'stat';
+  where.append(range);
+  if (!EXACT) where.append(text('span', 'sampled: estimates [95% interval]', 'detail'));
+  box.append(where);
 }
-
-
-function drawTable(id, metric) {
-  const table = el(id);
-  table.replaceChildren();
-  const head = document.createElement('tr');
-  head.append(text('th', 'site (innermost frame)'), text('th', 'bytes', 'num'), text('th', 'blocks', 'num'), text('th', '%', 'num'));
-  table.append(head);
-  const total = totals()[metric][0];
-  const grouped = new Map();  // row node -> [bytes, blocks, innermost site node]
-  values.per.forEach((v, s) => {
-    if (!(v[metric][0] > 0)) return;
-    const leaf = D.sites[s].n, row = ownFrame[leaf];
-    const g = grouped.get(row) || [0, 0, leaf];
-    g[0] += v[metric][0];
-    g[1] += v[metric][1];
-    grouped.set(row, g);
-  });
-  const rows = [...grouped.entries()].sort((a, b) => b[1][0] - a[1][0]).slice(0, 12);
-  if (!rows.length) {
-    const tr = document.createElement('tr');
-    const td = text('td', 'nothing in this range', 'empty');
-    td.colSpan = 4;
-    tr.append(td);
-    table.append(tr);
-  }
-  for (const [n, v] of rows) {
-    const tr = document.createElement('tr');
-    const fn = text('td', shortSiteLabel(n), 'fn');
-    if (whereOf[n]) fn.append(text('span', ' ' + whereOf[n].replace(/^.*\//, ''), 'where'));
-    if (v[2] !== n) fn.append(text('div', 'via ' + shortOf[v[2]], 'via'));
-    fn.title = pathOf(v[2]);
-    tr.append(fn, text('td', fmtBytes(v[0]), 'num'), text('td', fmtCount(v[1]), 'num'),
-      text('td', total > 0 ? (100 * v[0] / total).toFixed(1) : '0', 'num'));
-    table.append(tr);
-  }
-}
-
 
 function refresh() {
   values = computeValues();
   drawSummary();
   drawTimeline();
   drawFlame();
-  drawTable('top-allocated', 'allocated');
-  drawTable('top-peak', 'peak');
-  drawTable('top-leaked', 'leaked');
+  drawSites();
   el('clear-range').disabled = state.range === null;
 }
 
@@ -131,18 +102,18 @@ flame.addEventListener('click', (ev) => {
 flame.addEventListener('mousemove', (ev) => {
   const n = rectAt(ev);
   if (n < 0) { tip.hidden = true; return; }
-  const total = nodeValue[0];
-  tip.replaceChildren(text('div', n === 0 ? 'all' : siteLabel(n), 'fn'));
-  if (whereOf[n]) tip.append(text('div', whereOf[n]));
-  tip.append(text('div', fmtMetric(nodeValue[n], state.metric) + ' — ' +
-    (total > 0 ? (100 * nodeValue[n] / total).toFixed(2) : '0') + '% of all'));
+  const T = flameTree(), p = T.page[n], total = nodeValue[0];
+  tip.replaceChildren(text('div', n === 0 ? 'all' : otherNode[p] ? '[other] under ' + nameOf[parent[p]] : nameOf[p], 'fn'));
+  if (whereOf[p] && n !== 0) tip.append(text('div', whereOf[p]));
+  tip.append(text('div', nodeFigure(n) + ' — ' + (total > 0 ? (100 * nodeValue[n] / total).toFixed(2) : '0') + '% of all'));
   tip.hidden = false;
   tip.style.left = Math.min(ev.clientX + 14, window.innerWidth - 420) + 'px';
   tip.style.top = (ev.clientY + 14) + 'px';
 });
 flame.addEventListener('mouseleave', () => { tip.hidden = true; });
-el('reset-zoom').addEventListener('click', () => { state.zoom = 0; drawFlame(); });
+el('reset-zoom').addEventListener('click', () => { state.zoom = 0; state.focus = -1; drawFlame(); drawSites(); });
 el('metric').addEventListener('change', (ev) => { state.metric = ev.target.value; drawFlame(); });
+el('inverted').addEventListener('change', (ev) => setInverted(ev.target.checked));
 el('search').addEventListener('input', (ev) => {
   const q = ev.target.value.trim();
   try { state.search = q ? new RegExp(q, 'i') : null; } catch (e) {
@@ -150,11 +121,21 @@ el('search').addEventListener('input', (ev) => {
   }
   drawFlame();
 });
+el('site-filter').addEventListener('input', (ev) => {
+  const q = ev.target.value.trim();
+  try { table.filter = q ? new RegExp(q, 'i') : null; } catch (e) {
+    table.filter = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+  }
+  table.page = 0;
+  drawSites();
+});
+el('page-prev').addEventListener('click', () => { table.page = Math.max(0, table.page - 1); drawSites(); });
+el('page-next').addEventListener('click', () => { table.page++; drawSites(); });
 window.addEventListener('resize', () => { drawTimeline(); drawFlame(); });
 
 // For tests and scripting: the same actions as the mouse, and the numbers shown.
 window.memloupe = {
-  selectTime, clearRange,
+  selectTime, clearRange, setInverted, focusSite, sortSites,
   setMetric(m) { state.metric = m; el('metric').value = m; drawFlame(); },
   search(q) { const s = el('search'); s.value = q; s.dispatchEvent(new Event('input')); },
   zoom(n) { state.zoom = n; drawFlame(); },
@@ -163,7 +144,41 @@ window.memloupe = {
     return { allocated: t.allocated[0], allocations: t.allocated[1], peak: values.peakBytes, leaked: t.leaked[0],
       range: state.range, flameValue: nodeValue[0] };
   },
-  drawn() { return { flame: flameRects.length, timeline: Number(el('timeline').dataset.drawn) }; },
+  // The whole selection's figures with their intervals, as `summary --json` gives them.
+  intervals() {
+    const t = totals(), out = {};
+    for (const [k, a] of [['allocated', t.allocated], ['peak', values.peakLive], ['leaked', t.leaked]]) {
+      const b = bytesEstimate(a), o = objectsEstimate(a);
+      out[k] = { bytes: b.value, bytes_lo: b.lo, bytes_hi: b.hi, blocks: o.value, blocks_lo: o.lo, blocks_hi: o.bounded ? o.hi : null };
+    }
+    return out;
+  },
+  drawn() {
+    const T = flameTree();
+    return { flame: flameRects.length, timeline: Number(el('timeline').dataset.drawn),
+      rss: rssCurve.length, mapped: mappedCurve.length, rssLast: rssCurve.length ? rssCurve[rssCurve.length - 1][0] : 0,
+      inverted: state.inverted, zoom: state.zoom, zoomName: state.zoom ? nameOf[T.page[state.zoom]] : 'all',
+      focus: state.focus, sites: SITES };
+  },
+  table() {
+    const rows = [...document.querySelectorAll('#sites tr.site')];
+    return { rows: table.rows.length, shown: rows.length, sort: table.sort, descending: table.descending,
+      first: rows.length ? rows[0].firstChild.textContent : '',
+      firstSite: rows.length ? Number(rows[0].dataset.site) : -1,
+      info: el('page-info').textContent };
+  },
+  siteName, siteTitle, poisson95,
+  siteLeaked(s) { return values.per[s].leaked[0]; },
+  // The full name of a site's own frame (the row's name), what a click on its row zooms to.
+  focusName(s) { const l = D.sites[s].l; return l ? S[l[0]] : nameOf[D.sites[s].f]; },
+  duration() { return D.info.duration_ns; },
+  // The widest frame under the drawn root.
+  flameTop() {
+    const T = flameTree();
+    let best = -1;
+    for (const c of T.children[state.zoom]) if (best < 0 || nodeValue[c] > nodeValue[best]) best = c;
+    return best < 0 ? '' : nameOf[T.page[best]];
+  },
   showType(i) { showTypeStacks(i); return el('type-stacks').textContent; },
 };
 
@@ -174,9 +189,20 @@ function nodePath(n) {
   for (; n > 0; n = parent[n]) out.push(shortOf[n]);
   return out;
 }
+// A type's objects and bytes as estimates (sampled: [.., blocks seen,
+// variance, element size]): elements of buffers get the bytes' interval over
+// sizeof, blocks the Horvitz–Thompson one, a type counted both ways none.
+function typeFigures(t) {
+  const bytes = bytesEstimate([t[2]]);
+  let objects = objectsEstimate([0, t[1], t[4], t[5]]);
+  if (!EXACT && t[6] > 0) objects = { value: t[1], lo: bytes.lo / t[6], hi: bytes.hi / t[6], bounded: true };
+  const objectsText = fmtCount(t[1]) + (EXACT || t[6] < 0 ? '' : ' ' + countInterval(objects));
+  return { objects: objectsText, bytes: fmtBytes(t[2]) + (EXACT ? '' : ' ' + bytesInterval(bytes)) };
+}
 function showTypeStacks(i) {
-  const [name, objects, bytes, stacks] = D.types[i];
-  el('type-title').textContent = name + ' — ' + fmtCount(objects) + ' objects, ' + fmtBytes(bytes);
+  const [name, , , stacks] = D.types[i];
+  const f = typeFigures(D.types[i]);
+  el('type-title').textContent = name + ' — ' + f.objects + ' objects, ' + f.bytes;
   const box = el('type-stacks');
   box.replaceChildren();
   for (let k = 0; k < stacks.length; k += 3) {
@@ -195,7 +221,8 @@ function drawTypes() {
   table.append(head);
   D.types.forEach((t, i) => {
     const row = document.createElement('tr');
-    row.append(text('td', fmtCount(t[1]), 'num'), text('td', fmtBytes(t[2]), 'num'), text('td', t[0], 'fn'));
+    const f = typeFigures(t);
+    row.append(text('td', f.objects, 'num'), text('td', f.bytes, 'num'), text('td', t[0], 'fn'));
     row.style.cursor = 'pointer';
     row.addEventListener('click', () => showTypeStacks(i));
     table.append(row);

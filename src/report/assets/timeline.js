@@ -1,6 +1,6 @@
 // timeline.js — the heap and RSS over time, the peak, markers and the selected range.
 // Part of the memloupe HTML report's script. The parts are joined in the order
-// util, data, timeline, flame, page inside one function scope (assets/report.html),
+// util, data, timeline, flame, sites, page, retention inside one function scope (assets/report.html),
 // so each sees the others' top-level names.
 
 const TL = { left: 64, right: 12, top: 12, bottom: 22, drag: null };
@@ -46,6 +46,16 @@ function drawTimeline() {
     ctx.fillStyle = 'rgba(59, 115, 185, 0.10)';
     ctx.fillRect(Math.min(TL.drag.x0, TL.drag.x1), TL.top, Math.abs(TL.drag.x1 - TL.drag.x0), ph);
   }
+  // From a sampled trace, the heap's 95% band (each point's interval) under the curve.
+  if (!EXACT && heapCurve.length) {
+    ctx.beginPath();
+    const band = heapCurve.map(([t, v]) => [t, bytesEstimate([v])]);
+    const top = (v) => Math.max(TL.top, Y(v));
+    band.forEach(([t, e], i) => (i ? ctx.lineTo(X(t), top(e.hi)) : ctx.moveTo(X(t), top(e.hi))));
+    for (let i = band.length - 1; i >= 0; i--) ctx.lineTo(X(band[i][0]), Y(band[i][1].lo));
+    ctx.closePath();
+    ctx.fillStyle = 'rgba(217, 83, 79, 0.10)'; ctx.fill();
+  }
   // Heap: filled steps.
   if (heapCurve.length) {
     ctx.beginPath();
@@ -57,6 +67,7 @@ function drawTimeline() {
     ctx.strokeStyle = '#d9534f'; ctx.lineWidth = 1.5; ctx.stroke();
   }
   el('mapped-key').hidden = !mappedCurve.length;
+  el('band-key').hidden = EXACT;
   if (mappedCurve.length) {
     ctx.beginPath();
     let prev = 0;
@@ -80,14 +91,19 @@ function drawTimeline() {
   for (const [t, name] of markers) {
     const x = X(t);
     ctx.beginPath(); ctx.moveTo(x, TL.top); ctx.lineTo(x, TL.top + ph); ctx.stroke();
-    ctx.fillText(name, x + 3, TL.top + 10);
+    // Near the right edge the name goes on the left of its line, so it stays on the canvas.
+    const right = x + 3 + ctx.measureText(name).width > w;
+    ctx.textAlign = right ? 'right' : 'left';
+    ctx.fillText(name, right ? x - 3 : x + 3, TL.top + 10);
   }
+  ctx.textAlign = 'left';
   ctx.setLineDash([]);
   if (D.peak[1] > 0) {
     const px = X(D.peak[0]), py = Y(D.peak[1]);
     ctx.fillStyle = '#b8002e';
     ctx.beginPath(); ctx.arc(px, py, 4, 0, 2 * Math.PI); ctx.fill();
-    const label = 'peak ' + fmtBytes(D.peak[1]) + ' at ' + fmtTime(D.peak[0]);
+    const pe = bytesEstimate([D.peak[1], 0, 0, 0]);
+    const label = 'peak ' + fmtBytes(D.peak[1]) + (EXACT ? '' : ' ' + bytesInterval(pe)) + ' at ' + fmtTime(D.peak[0]);
     ctx.textAlign = px > w - 180 ? 'right' : 'left';
     ctx.fillText(label, px + (ctx.textAlign === 'right' ? -8 : 8), Math.max(py - 4, TL.top + 10));
   }
