@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "reader/ctf_test_support.h"
+#include "support/ctf_test_support.h"
 
 namespace memloupe::reader::ctf {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "reader/ctf_packet.h"
 #include "reader/ctf_reader.h"
-#include "reader/ctf_test_support.h"
+#include "support/ctf_test_support.h"
 
 namespace memloupe::reader {
 namespace {

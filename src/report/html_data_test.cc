@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "report/html_json.h"
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 
 namespace memloupe::report {
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "report/html_report.h"
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 #include "tool_runner.h"
 
 namespace memloupe::report {
