@@ -1,4 +1,4 @@
-#include "reader/ctf_location.h"
+#include "ctf/ctf_location.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reader/ctf_reader.h"
+#include "ctf/ctf_reader.h"
 
 #include <gtest/gtest.h>
 
