@@ -13,7 +13,7 @@
 #include "analysis/index.h"
 #include "analysis/model.h"
 #include "reader/chunk_io.h"
-#include "reader/test_streams.h"
+#include "support/test_streams.h"
 
 namespace memloupe::analysis {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/test_script.h"
+#include "support/test_script.h"
 
 namespace memloupe::analysis {
 namespace {

@@ -43,17 +43,13 @@ constexpr uint32_t kMaxName = 1u << 16;
 template <class Fn>
 bool hop_chunks(std::span<const uint8_t> file, uint64_t end, Fn&& fn) {
   if (file.size() < format::kPrologueSize) return false;
-  end = std::min<uint64_t>(end, file.size());
-  for (uint64_t off = format::kPrologueSize; off < end;) {
-    format::ChunkHeader h;
-    if (file.size() - off < format::kChunkHeaderSize ||
-        format::parse_chunk_header(file.data() + off, h) != format::ChunkHeaderStatus::Ok ||
-        file.size() - off - format::kChunkHeaderSize < h.stored_len)
-      return false;
-    fn(off, h);
-    off += format::kChunkHeaderSize + h.stored_len;
-  }
-  return true;
+  return reader::walk_chunks(file, format::kPrologueSize, end, reader::BrokenHeader::Stop,
+                             [&](const reader::ChunkHop& hop) {
+                               if (hop.cut_short) return false;
+                               fn(hop.offset, hop.header);
+                               return true;
+                             })
+      .complete;
 }
 
 bool is(const format::ChunkHeader& h, ChunkType type) { return h.type == static_cast<uint8_t>(type); }

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "analysis/index.h"
-#include "analysis/test_script.h"
+#include "support/test_script.h"
 
 namespace memloupe::analysis {
 namespace {

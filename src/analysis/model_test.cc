@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "analysis/test_script.h"
+#include "support/test_script.h"
 
 namespace memloupe::analysis {
 namespace {

@@ -18,7 +18,7 @@
 #include <random>
 
 #include "analysis/model.h"
-#include "analysis/test_script.h"
+#include "support/test_script.h"
 
 namespace memloupe::analysis {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "analysis/diff.h"
-#include "analysis/test_script.h"
+#include "support/test_script.h"
 
 namespace memloupe::analysis {
 namespace {

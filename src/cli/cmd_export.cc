@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/report_options.h"
 #include "cli/trace_input.h"
-#include "reader/ctf_writer.h"
+#include "ctf/ctf_writer.h"
 #include "report/export_folded.h"
 #include "report/export_massif.h"
 #include "report/export_pprof.h"

@@ -10,8 +10,8 @@
 #include "analysis/index.h"
 #include "cli/commands.h"
 #include "cli/trace_input.h"
+#include "ctf/ctf_reader.h"
 #include "reader/bytes.h"
-#include "reader/ctf_reader.h"
 #include "reader/dump.h"
 
 namespace memloupe::cli {

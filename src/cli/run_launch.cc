@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "format/unique_fd.h"
+
 extern char** environ;
 
 namespace memloupe::cli {
@@ -32,22 +34,6 @@ void forward(int sig, siginfo_t* info, void*) {
   const pid_t child = g_child;
   if (child > 0) kill(child, sig);
 }
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 // Handlers installed for the lifetime of the object, the old ones put back after.
 class ForwardSignals {
@@ -113,7 +99,7 @@ LaunchResult launch_and_wait(const LaunchRequest& request) {
     result.status = 127;
     return result;
   }
-  Fd read_end(fds[0]), write_end(fds[1]);
+  format::UniqueFd read_end(fds[0]), write_end(fds[1]);
 
   // Block the forwarded signals until the child's pid is known to the handler.
   sigset_t forwarded, old_mask;

@@ -10,27 +10,14 @@
 #include <map>
 #include <mutex>
 
+#include "format/unique_fd.h"
+
 namespace memloupe::reader {
 namespace {
 
 Error os_error(const std::string& path, const char* what) {
   return Error{path + ": " + what + ": " + std::strerror(errno)};
 }
-
-// Owns a file descriptor for the duration of map_file.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 class MappedBytes final : public Bytes {
  public:
@@ -80,7 +67,7 @@ Expected<std::unique_ptr<Bytes>> read_stream(const std::string& path) {
   std::lock_guard lock(mutex);
   auto& bytes = streams[path];
   if (!bytes) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    format::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return os_error(path, "cannot open");
     auto read = std::make_shared<std::vector<uint8_t>>();
     uint8_t buffer[1 << 16];
@@ -103,7 +90,7 @@ Expected<std::unique_ptr<Bytes>> Bytes::map_file(const std::string& path) {
   if (::stat(path.c_str(), &named) == 0 && (S_ISFIFO(named.st_mode) || S_ISCHR(named.st_mode) || S_ISSOCK(named.st_mode))) {
     return read_stream(path);
   }
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  format::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return os_error(path, "cannot open");
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return os_error(path, "cannot stat");

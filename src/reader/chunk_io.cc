@@ -80,9 +80,24 @@ Expected<ChunkView> read_chunk(std::span<const uint8_t> file, uint64_t offset) {
 
 bool chunk_cut_short(std::span<const uint8_t> file, uint64_t offset) {
   if (file.size() - offset < format::kChunkHeaderSize) return true;
-  format::ChunkHeader h;
-  return format::parse_chunk_header(file.data() + offset, h) == format::ChunkHeaderStatus::Ok &&
-         file.size() - offset - format::kChunkHeaderSize < h.stored_len;
+  const std::optional<ChunkHop> hop = peek_chunk(file, offset);
+  return hop && hop->cut_short;
+}
+
+std::optional<ChunkHop> peek_chunk(std::span<const uint8_t> file, uint64_t offset) {
+  ChunkHop hop;
+  if (file.size() - offset < format::kChunkHeaderSize ||
+      format::parse_chunk_header(file.data() + offset, hop.header) != format::ChunkHeaderStatus::Ok)
+    return std::nullopt;
+  hop.offset = offset;
+  hop.cut_short = file.size() - offset - format::kChunkHeaderSize < hop.header.stored_len;
+  return hop;
+}
+
+uint64_t find_chunk_magic(std::span<const uint8_t> file, uint64_t from) {
+  for (uint64_t i = from; i + 4 <= file.size(); ++i)
+    if (file[i] == 'M' && file[i + 1] == 'L' && file[i + 2] == 'C' && file[i + 3] == 'K') return i;
+  return file.size();
 }
 
 ChunkList scan_chunks(std::span<const uint8_t> file) {
@@ -92,15 +107,19 @@ ChunkList scan_chunks(std::span<const uint8_t> file) {
     list.error = version.error();
     return list;
   }
-  for (uint64_t off = format::kPrologueSize; off < file.size();) {
-    auto chunk = read_chunk(file, off);
-    if (!chunk) {
-      list.error = chunk.error();
-      break;
-    }
-    list.chunks.push_back(*chunk);
-    off += format::kChunkHeaderSize + chunk->stored.size();
-  }
+  const ChunkWalk walk =
+      walk_chunks(file, format::kPrologueSize, file.size(), BrokenHeader::Stop, [&](const ChunkHop& hop) {
+        auto chunk = read_chunk(file, hop.offset);
+        if (!chunk) {
+          list.error = chunk.error();
+          return false;
+        }
+        list.chunks.push_back(*chunk);
+        return true;
+      });
+  // A header that does not parse: read_chunk says why.
+  if (!walk.complete && !list.error)
+    if (auto chunk = read_chunk(file, walk.stopped_at); !chunk) list.error = chunk.error();
   return list;
 }
 

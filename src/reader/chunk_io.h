@@ -3,6 +3,7 @@
 // and rewriting a raw recorder trace into its compact, compressed form.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -33,6 +34,61 @@ Expected<ChunkView> read_chunk(std::span<const uint8_t> file, uint64_t offset);
 // True when the chunk at `offset` runs past the end of `file` (a header cut
 // short, or an intact header announcing more payload than the file holds).
 bool chunk_cut_short(std::span<const uint8_t> file, uint64_t offset);
+
+// A chunk header read on its own: its magic, fields and CRC checked, the payload
+// neither read nor checked (read_chunk does that for the chunks a caller wants).
+struct ChunkHop {
+  uint64_t offset = 0;  // of the chunk header
+  format::ChunkHeader header;
+  bool cut_short = false;  // the payload runs past the end of the file
+  // Where the next chunk starts (the end of the file after a cut-short one).
+  uint64_t next(uint64_t file_size) const {
+    const uint64_t payload_at = offset + format::kChunkHeaderSize;
+    return cut_short ? file_size : payload_at + header.stored_len;
+  }
+  bool is(format::ChunkType type) const { return header.type == static_cast<uint8_t>(type); }
+};
+// The header at `offset`, or nothing when it does not parse (or the file ends
+// within it).
+std::optional<ChunkHop> peek_chunk(std::span<const uint8_t> file, uint64_t offset);
+// The offset of the next chunk magic "MLCK" at or after `from` (file.size(): none).
+uint64_t find_chunk_magic(std::span<const uint8_t> file, uint64_t from);
+
+// What a walk over chunk headers does at a header that does not parse.
+enum class BrokenHeader {
+  Stop,    // nothing after it can be trusted to be a chunk boundary
+  Resync,  // go on at the next chunk magic, so chunks after the damage survive
+};
+struct ChunkWalk {
+  uint64_t stopped_at = 0;  // a broken header, a cut-short chunk, the visitor's, or the end
+  bool complete = false;    // every header up to the end parsed, none cut short,
+                            // and the visitor never stopped the walk
+};
+// The one chunk walker: hops from chunk header to chunk header from `from` (a
+// chunk boundary) while the offset is below `end` (clamped to the file), reading
+// headers only, so walking a large trace costs a few hops, not a read of every
+// payload. Calls visit(const ChunkHop&) for every header that parses, a
+// cut-short last one included; visit returns false to stop the walk.
+template <class Visit>
+ChunkWalk walk_chunks(std::span<const uint8_t> file, uint64_t from, uint64_t end,
+                      BrokenHeader broken, Visit&& visit) {
+  end = std::min<uint64_t>(end, file.size());
+  bool complete = true;
+  uint64_t off = from;
+  while (off < end) {
+    const std::optional<ChunkHop> hop = peek_chunk(file, off);
+    if (!hop) {
+      complete = false;
+      if (broken == BrokenHeader::Stop) return {off, false};
+      off = find_chunk_magic(file, off + 1);
+      continue;
+    }
+    if (!visit(*hop)) return {off, false};
+    if (hop->cut_short) return {off, false};
+    off = hop->next(file.size());
+  }
+  return {complete ? end : off, complete};
+}
 
 struct ChunkList {
   std::vector<ChunkView> chunks;  // in file order, all intact

@@ -6,7 +6,7 @@
 #include "format/varint.h"
 #include "reader/cursor.h"
 #include "reader/reader.h"
-#include "reader/test_streams.h"
+#include "support/test_streams.h"
 
 namespace memloupe::reader {
 namespace {
@@ -24,6 +24,51 @@ TEST(ChunkIo, ScanListsEveryChunk) {
     EXPECT_EQ(list.chunks[i].offset + format::kChunkHeaderSize + list.chunks[i].stored.size(),
               s.chunk_ends[i - 1]);
   }
+}
+
+// The one walker: every header in order, and at a broken header either the end
+// of the walk or, resyncing, the chunks after it.
+TEST(ChunkIo, WalkStopsOrResyncsAtABrokenHeader) {
+  testing::Stream s = testing::make_stream(9, {.events = 500, .flush_often = true});
+  ASSERT_GE(s.chunk_ends.size(), 4u);
+  auto offsets = [](std::span<const uint8_t> file, BrokenHeader broken, ChunkWalk* walk) {
+    std::vector<uint64_t> seen;
+    *walk = walk_chunks(file, format::kPrologueSize, file.size(), broken, [&](const ChunkHop& hop) {
+      seen.push_back(hop.offset);
+      return true;
+    });
+    return seen;
+  };
+  ChunkWalk walk;
+  std::vector<uint64_t> all = offsets(s.bytes, BrokenHeader::Stop, &walk);
+  EXPECT_TRUE(walk.complete);
+  ASSERT_EQ(all.size(), s.chunk_ends.size() + 1);
+  for (size_t i = 2; i < all.size(); ++i) EXPECT_EQ(all[i], s.chunk_ends[i - 2]);  // where the one before ends
+
+  std::vector<uint8_t> damaged = s.bytes;
+  damaged[s.chunk_ends[1] + 2] ^= 0xff;  // the third events chunk's magic
+  std::vector<uint64_t> stopped = offsets(damaged, BrokenHeader::Stop, &walk);
+  EXPECT_FALSE(walk.complete);
+  EXPECT_EQ(walk.stopped_at, s.chunk_ends[1]);
+  EXPECT_EQ(stopped, std::vector<uint64_t>(all.begin(), all.begin() + 3));
+  std::vector<uint64_t> resynced = offsets(damaged, BrokenHeader::Resync, &walk);
+  EXPECT_FALSE(walk.complete);
+  std::vector<uint64_t> expected = all;
+  expected.erase(expected.begin() + 3);
+  EXPECT_EQ(resynced, expected);
+
+  // A payload cut short is visited, last, and the walk is not complete.
+  std::vector<uint8_t> cut(s.bytes.begin(), s.bytes.begin() + static_cast<long>(s.chunk_ends[2] - 1));
+  bool last_cut_short = false;
+  walk = walk_chunks(cut, format::kPrologueSize, cut.size(), BrokenHeader::Stop, [&](const ChunkHop& hop) {
+    last_cut_short = hop.cut_short;
+    return true;
+  });
+  EXPECT_TRUE(last_cut_short);
+  EXPECT_FALSE(walk.complete);
+  EXPECT_EQ(walk.stopped_at, s.chunk_ends[1]);
+  EXPECT_TRUE(chunk_cut_short(cut, s.chunk_ends[1]));
+  EXPECT_FALSE(chunk_cut_short(s.bytes, s.chunk_ends[1]));
 }
 
 TEST(ChunkIo, CompactedTraceReadsTheSame) {

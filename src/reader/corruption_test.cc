@@ -6,7 +6,7 @@
 #include "format/symbols_encoder.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
-#include "reader/test_streams.h"
+#include "support/test_streams.h"
 
 namespace memloupe::reader {
 namespace {

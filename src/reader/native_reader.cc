@@ -150,15 +150,11 @@ class NativeReader final : public Reader {
   // for the types table (src/types/type_table.h) and heap snapshots
   // (reader/snapshot_decoder.h), whose loaders report their own damage.
   bool skip_index_chunk(std::span<const uint8_t> file) {
-    format::ChunkHeader h;
-    if (file.size() - offset_ < format::kChunkHeaderSize ||
-        format::parse_chunk_header(file.data() + offset_, h) != format::ChunkHeaderStatus::Ok ||
-        (h.type != static_cast<uint8_t>(ChunkType::AnalysisIndex) &&
-         h.type != static_cast<uint8_t>(ChunkType::Types) &&
-         h.type != static_cast<uint8_t>(ChunkType::Snapshot)) ||
-        file.size() - offset_ - format::kChunkHeaderSize < h.stored_len)
+    const std::optional<ChunkHop> hop = peek_chunk(file, offset_);
+    if (!hop || hop->cut_short ||
+        !(hop->is(ChunkType::AnalysisIndex) || hop->is(ChunkType::Types) || hop->is(ChunkType::Snapshot)))
       return false;
-    offset_ += format::kChunkHeaderSize + h.stored_len;
+    offset_ = hop->next(file.size());
     return true;
   }
 
@@ -171,29 +167,16 @@ class NativeReader final : public Reader {
   void load_symbols_section() {
     const auto file = bytes_->data();
     std::vector<uint8_t> buffer;
-    for (uint64_t off = offset_; off < file.size();) {
-      format::ChunkHeader h;
-      if (file.size() - off < format::kChunkHeaderSize ||
-          format::parse_chunk_header(file.data() + off, h) != format::ChunkHeaderStatus::Ok) {
-        off = find_chunk_magic(file, off + 1);
-        continue;
-      }
-      const uint64_t at = off;
-      off += format::kChunkHeaderSize + std::min<uint64_t>(h.stored_len, file.size() - off - format::kChunkHeaderSize);
-      if (h.type != static_cast<uint8_t>(ChunkType::Symbols)) continue;
-      auto chunk = read_chunk(file, at);
-      if (!chunk) continue;
+    walk_chunks(file, offset_, file.size(), BrokenHeader::Resync, [&](const ChunkHop& hop) {
+      if (!hop.is(ChunkType::Symbols)) return true;
+      auto chunk = read_chunk(file, hop.offset);
+      if (!chunk) return true;
       auto payload = chunk_payload(*chunk, buffer);
-      if (!payload) continue;
+      if (!payload) return true;
       has_symbols_ = true;
       (void)load_symbols(cursor_for(*chunk, *payload), symbols_);
-    }
-  }
-
-  static uint64_t find_chunk_magic(std::span<const uint8_t> file, uint64_t from) {
-    for (uint64_t i = from; i + 4 <= file.size(); ++i)
-      if (file[i] == 'M' && file[i + 1] == 'L' && file[i + 2] == 'C' && file[i + 3] == 'K') return i;
-    return file.size();
+      return true;
+    });
   }
 
   std::unique_ptr<Bytes> bytes_;

@@ -33,6 +33,7 @@ class Reader {
   virtual ~Reader() = default;
 
   // Opens a file; errors: missing/unreadable file, not a trace, newer version.
+  // Both are defined in ctf/open_trace.cc, which knows every format's magic.
   static Expected<std::unique_ptr<Reader>> open(const std::string& path);
   // Reads from memory (tests, fuzzing). `name` is used in messages.
   static Expected<std::unique_ptr<Reader>> from_bytes(std::vector<uint8_t> bytes,

@@ -196,31 +196,26 @@ RawSnapshots decode_snapshots(std::span<const uint8_t> file) {
   // Hop from chunk header to chunk header, as the symbols section is found: a
   // chunk with an intact header and a damaged payload is stepped over, so the
   // snapshots after it survive.
-  for (uint64_t off = format::kPrologueSize; off < file.size();) {
-    format::ChunkHeader h;
-    if (file.size() - off < format::kChunkHeaderSize ||
-        format::parse_chunk_header(file.data() + off, h) != format::ChunkHeaderStatus::Ok) {
-      // Where the chain of headers breaks, nothing after it can be trusted to be
-      // a chunk boundary; the reader reports that damage for the events.
-      break;
-    }
-    const uint64_t at = off;
-    off += format::kChunkHeaderSize + std::min<uint64_t>(h.stored_len, file.size() - off - format::kChunkHeaderSize);
-    if (h.type != static_cast<uint8_t>(format::ChunkType::Snapshot)) continue;
+  // Where the chain of headers breaks, nothing after it can be trusted to be a
+  // chunk boundary; the reader reports that damage for the events.
+  walk_chunks(file, format::kPrologueSize, file.size(), BrokenHeader::Stop, [&](const ChunkHop& hop) {
+    if (!hop.is(format::ChunkType::Snapshot)) return true;
+    const uint64_t at = hop.offset;
     auto chunk = read_chunk(file, at);
     if (!chunk) {
       add_damage(damage, "a snapshot chunk is damaged: " + chunk.error().message);
-      continue;
+      return true;
     }
     auto payload = chunk_payload(*chunk, buffer);
     if (!payload) {
       add_damage(damage, "a snapshot chunk is damaged: " + payload.error().message);
-      continue;
+      return true;
     }
     const bool compressed = (chunk->flags & format::kChunkZstd) != 0;
     Cursor cur(*payload, compressed ? at : at + format::kChunkHeaderSize, compressed);
     if (auto e = d.chunk(cur, at)) add_damage(damage, e->message);
-  }
+    return true;
+  });
   return d.finish(std::move(damage));
 }
 

@@ -1,6 +1,7 @@
-// The shared bodies of all hooks: inline fast paths, out-of-line slow paths
-// (record.cc). Every exported allocation function is one line calling one of
-// allocate<>, release<> or reallocate<> (hooks.cc), so the rules live here once.
+// The shared bodies of all hooks: inline fast paths here, out-of-line slow paths
+// in record.cc (declared in record.h). Every exported allocation function is one
+// line calling one of allocate<>, release<> or reallocate<> (hooks.cc), so the
+// rules live here once.
 //
 // Fast-path cost (x86-64, gcc 12 -O2; disassembly of libmemloupe_preload.so):
 //   malloc: 7 instructions, the tail jump to the real malloc included —
@@ -24,6 +25,7 @@
 
 #include "format/funcs.h"
 #include "recorder/real_funcs.h"
+#include "recorder/record.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_state.h"
 #include "recorder/unwind/unwind.h"
@@ -31,36 +33,6 @@
 namespace memloupe::recorder {
 
 using format::Func;
-
-// "Do the real allocation", type-erased for the slow paths.
-class RealCall {
- public:
-  template <class F>
-  explicit RealCall(F& f) noexcept
-      : ctx_(&f), fn_([](void* c) -> void* { return (*static_cast<F*>(c))(); }) {}
-  void* operator()() const noexcept { return fn_(ctx_); }
-
- private:
-  void* ctx_;
-  void* (*fn_)(void*);
-};
-
-struct AllocRequest {
-  Func func;
-  uint64_t size;
-  uint32_t alignment;  // 0: the function's natural alignment
-  // Registers taken in the hook's cold entry, where a backtrace starts: its first
-  // address is the cold entry's return address (in the hook or the program), and
-  // the recorder's frames below it are never stepped.
-  const UnwindRegs* start;
-};
-
-[[gnu::noinline]] void* allocate_slow(const AllocRequest& r, RealCall call) noexcept;
-[[gnu::noinline]] void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept;
-[[gnu::noinline]] void release_slow(Func f, void* p, bool counted) noexcept;
-// release_slow without the real free: records the end of a recorded block at
-// `p` (munmap of a recorded mapping: the caller unmaps it afterwards).
-[[gnu::noinline]] void forget_slow(Func f, void* p, bool counted) noexcept;
 
 // Subtracts `size` from the countdown (wrapping, so absurd sizes cannot overflow)
 // and says whether the fast path may proceed.
@@ -133,9 +105,5 @@ template <Func F, class Call>
   }
   return reallocate_cold<F>(old, size, call);
 }
-
-// The calling thread's slot, registering the thread first if needed (for the
-// API and the naming hook, which may be a thread's first call).
-ThreadSlot* current_thread_slot() noexcept;
 
 }  // namespace memloupe::recorder

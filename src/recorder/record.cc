@@ -13,6 +13,8 @@
 //    real call until its record is staged, and every allocation waits for that
 //    lock to be free before it takes its ticket: an address the realloc gave up
 //    cannot be recorded as another block's before the realloc's event.
+#include "recorder/record.h"
+
 #include <sys/syscall.h>
 
 #include <cerrno>
@@ -20,7 +22,8 @@
 #include <optional>
 
 #include "recorder/callbacks.h"
-#include "recorder/hook_paths.h"
+#include "recorder/real_funcs.h"
+#include "recorder/recorder.h"
 #include "recorder/lifecycle.h"
 #include "recorder/modules.h"
 #include "recorder/sys.h"

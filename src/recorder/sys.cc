@@ -13,37 +13,6 @@
 
 namespace memloupe::recorder {
 
-long sys_call(long number, long a1, long a2, long a3, long a4, long a5, long a6) noexcept {
-#if defined(__x86_64__)
-  long ret;
-  register long r10 asm("r10") = a4;
-  register long r8 asm("r8") = a5;
-  register long r9 asm("r9") = a6;
-  asm volatile("syscall"
-               : "=a"(ret)
-               : "a"(number), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
-               : "rcx", "r11", "memory");
-  return ret;
-#elif defined(__aarch64__)
-  register long x8 asm("x8") = number;
-  register long x0 asm("x0") = a1;
-  register long x1 asm("x1") = a2;
-  register long x2 asm("x2") = a3;
-  register long x3 asm("x3") = a4;
-  register long x4 asm("x4") = a5;
-  register long x5 asm("x5") = a6;
-  asm volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
-  return x0;
-#else
-#error "sys_call: add this architecture's system call convention"
-#endif
-}
-
-void UniqueFd::reset(int fd) noexcept {
-  if (fd_ >= 0) sys_call(SYS_close, fd_);
-  fd_ = fd;
-}
-
 int open_file(const char* path, int flags, int mode) noexcept {
   return static_cast<int>(sys_call(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), flags, mode));
 }

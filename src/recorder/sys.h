@@ -14,33 +14,14 @@
 #include <string_view>
 #include <utility>
 
+#include "format/sys_call.h"
+#include "format/unique_fd.h"
+
 namespace memloupe::recorder {
 
-// A system call; returns the result, or -errno.
-long sys_call(long number, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0, long a5 = 0,
-              long a6 = 0) noexcept;
-
-// An owned file descriptor (-1 = none).
-class UniqueFd {
- public:
-  UniqueFd() noexcept = default;
-  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept {
-    reset(std::exchange(o.fd_, -1));
-    return *this;
-  }
-  ~UniqueFd() { reset(); }
-  int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  void reset(int fd = -1) noexcept;
-  // Gives up ownership without closing (a fork child that must not touch the fd's
-  // file position is fine with close, but a vfork child must not even do that).
-  int release() noexcept { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
+// The raw system call and the fd owner are format/'s, shared with the readers.
+using format::sys_call;
+using format::UniqueFd;
 
 // An owned anonymous private mapping, zero-filled.
 class Mapping {

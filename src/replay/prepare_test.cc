@@ -5,7 +5,7 @@
 #include <map>
 #include <random>
 
-#include "replay/test_trace.h"
+#include "support/test_trace.h"
 
 namespace memloupe::replay {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 
 namespace memloupe::report {
 namespace {

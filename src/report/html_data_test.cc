@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "report/html_json.h"
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 
 namespace memloupe::report {
 namespace {

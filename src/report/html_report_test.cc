@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "report/html_assets.h"
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 
 namespace memloupe::report {
 namespace {

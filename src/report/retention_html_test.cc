@@ -7,8 +7,8 @@
 
 #include "analysis/alloc_stacks.h"
 #include "report/html_report.h"
-#include "report/test_profile.h"
-#include "retention/test_snapshot.h"
+#include "support/test_profile.h"
+#include "support/test_snapshot.h"
 
 namespace memloupe::report {
 namespace {

@@ -13,6 +13,5 @@ memloupe_test(memloupe_report_retention_test
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/retention_html_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/text_retention_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/test_profile.cc
-  LIBS memloupe_report
+  LIBS memloupe_report memloupe_test_profile memloupe_test_support
   LABELS report retention)

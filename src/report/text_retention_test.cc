@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/alloc_stacks.h"
-#include "analysis/test_script.h"
-#include "retention/test_snapshot.h"
+#include "support/test_script.h"
+#include "support/test_snapshot.h"
 
 namespace memloupe::report {
 namespace {

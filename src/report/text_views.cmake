@@ -20,5 +20,5 @@ memloupe_test(memloupe_report_text_test
     ${CMAKE_CURRENT_LIST_DIR}/text_format_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/text_table_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/text_views_test.cc
-  LIBS memloupe_report
+  LIBS memloupe_report memloupe_test_support
   LABELS report)

@@ -1,4 +1,4 @@
-// The terminal views on the worked example (analysis/test_script.h), whose
+// The terminal views on the worked example (tests/support/test_script.h), whose
 // answers are worked out by hand there.
 #include "report/text_views.h"
 
@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "analysis/test_script.h"
+#include "support/test_script.h"
 
 namespace memloupe::report {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "retention/leak_kinds.h"
 #include "retention/node_graph.h"
-#include "retention/test_snapshot.h"
+#include "support/test_snapshot.h"
 
 namespace memloupe::retention {
 namespace {

@@ -6,7 +6,7 @@
 #include <random>
 #include <set>
 
-#include "retention/test_snapshot.h"
+#include "support/test_snapshot.h"
 
 namespace memloupe::retention {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "retention/retention.h"
-#include "retention/test_snapshot.h"
+#include "support/test_snapshot.h"
 
 namespace memloupe::retention {
 namespace {

@@ -85,26 +85,24 @@ LoadedTypes load_types(std::span<const uint8_t> file) {
   std::vector<uint8_t> buffer;
   // Hops from header to header (as the symbols loader does): a Types chunk
   // whose payload is damaged is reported, and hopping goes on past it.
-  for (uint64_t off = format::kPrologueSize; file.size() - off >= format::kChunkHeaderSize;) {
-    format::ChunkHeader h;
-    if (format::parse_chunk_header(file.data() + off, h) != format::ChunkHeaderStatus::Ok) break;
-    const uint64_t at = off;
-    off += format::kChunkHeaderSize + std::min<uint64_t>(h.stored_len, file.size() - off - format::kChunkHeaderSize);
-    if (h.type != static_cast<uint8_t>(format::ChunkType::Types)) continue;
+  reader::walk_chunks(file, format::kPrologueSize, file.size(), reader::BrokenHeader::Stop, [&](const reader::ChunkHop& hop) {
+    if (!hop.is(format::ChunkType::Types)) return true;
+    const uint64_t at = hop.offset;
     out.present = true;
     auto chunk = reader::read_chunk(file, at);
     if (!chunk) {
       out.problem = Error{"the types chunk at offset " + std::to_string(at) + ": " + chunk.error().message,
                           chunk.error().offset};
-      continue;
+      return true;
     }
     auto payload = reader::chunk_payload(*chunk, buffer);
     if (!payload) {
       out.problem = payload.error();
-      continue;
+      return true;
     }
     if (auto e = decode_types(*payload, chunk->offset, chunk->flags & format::kChunkZstd, out.table)) out.problem = e;
-  }
+    return true;
+  });
   return out;
 }
 

@@ -11,7 +11,7 @@
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
 #include "markers.h"
-#include "symbolize/loaded_modules.h"
+#include "support/loaded_modules.h"
 #include "sites.h"
 #include "trace_builder.h"
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "markers.h"
-#include "symbolize/loaded_modules.h"
+#include "support/loaded_modules.h"
 #include "sites.h"
 
 namespace memloupe::symbolize {

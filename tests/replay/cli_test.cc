@@ -9,7 +9,7 @@
 #include "analysis/cli_runner.h"
 #include "analysis/model.h"
 #include "reader/reader.h"
-#include "replay/test_trace.h"
+#include "support/test_trace.h"
 
 namespace memloupe::replay {
 namespace {

@@ -7,7 +7,7 @@
 #include "replay/allocators.h"
 #include "replay/prepare.h"
 #include "replay/run_replayer.h"
-#include "replay/test_trace.h"
+#include "support/test_trace.h"
 
 namespace memloupe::replay {
 namespace {

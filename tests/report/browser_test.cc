@@ -8,7 +8,7 @@
 
 #include "analysis/estimate.h"
 #include "report/html_report.h"
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 #include "tool_runner.h"
 
 namespace memloupe::report {

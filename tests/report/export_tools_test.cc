@@ -1,6 +1,6 @@
 // The exports opened by the tools people use: `go tool pprof` (Debian's
 // golang-go) and `ms_print` (Valgrind). Expected values are the hand-worked
-// table of src/report/test_profile.cc.
+// table of tests/support/test_profile.cc.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include "report/export_massif.h"
 #include "report/export_pprof.h"
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 #include "tool_runner.h"
 
 namespace memloupe::report {

@@ -6,26 +6,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "format/unique_fd.h"
+
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
 // A line's interesting part (addresses, permissions, offset, device, inode and the
 // start of the path) is far shorter than this; longer lines are cut.
 constexpr size_t kBuffer = 512;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 class LineParser {
  public:
@@ -103,7 +91,7 @@ bool find_mapping(uintptr_t addr, Mapping& out) noexcept {
   do {
     raw = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   } while (raw < 0 && errno == EINTR);
-  const Fd fd(raw);
+  const format::UniqueFd fd(raw);
   if (fd.get() < 0) return false;
   char buf[kBuffer];
   size_t have = 0;

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "recorder/unwind/unwind_test_util.h"
+#include "support/unwind_test_util.h"
 
 namespace memloupe::recorder::unwind_detail {
 namespace {

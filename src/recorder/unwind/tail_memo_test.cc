@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "recorder/unwind/unwind.h"
-#include "recorder/unwind/unwind_test_util.h"
+#include "support/unwind_test_util.h"
 
 namespace memloupe::recorder::unwind_detail {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "recorder/unwind/unwind.h"
 #include "recorder/unwind/unwind_stats.h"
-#include "recorder/unwind/unwind_test_util.h"
+#include "support/unwind_test_util.h"
 
 // call_through_rbx_frame(fn, arg): calls fn(arg) from a frame whose CFA is
 // rbx + 16 (DW_CFA_def_cfa_register rbx), which the fast unwinder's rules (CFA

@@ -15,7 +15,7 @@
 #include "recorder/unwind/eh_frame.h"
 #include "recorder/unwind/libunwind_backtrace.h"
 #include "recorder/unwind/rule_cache.h"
-#include "recorder/unwind/unwind_test_util.h"
+#include "support/unwind_test_util.h"
 
 namespace memloupe::recorder::unwind_detail {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "recorder/unwind/eh_frame.h"
 #include "recorder/unwind/unwind.h"
-#include "recorder/unwind/unwind_test_util.h"
+#include "support/unwind_test_util.h"
 
 namespace memloupe::recorder::unwind_detail {
 namespace {

@@ -1,10 +1,10 @@
-#include "reader/ctf_packet.h"
+#include "ctf/ctf_packet.h"
 
 #include <cinttypes>
 #include <cstdio>
 #include <string>
 
-#include "reader/ctf_cursor.h"
+#include "ctf/ctf_cursor.h"
 
 namespace memloupe::reader::ctf {
 namespace {

@@ -1,13 +1,13 @@
-#include "reader/ctf_writer.h"
+#include "ctf/ctf_writer.h"
 
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <random>
 
-#include "reader/ctf_packet.h"
-#include "reader/ctf_reader.h"
-#include "reader/ctf_test_support.h"
+#include "ctf/ctf_packet.h"
+#include "ctf/ctf_reader.h"
+#include "support/ctf_test_support.h"
 
 namespace memloupe::reader {
 namespace {

@@ -1,10 +1,10 @@
-#include "reader/ctf_location.h"
+#include "ctf/ctf_location.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "reader/ctf_test_support.h"
+#include "support/ctf_test_support.h"
 
 namespace memloupe::reader::ctf {
 namespace {

@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reader/ctf_cursor.h"
-#include "reader/ctf_out.h"
+#include "ctf/ctf_cursor.h"
+#include "ctf/ctf_out.h"
 #include "reader/reader.h"
 
 namespace memloupe::reader::ctf {

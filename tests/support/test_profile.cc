@@ -1,4 +1,4 @@
-#include "report/test_profile.h"
+#include "support/test_profile.h"
 
 #include <random>
 

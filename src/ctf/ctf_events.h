@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "reader/ctf_cursor.h"
-#include "reader/ctf_wire.h"
+#include "ctf/ctf_cursor.h"
+#include "ctf/ctf_wire.h"
 
 namespace memloupe::reader::ctf {
 

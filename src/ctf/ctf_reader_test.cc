@@ -1,10 +1,10 @@
-#include "reader/ctf_reader.h"
+#include "ctf/ctf_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "reader/ctf_test_support.h"
+#include "support/ctf_test_support.h"
 
 namespace memloupe::reader {
 namespace {

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <span>
 
+#include "ctf/ctf_out.h"
+#include "ctf/ctf_wire.h"
 #include "format/expected.h"
-#include "reader/ctf_out.h"
-#include "reader/ctf_wire.h"
 
 namespace memloupe::reader::ctf {
 

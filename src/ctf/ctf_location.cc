@@ -1,9 +1,9 @@
-#include "reader/ctf_location.h"
+#include "ctf/ctf_location.h"
 
 #include <algorithm>
 #include <string_view>
 
-#include "reader/ctf_wire.h"
+#include "ctf/ctf_wire.h"
 
 namespace memloupe::reader::ctf {
 namespace {

@@ -1,4 +1,4 @@
-#include "reader/test_streams.h"
+#include "support/test_streams.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,9 +1,9 @@
-#include "reader/ctf_backtrace.h"
+#include "ctf/ctf_backtrace.h"
 
 #include <algorithm>
 #include <string>
 
-#include "reader/ctf_wire.h"
+#include "ctf/ctf_wire.h"
 
 namespace memloupe::reader::ctf {
 

@@ -1,4 +1,4 @@
-#include "recorder/unwind/unwind_test_util.h"
+#include "support/unwind_test_util.h"
 
 #include <algorithm>
 

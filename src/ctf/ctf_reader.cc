@@ -7,7 +7,7 @@
 // exactly alloc_id_end - alloc_id_begin allocations. In addition, promotions
 // and collections must name a live allocation, since memloupe's Free names the
 // AllocId it ends. Packets written by another pid (a forked child) are skipped.
-#include "reader/ctf_reader.h"
+#include "ctf/ctf_reader.h"
 
 #include <algorithm>
 #include <optional>
@@ -15,13 +15,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reader/ctf_backtrace.h"
-#include "reader/ctf_cursor.h"
-#include "reader/ctf_events.h"
-#include "reader/ctf_location.h"
-#include "reader/ctf_packet.h"
-#include "reader/ctf_trace_info.h"
-#include "reader/ctf_wire.h"
+#include "ctf/ctf_backtrace.h"
+#include "ctf/ctf_cursor.h"
+#include "ctf/ctf_events.h"
+#include "ctf/ctf_location.h"
+#include "ctf/ctf_packet.h"
+#include "ctf/ctf_trace_info.h"
+#include "ctf/ctf_wire.h"
 
 namespace memloupe::reader {
 namespace {

@@ -1,4 +1,4 @@
-#include "reader/ctf_events.h"
+#include "ctf/ctf_events.h"
 
 #include <string>
 

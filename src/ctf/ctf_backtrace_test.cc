@@ -1,4 +1,4 @@
-#include "reader/ctf_backtrace.h"
+#include "ctf/ctf_backtrace.h"
 
 #include <gtest/gtest.h>
 

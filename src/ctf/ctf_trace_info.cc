@@ -1,12 +1,12 @@
-#include "reader/ctf_trace_info.h"
+#include "ctf/ctf_trace_info.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "reader/ctf_cursor.h"
-#include "reader/ctf_packet.h"
-#include "reader/ctf_wire.h"
+#include "ctf/ctf_cursor.h"
+#include "ctf/ctf_packet.h"
+#include "ctf/ctf_wire.h"
 
 namespace memloupe::reader::ctf {
 

@@ -23,9 +23,9 @@
 #include <span>
 #include <vector>
 
-#include "reader/ctf_cursor.h"
-#include "reader/ctf_out.h"
-#include "reader/ctf_wire.h"
+#include "ctf/ctf_cursor.h"
+#include "ctf/ctf_out.h"
+#include "ctf/ctf_wire.h"
 
 namespace memloupe::reader::ctf {
 

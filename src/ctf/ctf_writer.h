@@ -25,10 +25,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ctf/ctf_backtrace.h"
+#include "ctf/ctf_location.h"
+#include "ctf/ctf_out.h"
 #include "format/events.h"
-#include "reader/ctf_backtrace.h"
-#include "reader/ctf_location.h"
-#include "reader/ctf_out.h"
 #include "reader/reader.h"
 
 namespace memloupe::reader {

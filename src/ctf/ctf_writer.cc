@@ -1,10 +1,10 @@
-#include "reader/ctf_writer.h"
+#include "ctf/ctf_writer.h"
 
 #include <algorithm>
 #include <string>
 
-#include "reader/ctf_packet.h"
-#include "reader/ctf_wire.h"
+#include "ctf/ctf_packet.h"
+#include "ctf/ctf_wire.h"
 
 namespace memloupe::reader {
 

@@ -1,12 +1,14 @@
-// Reader::open / from_bytes: recognise the format by its magic and hand the
-// bytes to the matching reader.
+// Reader::open / from_bytes (declared in reader/reader.h): recognise the format
+// by its magic and hand the bytes to the matching reader. Defined here, above
+// both readers, so that reader/ knows nothing of CTF: this is the one place
+// that knows every format a trace may come in.
 #include "reader/reader.h"
 
 #include <cstring>
 
+#include "ctf/ctf_reader.h"
 #include "format/wire.h"
 #include "reader/bytes.h"
-#include "reader/ctf_reader.h"
 #include "reader/native_reader.h"
 
 namespace memloupe::reader {

@@ -1,4 +1,4 @@
-#include "symbolize/loaded_modules.h"
+#include "support/loaded_modules.h"
 
 #include <elf.h>
 #include <link.h>

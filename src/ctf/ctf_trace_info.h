@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <span>
 
+#include "ctf/ctf_reader.h"
+#include "ctf/ctf_wire.h"
 #include "format/events.h"
 #include "format/expected.h"
-#include "reader/ctf_reader.h"
-#include "reader/ctf_wire.h"
 
 namespace memloupe::reader::ctf {
 
