@@ -62,8 +62,9 @@ Command add_retention_command(CLI::App& app) {
   add_full_names_flag(sub, o->full_names);
   return {sub, [o]() -> int {
             int code = kOk;
-            std::unique_ptr<reader::Reader> reader = open_trace(o->trace, code);
-            if (!reader) return code;
+            // Opened for its checks and messages (not a trace, a newer version...);
+            // the snapshots need no read of its events (snapshot_load.h).
+            if (!open_trace(o->trace, code)) return code;
             retention::SnapshotSet set = retention::load_snapshots(o->trace);
             if (!set.damage.empty()) code = kDamaged;
 
@@ -87,7 +88,7 @@ Command add_retention_command(CLI::App& app) {
 
             o->view.width = o->json ? 0 : table_width();
             const std::unique_ptr<RetentionInput> in =
-                analyse_snapshots(*reader, std::move(set), chosen, o->full_names);
+                analyse_snapshots(std::move(set), chosen, o->full_names);
             const std::vector<report::SnapshotReport>& reports = in->reports;
 
             if (o->json) {
@@ -108,8 +109,7 @@ Command add_retention_command(CLI::App& app) {
               }
             }
             if (!in->set.damage.empty()) complain(o->trace, in->set.damage);
-            const int read = report_damage(*reader, o->trace);
-            return code != kOk ? code : read;
+            return code;
           }};
 }
 

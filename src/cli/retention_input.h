@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "analysis/alloc_stacks.h"
-#include "reader/reader.h"
 #include "report/retention_names.h"
 #include "report/text_retention.h"
 #include "retention/retention.h"
@@ -26,9 +25,9 @@ struct RetentionInput {
 };
 
 // Analyses the snapshots `chosen` (indices into set.snapshots) and names their
-// blocks' allocation sites from one pass of `reader` over the trace.
-std::unique_ptr<RetentionInput> analyse_snapshots(reader::Reader& reader, retention::SnapshotSet set,
-                                                  const std::vector<size_t>& chosen, bool full_names);
+// blocks' allocation sites from what load_snapshots gathered (no read of the trace).
+std::unique_ptr<RetentionInput> analyse_snapshots(retention::SnapshotSet set, const std::vector<size_t>& chosen,
+                                                  bool full_names);
 
 // The HTML report's retention data for `trace` (retention_html.h): empty when
 // it holds no snapshot. Damage in the snapshots is printed and sets

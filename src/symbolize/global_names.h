@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "format/snapshot_writer.h"
+#include "format/snapshot_annex.h"
 #include "symbolize/data_symbols.h"
 #include "symbolize/module_map.h"
 #include "symbolize/symbolizer.h"

@@ -185,12 +185,30 @@ TEST_F(SnapshotTest, SurvivesFinalise) {
   ASSERT_TRUE(r.exited(0)) << r.describe();
   const SnapshotSet set = load_snapshots(final_trace);
   EXPECT_EQ(set.damage, "");
+  // The raw trace's blocks are named from its events; the finalised one's
+  // from the annex the finaliser wrote, with the same sizes and backtraces.
+  EXPECT_TRUE(raw.read_events);
+  EXPECT_FALSE(set.read_events);
   ASSERT_EQ(set.snapshots.size(), raw.snapshots.size());
   for (size_t i = 0; i < set.snapshots.size(); ++i) {
     EXPECT_EQ(set.snapshots[i].label, raw.snapshots[i].label);
     EXPECT_EQ(set.snapshots[i].roots.size(), raw.snapshots[i].roots.size());
-    EXPECT_EQ(set.snapshots[i].blocks.size(), raw.snapshots[i].blocks.size());
+    ASSERT_EQ(set.snapshots[i].blocks.size(), raw.snapshots[i].blocks.size());
+    // The two runs' blocks differ in address, not in order, size or site.
+    size_t with_site = 0;
+    for (size_t b = 0; b < set.snapshots[i].blocks.size(); ++b) {
+      EXPECT_EQ(set.snapshots[i].blocks[b].size, raw.snapshots[i].blocks[b].size) << i << " " << b;
+      const auto& fs = set.sites[i];
+      const auto& rs = raw.sites[i];
+      ASSERT_EQ(fs.stack_plus_one[b] != 0, rs.stack_plus_one[b] != 0) << i << " " << b;
+      if (fs.stack_plus_one[b] == 0) continue;
+      ++with_site;
+      EXPECT_EQ(fs.stacks[fs.stack_plus_one[b] - 1].size(), rs.stacks[rs.stack_plus_one[b] - 1].size());
+    }
+    EXPECT_EQ(with_site, set.snapshots[i].blocks.size()) << "every block's Alloc is in the trace";
   }
+  EXPECT_FALSE(set.threads.empty());
+  EXPECT_FALSE(set.modules.empty());
   EXPECT_EQ(View(set.snapshots[0]).in_of_size(1000), (Strings{"global g_shared_a", "global g_shared_b"}));
 }
 
