@@ -80,6 +80,24 @@ class View {
 
 using Strings = std::vector<std::string>;
 
+// The line of retention_zoo.cc that starts with `text` (1-based), 0 if none.
+uint32_t zoo_line(std::string_view text) {
+  std::ifstream in(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/retention/programs/retention_zoo.cc");
+  std::string line;
+  for (uint32_t n = 1; std::getline(in, line); ++n)
+    if (line.starts_with(text)) return n;
+  return 0;
+}
+
+// A global's root names its declaration from DWARF (docs/RETENTION.md).
+void expect_declared(const Root* root, std::string_view declaration) {
+  ASSERT_NE(root, nullptr) << declaration;
+  EXPECT_TRUE(root->file.ends_with("tests/retention/programs/retention_zoo.cc")) << root->file;
+  const uint32_t line = zoo_line(declaration);
+  ASSERT_GT(line, 0u) << declaration;
+  EXPECT_EQ(root->line, line) << declaration;
+}
+
 class SnapshotTest : public PreloadTest {
  protected:
   SnapshotSet run_zoo(std::vector<std::string> env = {"MEMLOUPE_MODE=all"}) {
@@ -148,6 +166,10 @@ TEST_F(SnapshotTest, KnownRootsBlocksAndEdgesWhileInsideAFunction) {
   EXPECT_EQ(vec->size, 24u);
   EXPECT_TRUE(vec->module.ends_with("retention_zoo")) << vec->module;
   EXPECT_EQ(v.root("g_chain")->size, 8u);
+  // Their declarations, from the program's DWARF.
+  expect_declared(vec, "std::vector<uint64_t> g_vector;");
+  expect_declared(v.root("g_chain"), "ChainNode* g_chain;");
+  expect_declared(v.root("g_shared_b"), "char* g_shared_b;");
   const Root* frame = v.root("with_buffer");
   ASSERT_NE(frame, nullptr);
   EXPECT_EQ(frame->kind, RootKind::Stack);
@@ -231,6 +253,8 @@ TEST_F(SnapshotTest, FinalisedTraceNamesRootsWithoutTheBinary) {
   ASSERT_NE(v.root("g_vector"), nullptr);
   EXPECT_EQ(v.root("g_vector")->size, 24u);
   EXPECT_EQ(v.root("g_vector")->module, copy.string());
+  expect_declared(v.root("g_vector"), "std::vector<uint64_t> g_vector;");
+  expect_declared(v.root("g_interior"), "char* g_interior;");
   const Root* frame = v.root("with_buffer");
   ASSERT_NE(frame, nullptr);
   EXPECT_TRUE(frame->file.ends_with("retention_zoo.cc")) << frame->file;

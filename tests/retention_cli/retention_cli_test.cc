@@ -52,6 +52,14 @@ class RetentionCli : public ::testing::Test {
     return json.substr(at, json.find("\"blocks\":[", at) - at);
   }
 
+  // The line of the test program's source that is `text` (1-based), 0 if none.
+  static uint32_t zoo_line(const std::string& text) {
+    std::ifstream src(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/retention/programs/retention_zoo.cc");
+    std::string line;
+    for (uint32_t n = 1; std::getline(src, line); ++n)
+      if (line == text) return n;
+    return 0;
+  }
   static std::vector<uint8_t> read_file(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), {}};
@@ -72,6 +80,13 @@ TEST_F(RetentionCli, RetainedAndReachableBytesOfKnownRoots) {
   // g_chain -> 72 -> 72 -> 72.
   EXPECT_NE(root_json(r.out, "global", "g_chain")
                 .find("\"retained_bytes\":216,\"retained_blocks\":3,\"reachable_bytes\":216,\"reachable_blocks\":3"),
+            std::string::npos)
+      << r.out;
+  // Its declaration's file and line, from the program's DWARF.
+  const uint32_t declared = zoo_line("ChainNode* g_chain;");
+  ASSERT_GT(declared, 0u);
+  EXPECT_NE(root_json(r.out, "global", "g_chain")
+                .find("tests/retention/programs/retention_zoo.cc\",\"line\":" + std::to_string(declared) + ","),
             std::string::npos)
       << r.out;
   // Two globals share one 1000-byte block: reachable from both, retained by neither.
@@ -127,6 +142,13 @@ TEST_F(RetentionCli, TextTreePathsAndSummary) {
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("Snapshot 2 of 2 \"exit\""), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("g_chain  retention_zoo"), std::string::npos) << text.out;
+  // The global's row names its declaration: "g_chain  retention_zoo  …/retention_zoo.cc:35".
+  const size_t row = text.out.find("g_chain  retention_zoo  ");
+  ASSERT_NE(row, std::string::npos) << text.out;
+  EXPECT_NE(text.out.substr(row, text.out.find('\n', row) - row)
+                .find("tests/retention/programs/retention_zoo.cc:" + std::to_string(zoo_line("ChainNode* g_chain;"))),
+            std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("possibly lost:   408 B in 1 block\n"), std::string::npos) << text.out;
 
   const Result tree = retention("--snapshot exit --tree");
@@ -225,6 +247,11 @@ TEST_F(RetentionCli, HtmlReportShowsTheRetentionView) {
       run_memloupe(scratch_, "report --retention " + quote(trace().string()) + " -o " + quote(flagged.string()));
   ASSERT_EQ(f.status, 0) << f.err;
   EXPECT_EQ(read_file(html), read_file(flagged));
+  // The globals' rows name their declarations (from DWARF, at finalise).
+  const std::vector<uint8_t> page = read_file(html);
+  EXPECT_NE(std::string(page.begin(), page.end())
+                .find("tests/retention/programs/retention_zoo.cc:" + std::to_string(zoo_line("ChainNode* g_chain;"))),
+            std::string::npos);
   const report::testing::Run check = report::testing::run(
       "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " +
       quote(html.string()) + " --chromium " + quote(chromium));
