@@ -65,7 +65,8 @@ Command add_retention_command(CLI::App& app) {
             // Opened for its checks and messages (not a trace, a newer version...);
             // the snapshots need no read of its events (snapshot_load.h).
             if (!open_trace(o->trace, code)) return code;
-            retention::SnapshotSet set = retention::load_snapshots(o->trace);
+            types::TypeTable types;
+            retention::SnapshotSet set = load_retention(o->trace, types);
             if (!set.damage.empty()) code = kDamaged;
 
             std::vector<size_t> chosen;
@@ -88,7 +89,7 @@ Command add_retention_command(CLI::App& app) {
 
             o->view.width = o->json ? 0 : table_width();
             const std::unique_ptr<RetentionInput> in =
-                analyse_snapshots(std::move(set), chosen, o->full_names);
+                analyse_snapshots(std::move(set), chosen, o->full_names, std::move(types));
             const std::vector<report::SnapshotReport>& reports = in->reports;
 
             if (o->json) {

@@ -34,21 +34,32 @@ analysis::AllocStacks stacks_of(retention::SnapshotSet& set, const std::vector<s
 }  // namespace
 
 std::unique_ptr<RetentionInput> analyse_snapshots(retention::SnapshotSet set, const std::vector<size_t>& chosen,
-                                                  bool full_names) {
+                                                  bool full_names, types::TypeTable types) {
   auto in = std::make_unique<RetentionInput>();
   in->set = std::move(set);
+  in->types = std::move(types);
   in->stacks = stacks_of(in->set, chosen);
   for (size_t i : chosen) {
     const retention::HeapSnapshot& s = in->set.snapshots[i];
     in->analyses.push_back(retention::analyze_retention(s));
-    in->names.emplace_back(s, in->stacks, full_names);
+    in->names.emplace_back(s, in->stacks, full_names, &in->types);
     in->reports.push_back({s, in->analyses.back(), in->names.back(), i + 1, in->set.snapshots.size()});
   }
   return in;
 }
 
-std::string retention_html(const std::string& trace, int& exit_code) {
+retention::SnapshotSet load_retention(const std::string& trace, types::TypeTable& types) {
   retention::SnapshotSet set = retention::load_snapshots(trace);
+  if (set.snapshots.empty()) return set;
+  types::LoadedTypes loaded = types::load_types_file(trace);
+  if (loaded.problem) reader::add_damage(set.damage, "the types table: " + loaded.problem->message);
+  types = std::move(loaded.table);
+  return set;
+}
+
+std::string retention_html(const std::string& trace, int& exit_code) {
+  types::TypeTable types;
+  retention::SnapshotSet set = load_retention(trace, types);
   if (!set.damage.empty()) {
     complain(trace, set.damage);
     exit_code = kDamaged;
@@ -56,7 +67,7 @@ std::string retention_html(const std::string& trace, int& exit_code) {
   if (set.snapshots.empty()) return {};
   std::vector<size_t> all(set.snapshots.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  const std::unique_ptr<RetentionInput> in = analyse_snapshots(std::move(set), all, false);
+  const std::unique_ptr<RetentionInput> in = analyse_snapshots(std::move(set), all, false, std::move(types));
   return report::retention_html_json(in->reports);
 }
 

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "analysis/frame_names.h"
+#include "analysis/type_counts.h"
 #include "report/text_sites.h"
 
 namespace memloupe::report {
@@ -18,14 +19,32 @@ const char* root_kind_name(retention::RootKind kind) {
 }
 
 RetentionNames::RetentionNames(const retention::HeapSnapshot& s, const analysis::AllocStacks& stacks,
-                               bool full_names)
+                               bool full_names, const types::TypeTable* types)
     : full_names_(full_names) {
   const std::vector<analysis::ModuleInfo>& modules = stacks.overview.modules;
   std::unordered_map<uint32_t, uint32_t> site_of_stack;
   std::unordered_map<std::string, uint32_t> site_of_key;
+  std::unordered_map<std::string, uint32_t> type_of_name;
   site_of_block_.assign(s.blocks.size(), kUnknownSite);
+  type_of_block_.assign(s.blocks.size(), {});
+  auto type_row = [&](const types::SiteType* t) {
+    auto [it, added] = type_of_name.emplace(analysis::type_row_name(t), static_cast<uint32_t>(types_.size()));
+    if (added) {
+      const bool known = t != nullptr && t->rule != types::TypeRule::Unknown;
+      types_.push_back({it->first, known, known ? t->type_size : 0});
+    }
+    return it->second;
+  };
   for (size_t b = 0; b < s.blocks.size(); ++b) {
     auto st = stacks.stack_of.find(s.blocks[b].alloc.value);
+    // The type of the block's site, if its size agrees (as type_counts.h counts).
+    const auto frames = st == stacks.stack_of.end() ? std::span<const uint64_t>() : stacks.stacks.frames(st->second);
+    const types::SiteType* t = nullptr;
+    if (types != nullptr && !frames.empty()) {
+      if (auto it = types->find(frames[0]); it != types->end()) t = &it->second;
+    }
+    const uint64_t objects = t ? t->objects_in(s.blocks[b].size) : 0;
+    type_of_block_[b] = {type_row(objects ? t : nullptr), objects && t->rule != types::TypeRule::Unknown ? objects : 1};
     if (st == stacks.stack_of.end()) continue;
     auto known = site_of_stack.find(st->second);
     if (known != site_of_stack.end()) {

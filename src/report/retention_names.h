@@ -11,6 +11,7 @@
 #include "analysis/alloc_stacks.h"
 #include "analysis/model.h"
 #include "retention/heap_graph.h"
+#include "types/type_table.h"
 
 namespace memloupe::report {
 
@@ -21,14 +22,28 @@ struct RetentionSite {
   std::string key;                      // the functions, joined
 };
 
+// The C++ type live blocks count under (the trace's types table, by each
+// block's innermost return address, as `memloupe types` counts them).
+struct RetentionType {
+  std::string name;  // analysis::type_row_name
+  bool known = false;
+  uint64_t type_size = 0;  // sizeof(T) when known
+};
+
 class RetentionNames {
  public:
   static constexpr uint32_t kUnknownSite = UINT32_MAX;
 
+  // `types`: the trace's types table (null or empty: every block's type is unknown).
   RetentionNames(const retention::HeapSnapshot& snapshot, const analysis::AllocStacks& stacks,
-                 bool full_names);
+                 bool full_names, const types::TypeTable* types = nullptr);
 
   uint32_t site_of(uint32_t block) const { return site_of_block_[block]; }
+  // The block's type row (an index into types()) and the objects (elements of
+  // a buffer) it holds: 1 for a block of unknown type.
+  uint32_t type_of(uint32_t block) const { return type_of_block_[block].type; }
+  uint64_t objects_of(uint32_t block) const { return type_of_block_[block].objects; }
+  const std::vector<RetentionType>& types() const { return types_; }
   const std::vector<RetentionSite>& sites() const { return sites_; }
   // The site's innermost frame as the text views print it; "(unknown site)".
   std::string site_label(uint32_t site) const;
@@ -45,6 +60,12 @@ class RetentionNames {
  private:
   std::vector<uint32_t> site_of_block_;
   std::vector<RetentionSite> sites_;
+  struct BlockType {
+    uint32_t type = 0;
+    uint64_t objects = 1;
+  };
+  std::vector<BlockType> type_of_block_;
+  std::vector<RetentionType> types_;
   std::vector<std::string> threads_;
   bool full_names_ = false;
 };

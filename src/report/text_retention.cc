@@ -155,6 +155,22 @@ std::string sites_section(const SnapshotReport& r, const RetentionOptions& o) {
   return out + "\nUnreachable and possibly lost blocks by allocation site:\n" + l.render(o.width);
 }
 
+std::string types_section(const SnapshotReport& r, const RetentionOptions& o) {
+  const std::vector<TypeRetention> types = retention_by_type(r);
+  TextTable t;
+  t.add_column("#", TextTable::Align::Right);
+  t.add_column("live", TextTable::Align::Right);
+  t.add_column("blocks", TextTable::Align::Right);
+  t.add_column("objects", TextTable::Align::Right);
+  t.add_column("type", TextTable::Align::Left);
+  for (size_t k = 0; k < types.size() && (o.sites == 0 || k < o.sites); ++k) {
+    const TypeRetention& row = types[k];
+    t.add_row({Cell{std::to_string(k + 1)}, bytes_cell(row.live.bytes), count_cell(row.live.blocks),
+               count_cell(row.objects), Cell{r.names.types()[row.type].name}});
+  }
+  return "Live blocks by type (memloupe types):\n" + t.render(o.width);
+}
+
 }  // namespace
 
 std::string block_label(const retention::HeapSnapshot& s, uint32_t b) {
@@ -190,8 +206,22 @@ std::vector<SiteRetention> retention_by_site(const SnapshotReport& r) {
   return out;
 }
 
+std::vector<TypeRetention> retention_by_type(const SnapshotReport& r) {
+  std::vector<TypeRetention> all(r.names.types().size());
+  for (uint32_t t = 0; t < all.size(); ++t) all[t].type = t;
+  for (uint32_t b = 0; b < r.snapshot.blocks.size(); ++b) {
+    TypeRetention& row = all[r.names.type_of(b)];
+    row.live.add(r.snapshot.blocks[b].size);
+    row.objects += r.names.objects_of(b);
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const TypeRetention& a, const TypeRetention& b) { return a.live.bytes > b.live.bytes; });
+  return all;
+}
+
 std::string render_retention(const SnapshotReport& r, const RetentionOptions& o) {
-  return heading(r) + '\n' + roots_section(r, o) + '\n' + leaks_section(r) + '\n' + sites_section(r, o);
+  return heading(r) + '\n' + roots_section(r, o) + '\n' + leaks_section(r) + '\n' + sites_section(r, o) + '\n' +
+         types_section(r, o);
 }
 
 }  // namespace memloupe::report

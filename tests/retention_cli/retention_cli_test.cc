@@ -110,6 +110,14 @@ TEST_F(RetentionCli, RetainedAndReachableBytesOfKnownRoots) {
   // The second thread's TLS block.
   EXPECT_NE(root_json(r.out, "tls", "tls").find("\"reachable_bytes\":504,\"reachable_blocks\":1"), std::string::npos)
       << r.out;
+  // Live blocks by type, from the types table finalise wrote: the vector's
+  // buffer of 101 uint64_t, the map's three nodes.
+  EXPECT_NE(r.out.find("{\"type\":\"long unsigned int[]\",\"known\":true,\"type_size\":8,\"live_bytes\":808,"
+                       "\"live_blocks\":1,\"objects\":101}"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"type_size\":40,\"live_bytes\":120,\"live_blocks\":3,\"objects\":3}"), std::string::npos)
+      << r.out;
   // The frame of with_buffer() reaches its 3000-byte buffer.
   EXPECT_NE(root_json(r.out, "stack", "with_buffer").find("\"reachable_bytes\":3000,\"reachable_blocks\":1"),
             std::string::npos)
@@ -150,6 +158,10 @@ TEST_F(RetentionCli, TextTreePathsAndSummary) {
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("possibly lost:   408 B in 1 block\n"), std::string::npos) << text.out;
+  const Result inside = retention("--snapshot inside");
+  ASSERT_EQ(inside.status, 0) << inside.err;
+  EXPECT_NE(inside.out.find("Live blocks by type (memloupe types):\n"), std::string::npos) << inside.out;
+  EXPECT_NE(inside.out.find("120 B       3        3  std::_Rb_tree_node<"), std::string::npos) << inside.out;
 
   const Result tree = retention("--snapshot exit --tree");
   ASSERT_EQ(tree.status, 0) << tree.err;
