@@ -34,7 +34,7 @@ analysis::AllocStacks stacks_of(retention::SnapshotSet& set, const std::vector<s
 }  // namespace
 
 std::unique_ptr<RetentionInput> analyse_snapshots(retention::SnapshotSet set, const std::vector<size_t>& chosen,
-                                                  bool full_names, types::TypeTable types) {
+                                                  const report::SiteStyle& style, types::TypeTable types) {
   auto in = std::make_unique<RetentionInput>();
   in->set = std::move(set);
   in->types = std::move(types);
@@ -42,7 +42,7 @@ std::unique_ptr<RetentionInput> analyse_snapshots(retention::SnapshotSet set, co
   for (size_t i : chosen) {
     const retention::HeapSnapshot& s = in->set.snapshots[i];
     in->analyses.push_back(retention::analyze_retention(s));
-    in->names.emplace_back(s, in->stacks, full_names, &in->types);
+    in->names.emplace_back(s, in->stacks, style, &in->types);
     in->reports.push_back({s, in->analyses.back(), in->names.back(), i + 1, in->set.snapshots.size()});
   }
   return in;
@@ -67,7 +67,7 @@ std::string retention_html(const std::string& trace, int& exit_code) {
   if (set.snapshots.empty()) return {};
   std::vector<size_t> all(set.snapshots.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  const std::unique_ptr<RetentionInput> in = analyse_snapshots(std::move(set), all, false, std::move(types));
+  const std::unique_ptr<RetentionInput> in = analyse_snapshots(std::move(set), all, {}, std::move(types));
   return report::retention_html_json(in->reports);
 }
 

@@ -30,7 +30,7 @@ struct RetentionInput {
 // blocks' allocation sites from what load_snapshots gathered (no read of the
 // trace), and their types from `types`.
 std::unique_ptr<RetentionInput> analyse_snapshots(retention::SnapshotSet set, const std::vector<size_t>& chosen,
-                                                  bool full_names, types::TypeTable types = {});
+                                                  const report::SiteStyle& style, types::TypeTable types = {});
 
 // The HTML report's retention data for `trace` (retention_html.h): empty when
 // it holds no snapshot. Damage in the snapshots is printed and sets

@@ -69,7 +69,7 @@ struct Fixture {
     for (const format::Event& e : script.events) builder.add(e);
     stacks.emplace(std::move(builder).finish({}, script.symbols));
     ret.emplace(retention::analyze_retention(snapshot));
-    names.emplace(snapshot, *stacks, false, types);
+    names.emplace(snapshot, *stacks, SiteStyle{}, types);
   }
   SnapshotReport report() const { return {snapshot, *ret, *names, 1, 1}; }
 };

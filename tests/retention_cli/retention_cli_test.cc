@@ -158,6 +158,21 @@ TEST_F(RetentionCli, TextTreePathsAndSummary) {
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("possibly lost:   408 B in 1 block\n"), std::string::npos) << text.out;
+  // The shared text options: a site starts at its first own frame (the
+  // vector's buffer at build_globals, not inside std::), --all-frames at the
+  // allocation; --depth 1 makes one row of every block make<>() allocated.
+  const Result own = retention("--snapshot inside --sites 0 --frames 1");
+  ASSERT_EQ(own.status, 0) << own.err;
+  EXPECT_NE(own.out.find("808 B       1  build_globals  "), std::string::npos) << own.out;
+  EXPECT_NE(own.out.find("(+6 library frames inside: --all-frames)"), std::string::npos) << own.out;
+  const Result all = retention("--snapshot inside --sites 0 --frames 1 --all-frames");
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_NE(all.out.find("808 B       1  std::__new_allocator<…>::allocate()  "), std::string::npos) << all.out;
+  const Result depth = retention("--snapshot inside --sites 0 --depth 1");
+  ASSERT_EQ(depth.status, 0) << depth.err;
+  EXPECT_NE(depth.out.find("5.41 KiB      10  make<…>  "), std::string::npos) << depth.out;
+  EXPECT_EQ(own.out.find("      10  make<…>  "), std::string::npos) << own.out;
+
   const Result inside = retention("--snapshot inside");
   ASSERT_EQ(inside.status, 0) << inside.err;
   EXPECT_NE(inside.out.find("Live blocks by type (memloupe types):\n"), std::string::npos) << inside.out;
