@@ -95,19 +95,19 @@ void SnapshotWriter::edge(uint32_t from, uint32_t to, bool interior, uint64_t of
   ++edges_;
 }
 
-void SnapshotWriter::end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept {
+void SnapshotWriter::last_part(SnapshotPart kind, std::initializer_list<uint64_t> values) noexcept {
   close_part();
   if (len_ + kMaxItem > kSnapshotChunkPayload) emit();
   uint8_t* p = at();
-  *p++ = static_cast<uint8_t>(SnapshotPart::End);
+  *p++ = static_cast<uint8_t>(kind);
   p = put_varint(p, number_);
-  p = put_varint(p, roots_);
-  p = put_varint(p, blocks_);
-  p = put_varint(p, edges_);
-  p = put_varint(p, bytes_scanned);
-  p = put_varint(p, stopped_ns);
+  for (uint64_t v : values) p = put_varint(p, v);
   len_ = static_cast<size_t>(p - payload());
   emit();
+}
+
+void SnapshotWriter::end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept {
+  last_part(SnapshotPart::End, {roots_, blocks_, edges_, bytes_scanned, stopped_ns});
 }
 
 void SnapshotWriter::stack(std::span<const uint64_t> frames) noexcept {
@@ -151,18 +151,6 @@ void SnapshotWriter::thread(const SnapshotThread& t) noexcept {
   ++threads_;
 }
 
-void SnapshotWriter::named() noexcept {
-  close_part();
-  if (len_ + kMaxItem > kSnapshotChunkPayload) emit();
-  uint8_t* p = at();
-  *p++ = static_cast<uint8_t>(SnapshotPart::Named);
-  p = put_varint(p, number_);
-  p = put_varint(p, stacks_);
-  p = put_varint(p, sites_);
-  p = put_varint(p, modules_);
-  p = put_varint(p, threads_);
-  len_ = static_cast<size_t>(p - payload());
-  emit();
-}
+void SnapshotWriter::named() noexcept { last_part(SnapshotPart::Named, {stacks_, sites_, modules_, threads_}); }
 
 }  // namespace memloupe::format

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -82,6 +83,8 @@ class SnapshotWriter {
   void open_part(SnapshotPart kind) noexcept;
   void close_part() noexcept;
   void emit() noexcept;
+  // A part of fixed varints that ends the run of chunks (End, Named), then the chunk.
+  void last_part(SnapshotPart kind, std::initializer_list<uint64_t> values) noexcept;
 
   ChunkSink& sink_;
   uint8_t* buf_;

@@ -364,7 +364,7 @@ TEST_F(SnapshotTest, SixtyFourThreads) {
 // preloaded; see PreloadTest.)
 TEST_F(SnapshotTest, SixtyFourThreadsAndAGibibyteHeap) {
   constexpr uint64_t kBig = 16u << 20, kSmall = 104, kLists = 64 * 2000;
-  const auto r = run_both({binary("retention_big_heap").string(), "64", "1024", "2000"}, {"MEMLOUPE_MODE=all"});
+  const auto r = run_both({binary("retention_many_threads").string(), "64", "1024", "untouched", "2000"}, {"MEMLOUPE_MODE=all"});
   EXPECT_EQ(r.out, "64 threads, 1024 MiB in 64 blocks, 128000 small blocks, checksum 4032140032000, snapshot ok\n");
   const SnapshotSet set = load_snapshots(trace_path());
   EXPECT_EQ(set.damage, "");
@@ -380,9 +380,9 @@ TEST_F(SnapshotTest, SixtyFourThreadsAndAGibibyteHeap) {
     EXPECT_EQ(big, 64u) << s.label;
     EXPECT_EQ(big_bytes, 1ull << 30) << s.label;
     EXPECT_EQ(small, kLists) << s.label;
-    // g_big reaches every large block and, through their first words, every list.
+    // g_lists reaches every large block and, through their first words, every list.
     const Retention ret = analyze_retention(s);
-    const auto root = std::ranges::find_if(s.roots, [](const Root& root) { return root.name == "g_big"; });
+    const auto root = std::ranges::find_if(s.roots, [](const Root& root) { return root.name == "g_lists"; });
     ASSERT_NE(root, s.roots.end()) << s.label;
     const RootRetention& g = ret.roots[static_cast<size_t>(root - s.roots.begin())];
     EXPECT_EQ(g.reachable.bytes, (1ull << 30) + kLists * kSmall) << s.label;
