@@ -9,6 +9,7 @@
 
 #include "analysis/index.h"
 #include "format/encoder.h"
+#include "format/snapshot_annex.h"
 #include "format/snapshot_writer.h"
 #include "format/symbols_encoder.h"
 #include "reader/chunk_io.h"
@@ -118,6 +119,21 @@ std::vector<uint8_t> with_snapshots(std::vector<uint8_t> trace) {
   return trace;
 }
 
+// The finaliser's annex of snapshot 0 appended, uncompressed (so mutations
+// reach its decoder): names, stacks, sites, modules, threads.
+std::vector<uint8_t> with_annex(std::vector<uint8_t> trace) {
+  const std::vector<SnapshotName> names{{0x404000, 16, "g_list", "list.c", 7}, {0x404010, 48, ".data", "", 0}};
+  const std::vector<std::vector<uint64_t>> stacks{{0x401234, 0x401300}, {0x401400}};
+  const std::vector<uint32_t> stack_plus_one{1, 2, 0};
+  const std::vector<uint64_t> sizes{30, 60, 0};
+  const uint8_t id[] = {0x12, 0x34};
+  const std::vector<SnapshotModule> modules{{0x400000, 0x405000, 0, "/bin/p", id}};
+  const std::vector<SnapshotThread> threads{{0, 100, "main"}, {1, 101, ""}};
+  for (const auto& p : snapshot_annex_payloads(0, {names, stacks, stack_plus_one, sizes, modules, threads}))
+    append_chunk(trace, ChunkType::Snapshot, p);
+  return trace;
+}
+
 // The finalised trace with its analysis index appended uncompressed (so
 // mutations reach the index decoder), built from two reads as the finaliser does.
 std::vector<uint8_t> indexed(std::vector<uint8_t> trace) {
@@ -157,7 +173,8 @@ int main(int argc, char** argv) {
             write(dir + "/all_indexed.mlt", indexed(finalised(trace(Mode::All, 30), 0))) &&
             write(dir + "/all_snapshots.mlt", with_snapshots(trace(Mode::All, 30))) &&
             write(dir + "/all_noaddr_raw.mlt", trace(Mode::All, 30, false)) &&
-            write(dir + "/all_noaddr_columns.mlt", finalised(trace(Mode::All, 30, false), 0));
+            write(dir + "/all_noaddr_columns.mlt", finalised(trace(Mode::All, 30, false), 0)) &&
+            write(dir + "/all_snapshots_annex.mlt", with_annex(with_snapshots(trace(Mode::All, 30))));
   if (!ok) std::perror(dir.c_str());
   return ok ? 0 : 1;
 }

@@ -62,6 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& r : s.roots) sink = sink + r.address + r.size + r.pc;
     for (const auto& b : s.blocks) sink = sink + b.address + b.extent + b.alloc_id;
     for (const auto& e : s.edges) sink = sink + e.from + e.to + e.offset;
+    for (const auto& n : s.names) sink = sink + n.address + n.name.size() + n.line;
+    for (const auto& st : s.stacks) sink = sink + st.size();
+    for (const auto& site : s.sites) sink = sink + site.stack_plus_one + site.size;
+    for (const auto& m : s.modules) sink = sink + m.start + m.path.size() + m.build_id.size();
+    for (const auto& t : s.thread_names) sink = sink + t.id + t.name.size();
   }
   auto r = reader::Reader::from_bytes(bytes, "fuzz");
   if (!r) return 0;

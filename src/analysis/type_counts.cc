@@ -40,6 +40,12 @@ const types::SiteType* stack_type(const Aggregate& aggregate, StackId id, const 
   return t != nullptr && t->rule != types::TypeRule::Unknown ? t : nullptr;
 }
 
+std::string type_row_name(const types::SiteType* site) {
+  if (site == nullptr) return "(unknown, mixed sizes)";
+  if (site->rule == types::TypeRule::Unknown) return "(unknown, " + std::to_string(site->block_size) + " B)";
+  return site->name;
+}
+
 Estimate TypeCount::objects(Metric m, const Estimator& estimator) const {
   if (shape == types::TypeShape::Array) return scaled(estimator.bytes(metrics[m]), static_cast<double>(type_size));
   return estimator.objects(metrics[m]);
@@ -50,14 +56,8 @@ std::vector<TypeCount> count_types(const Model& model, const types::TypeTable& t
   std::map<Key, TypeCount> rows;
   for (uint32_t id = 0; id < a.stacks.size(); ++id) {
     const types::SiteType* site = site_entry(a, StackId{id}, table);
-    Key key;
-    if (site == nullptr) {
-      key = {"(unknown, mixed sizes)", 0};
-    } else if (site->rule == types::TypeRule::Unknown) {
-      key = {"(unknown, " + std::to_string(site->block_size) + " B)", site->block_size};
-    } else {
-      key = {site->name, site->type_size};
-    }
+    const Key key{type_row_name(site),
+                  site == nullptr ? 0 : site->rule == types::TypeRule::Unknown ? site->block_size : site->type_size};
     TypeCount& row = rows[key];
     if (row.type.empty()) {
       row.type = key.name;

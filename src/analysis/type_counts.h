@@ -39,6 +39,11 @@ struct TypeCount {
 // contradicted by the stack's counts (type_counts.cc).
 const types::SiteType* stack_type(const Aggregate& aggregate, StackId id, const types::TypeTable& table);
 
+// The row a site's blocks count under: its type's name; "(unknown, N B)" for
+// an untyped site whose blocks all had N bytes; "(unknown, mixed sizes)" for
+// null (a site the table does not type, or blocks that contradict it).
+std::string type_row_name(const types::SiteType* site);
+
 enum class TypeOrder : uint8_t { Count, Bytes, Live };
 
 // Every type with selected allocations, sorted largest first by `order`

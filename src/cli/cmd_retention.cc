@@ -38,7 +38,7 @@ Command add_retention_command(CLI::App& app) {
     std::string paths;
     bool tree = false;
     bool json = false;
-    bool full_names = false;
+    report::SiteStyle style;
     report::RetentionOptions view;
   };
   auto o = std::make_shared<Options>();
@@ -53,18 +53,24 @@ Command add_retention_command(CLI::App& app) {
   // One view at a time: the JSON holds the roots, their biggest blocks and the leak kinds, not trees or paths.
   tree->excludes(paths)->excludes(json);
   paths->excludes(json);
-  sub->add_option("-n,--limit", o->view.roots, "Roots shown (0: all)")->capture_default_str();
+  // The text views' shared options (cli/text_options.h): -n is the roots
+  // table's rows, --frames, --all-frames and --depth shape the sites as in top.
+  o->view.frames = report::kDefaultFrames;
+  add_limit_option(sub, o->view.roots);
+  add_frames_option(sub, o->view.frames, o->style.all_frames);
+  add_depth_option(sub, o->style.depth);
+  add_full_names_flag(sub, o->style.full_names);
   sub->add_option("--blocks", o->view.blocks, "Biggest retained blocks shown under each root")->capture_default_str();
-  sub->add_option("--sites", o->view.sites, "Rows of the by-site tables (0: all)")->capture_default_str();
-  sub->add_option("--frames", o->view.frames, "Backtrace lines per site (0: all)")->capture_default_str();
-  sub->add_option("--depth", o->view.depth, "--tree: levels shown below each root")->capture_default_str();
+  sub->add_option("--sites", o->view.sites, "Rows of the by-site and by-type tables (0: all)")->capture_default_str();
+  sub->add_option("--tree-depth", o->view.depth, "--tree: levels shown below each root")->capture_default_str();
   sub->add_option("--breadth", o->view.breadth, "--tree: children shown per block")->capture_default_str();
-  add_full_names_flag(sub, o->full_names);
   return {sub, [o]() -> int {
             int code = kOk;
-            std::unique_ptr<reader::Reader> reader = open_trace(o->trace, code);
-            if (!reader) return code;
-            retention::SnapshotSet set = retention::load_snapshots(o->trace);
+            // Opened for its checks and messages (not a trace, a newer version...);
+            // the snapshots need no read of its events (snapshot_load.h).
+            if (!open_trace(o->trace, code)) return code;
+            types::TypeTable types;
+            retention::SnapshotSet set = load_retention(o->trace, types);
             if (!set.damage.empty()) code = kDamaged;
 
             std::vector<size_t> chosen;
@@ -87,7 +93,7 @@ Command add_retention_command(CLI::App& app) {
 
             o->view.width = o->json ? 0 : table_width();
             const std::unique_ptr<RetentionInput> in =
-                analyse_snapshots(*reader, std::move(set), chosen, o->full_names);
+                analyse_snapshots(std::move(set), chosen, o->style, std::move(types));
             const std::vector<report::SnapshotReport>& reports = in->reports;
 
             if (o->json) {
@@ -108,8 +114,7 @@ Command add_retention_command(CLI::App& app) {
               }
             }
             if (!in->set.damage.empty()) complain(o->trace, in->set.damage);
-            const int read = report_damage(*reader, o->trace);
-            return code != kOk ? code : read;
+            return code;
           }};
 }
 

@@ -7,8 +7,7 @@
 namespace memloupe::cli {
 
 // Only the snapshots' headers are needed, so the Snapshot chunks are decoded
-// straight from the mapped file: no pass over the events (load_snapshots
-// makes one to name roots and sizes), so `summary` stays as fast as without.
+// straight from the mapped file, and `summary` stays as fast as without.
 std::string retention_note(const std::string& trace) {
   auto bytes = reader::Bytes::map_file(trace);
   if (!bytes) return {};
@@ -22,7 +21,7 @@ std::string retention_note(const std::string& trace) {
            (s.at_exit ? ", at exit" : "");
   }
   if (set.snapshots.size() > kListed) out += "; …";
-  return out + ") — see `memloupe retention " + trace + "` (or `memloupe report --retention`)\n";
+  return out + ") — see `memloupe retention " + trace + "`, or the Retention panel of `memloupe report`\n";
 }
 
 }  // namespace memloupe::cli

@@ -14,8 +14,7 @@ void add_rank_options(CLI::App* sub, RankOptions& o, bool with_by) {
         ->capture_default_str();
     sub->add_flag("--blocks", o.blocks, "Rank by number of blocks rather than bytes");
   }
-  sub->add_option("--depth", o.depth, "Group sites by their innermost N frames (0: the whole stack)")
-      ->capture_default_str();
+  add_depth_option(sub, o.depth);
   sub->add_option("--group", o.group, "Identify frames by function, line or address")
       ->check(CLI::IsMember({"function", "line", "address"}))
       ->capture_default_str();
@@ -26,6 +25,11 @@ void add_rank_options(CLI::App* sub, RankOptions& o, bool with_by) {
       ->capture_default_str();
   add_output_flags(sub, o.csv, o.json, "Machine-readable output (CSV, with interval bounds)");
   add_full_names_flag(sub, o.full_names);
+}
+
+void add_depth_option(CLI::App* sub, uint32_t& depth) {
+  sub->add_option("--depth", depth, "Group sites by their innermost N frames (0: the whole stack)")
+      ->capture_default_str();
 }
 
 void add_limit_option(CLI::App* sub, size_t& limit) {

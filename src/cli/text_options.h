@@ -45,6 +45,9 @@ void add_limit_option(CLI::App* sub, size_t& limit);
 //                  outside the allocator and standard library (analysis::first_own_frame)
 void add_frames_option(CLI::App* sub, size_t& frames, bool& all_frames);
 
+//   --depth N      identify a site by its innermost N frames (0: the whole stack)
+void add_depth_option(CLI::App* sub, uint32_t& depth);
+
 // --csv and --json (machine-readable output; one excludes the other).
 void add_output_flags(CLI::App* sub, bool& csv, bool& json, const std::string& csv_help);
 

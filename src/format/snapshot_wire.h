@@ -23,26 +23,49 @@
 //               root per global variable when the snapshot is loaded)
 //           from: node number (roots first, then blocks, as retention/heap_graph.h);
 //           to: block index. The first edge of a part is relative to 0.
+//   End:    varint roots | varint blocks | varint edges (totals, to notice a lost part)
+//           | varint bytes scanned | varint ns the other threads were stopped
+//             (up to this part; they resume right after it)
 //   Names:  u32 n, then n x name of a global variable (or of a section's words
 //           no symbol covers), written by the finaliser from the modules'
 //           symbol tables so the trace names its roots without the binaries:
 //             varint address | varint size | string name | string file | varint line
-//           It follows the snapshot's End part, in a chunk of its own; the
-//           last Names part of a snapshot is the one that counts.
-//   End:    varint roots | varint blocks | varint edges (totals, to notice a lost part)
-//           | varint bytes scanned | varint ns the other threads were stopped
-//             (up to this part; they resume right after it)
+//           It follows the snapshot's End part, in a chunk of its own, and
+//           starts the finaliser's annex: each Names part discards whatever
+//           a finaliser wrote for that snapshot before (finalising again
+//           appends a new annex), so the last annex is the one that counts.
+// The rest of the annex, in chunks after the Names part, so the views need
+// no pass over the events (each part may continue in the next chunk; items
+// are numbered across parts in their order):
+//   Stacks: u32 n, then n x allocation backtrace of a snapshot block (distinct):
+//             varint depth (<= 256) | depth x varint return address, innermost first
+//   Sites:  u32 n, then n x one per block, in the snapshot's block order:
+//             varint stack+1 (0: the trace has no Alloc event for the block)
+//             | varint requested size (only when stack+1 > 0)
+//   Modules: u32 n, then n x every module load of the trace, in order:
+//             varint start | varint end | varint load bias | string path
+//             | string build id (raw bytes, <= 64)
+//   Threads: u32 n, then n x thread: varint id | varint os tid | string name (its last)
+//   Named:  varint stacks | varint sites | varint modules | varint threads
+//           (totals: the annex is complete only if they match and sites =
+//           the snapshot's blocks; a reader uses an incomplete annex not at
+//           all and reads the events instead)
 // (n is a fixed u32: the writer patches it when the part is full.)
 // Roots are numbered in the order their parts come, blocks likewise. Block sizes
 // here are the allocator's usable size (the extent scanned); the loader replaces
-// them with the requested size from the block's Alloc event.
+// them with the requested size (from the annex's Sites, else from the block's
+// Alloc event).
 #pragma once
 
 #include <cstdint>
 
 namespace memloupe::format {
 
-enum class SnapshotPart : uint8_t { Begin = 0, Roots = 1, Blocks = 2, Edges = 3, End = 4, Names = 5 };
+enum class SnapshotPart : uint8_t {
+  Begin = 0, Roots = 1, Blocks = 2, Edges = 3, End = 4,
+  // The finaliser's annex.
+  Names = 5, Stacks = 6, Sites = 7, Modules = 8, Threads = 9, Named = 10,
+};
 
 // Root kinds on the wire; the same numbering as retention::RootKind.
 enum class SnapshotRoot : uint8_t { Global = 0, Stack = 1, Register = 2, Tls = 3 };

@@ -1,5 +1,7 @@
 #include "format/snapshot_writer.h"
 
+#include <algorithm>
+
 #include "format/varint.h"
 
 namespace memloupe::format {
@@ -93,38 +95,62 @@ void SnapshotWriter::edge(uint32_t from, uint32_t to, bool interior, uint64_t of
   ++edges_;
 }
 
-void SnapshotWriter::end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept {
+void SnapshotWriter::last_part(SnapshotPart kind, std::initializer_list<uint64_t> values) noexcept {
   close_part();
   if (len_ + kMaxItem > kSnapshotChunkPayload) emit();
   uint8_t* p = at();
-  *p++ = static_cast<uint8_t>(SnapshotPart::End);
+  *p++ = static_cast<uint8_t>(kind);
   p = put_varint(p, number_);
-  p = put_varint(p, roots_);
-  p = put_varint(p, blocks_);
-  p = put_varint(p, edges_);
-  p = put_varint(p, bytes_scanned);
-  p = put_varint(p, stopped_ns);
+  for (uint64_t v : values) p = put_varint(p, v);
   len_ = static_cast<size_t>(p - payload());
   emit();
 }
 
-std::vector<uint8_t> snapshot_names_payload(uint32_t number, std::span<const SnapshotName> names) {
-  std::vector<uint8_t> out;
-  uint8_t item[3 * kMaxVarint + 2 * (kMaxVarint + 4096)];
-  uint8_t* p = item;
-  *p++ = static_cast<uint8_t>(SnapshotPart::Names);
-  p = put_varint(p, number);
-  p = put_u32(p, static_cast<uint32_t>(names.size()));
-  out.insert(out.end(), item, p);
-  for (const SnapshotName& n : names) {
-    p = put_varint(item, n.address);
-    p = put_varint(p, n.size);
-    p = put_string(p, n.name.data(), n.name.size(), 4096);
-    p = put_string(p, n.file.data(), n.file.size(), 4096);
-    p = put_varint(p, n.line);
-    out.insert(out.end(), item, p);
-  }
-  return out;
+void SnapshotWriter::end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept {
+  last_part(SnapshotPart::End, {roots_, blocks_, edges_, bytes_scanned, stopped_ns});
 }
+
+void SnapshotWriter::stack(std::span<const uint64_t> frames) noexcept {
+  reserve(SnapshotPart::Stacks);
+  frames = frames.first(std::min(frames.size(), kMaxAnnexFrames));
+  uint8_t* p = put_varint(at(), frames.size());
+  for (uint64_t address : frames) p = put_varint(p, address);
+  len_ = static_cast<size_t>(p - payload());
+  ++count_;
+  ++stacks_;
+}
+
+void SnapshotWriter::site(uint32_t stack_plus_one, uint64_t size) noexcept {
+  reserve(SnapshotPart::Sites);
+  uint8_t* p = put_varint(at(), stack_plus_one);
+  if (stack_plus_one != 0) p = put_varint(p, size);
+  len_ = static_cast<size_t>(p - payload());
+  ++count_;
+  ++sites_;
+}
+
+void SnapshotWriter::module(const SnapshotModule& m) noexcept {
+  reserve(SnapshotPart::Modules);
+  uint8_t* p = put_varint(at(), m.start);
+  p = put_varint(p, m.end);
+  p = put_varint(p, m.load_bias);
+  p = put_string(p, m.path.data(), m.path.size(), 4096);
+  p = put_string(p, reinterpret_cast<const char*>(m.build_id.data()), m.build_id.size(), 64);
+  len_ = static_cast<size_t>(p - payload());
+  ++count_;
+  ++modules_;
+}
+
+void SnapshotWriter::thread(const SnapshotThread& t) noexcept {
+  reserve(SnapshotPart::Threads);
+  uint8_t* p = put_varint(at(), t.id);
+  p = put_varint(p, t.os_tid);
+  p = put_string(p, t.name.data(), t.name.size(), 4096);
+  len_ = static_cast<size_t>(p - payload());
+  ++count_;
+  ++threads_;
+}
+
+void SnapshotWriter::named() noexcept { last_part(SnapshotPart::Named, {stacks_, sites_, modules_, threads_}); }
 
 }  // namespace memloupe::format

@@ -5,10 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
-#include <string>
 #include <string_view>
-#include <vector>
 
 #include "format/chunk.h"
 #include "format/snapshot_wire.h"
@@ -32,16 +31,16 @@ struct SnapshotRootRecord {
   uint64_t pc = 0;
 };
 
-// One named global (or section remainder) of a module, for the Names part.
-struct SnapshotName {
-  uint64_t address = 0, size = 0;
-  std::string name, file;
-  uint32_t line = 0;
+// A module and a thread, for the finaliser's annex (snapshot_annex.h).
+struct SnapshotModule {
+  uint64_t start = 0, end = 0, load_bias = 0;
+  std::string_view path;
+  std::span<const uint8_t> build_id;
 };
-
-// The payload of a chunk holding snapshot `number`'s Names part (the
-// finaliser's; it uses the heap).
-std::vector<uint8_t> snapshot_names_payload(uint32_t number, std::span<const SnapshotName> names);
+struct SnapshotThread {
+  uint32_t id = 0, os_tid = 0;
+  std::string_view name;
+};
 
 class SnapshotWriter {
  public:
@@ -59,6 +58,17 @@ class SnapshotWriter {
   // Writes the End part and the last chunk, with the scan's cost.
   void end(uint64_t bytes_scanned, uint64_t stopped_ns) noexcept;
 
+  // The finaliser's annex after the Names part (snapshot_wire.h): stacks
+  // (at most kMaxAnnexFrames frames each; deeper ones are cut), then one site
+  // per block, the modules, the threads; named() writes the totals and the
+  // last chunk.
+  static constexpr size_t kMaxAnnexFrames = 256;
+  void stack(std::span<const uint64_t> frames) noexcept;
+  void site(uint32_t stack_plus_one, uint64_t size) noexcept;
+  void module(const SnapshotModule& m) noexcept;
+  void thread(const SnapshotThread& t) noexcept;
+  void named() noexcept;
+
   uint64_t roots() const noexcept { return roots_; }
   uint64_t blocks() const noexcept { return blocks_; }
   uint64_t edges() const noexcept { return edges_; }
@@ -73,6 +83,8 @@ class SnapshotWriter {
   void open_part(SnapshotPart kind) noexcept;
   void close_part() noexcept;
   void emit() noexcept;
+  // A part of fixed varints that ends the run of chunks (End, Named), then the chunk.
+  void last_part(SnapshotPart kind, std::initializer_list<uint64_t> values) noexcept;
 
   ChunkSink& sink_;
   uint8_t* buf_;
@@ -84,6 +96,7 @@ class SnapshotWriter {
   uint32_t count_ = 0;
   uint64_t prev_ = 0;    // delta base of the open part
   uint64_t roots_ = 0, blocks_ = 0, edges_ = 0;
+  uint64_t stacks_ = 0, sites_ = 0, modules_ = 0, threads_ = 0;
 };
 
 }  // namespace memloupe::format

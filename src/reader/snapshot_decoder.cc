@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "format/chunk.h"
+#include "format/snapshot_writer.h"
 #include "format/varint.h"
 #include "format/wire.h"
 #include "reader/chunk_io.h"
@@ -30,11 +31,20 @@ class Decoder {
     while (!cur.at_end()) {
       uint8_t kind;
       uint32_t number;
-      if (!cur.u8(kind) || kind > static_cast<uint8_t>(SnapshotPart::Names))
-        return cur.expected("a snapshot part kind (0..5)");
+      if (!cur.u8(kind) || kind > static_cast<uint8_t>(SnapshotPart::Named))
+        return cur.expected("a snapshot part kind (0..10)");
       if (!cur.varint_max(number, UINT32_MAX)) return cur.expected("a snapshot number");
       if (static_cast<SnapshotPart>(kind) == SnapshotPart::Names) {
         if (auto e = names(cur, number)) return e;
+        continue;
+      }
+      if (kind > static_cast<uint8_t>(SnapshotPart::Names)) {
+        auto it = std::find_if(done_.begin(), done_.end(), [&](const RawSnapshot& s) { return s.number == number; });
+        // The annex of a snapshot that was dropped, of one whose annex was
+        // found damaged (reported then), or a second one without a Names
+        // part: the rest of this chunk is its (a chunk holds one snapshot's parts).
+        if (it == done_.end() || annex_[number].failed || it->annexed) return std::nullopt;
+        if (auto e = annex(static_cast<SnapshotPart>(kind), cur, *it)) return e;
         continue;
       }
       if (static_cast<SnapshotPart>(kind) == SnapshotPart::Begin) {
@@ -164,7 +174,87 @@ class Decoder {
       out.push_back(std::move(name));
     }
     // Names of a snapshot that was dropped (damaged) name nothing.
-    if (it != done_.end()) it->names = std::move(out);
+    if (it != done_.end()) {
+      it->names = std::move(out);
+      clear_annex(*it);  // a new annex starts
+      annex_.erase(number);
+    }
+    return std::nullopt;
+  }
+
+  static void clear_annex(RawSnapshot& s) {
+    s.annexed = false;
+    s.stacks.clear();
+    s.sites.clear();
+    s.modules.clear();
+    s.thread_names.clear();
+  }
+
+  // A part of the annex after the Names part. Damage here costs the annex
+  // (the events name the blocks instead), not the snapshot.
+  std::optional<Error> annex(SnapshotPart kind, Cursor& cur, RawSnapshot& s) {
+    std::optional<Error> e = annex_part(kind, cur, s);
+    if (e) {
+      clear_annex(s);
+      annex_[s.number].failed = true;
+      e->message = "snapshot " + std::to_string(s.number) +
+                   "'s annex (its blocks' sites; the events are read instead): " + e->message;
+    }
+    return e;
+  }
+
+  static std::optional<Error> annex_part(SnapshotPart kind, Cursor& cur, RawSnapshot& s) {
+    if (kind == SnapshotPart::Named) {
+      uint64_t stacks, sites, modules, threads;
+      if (!cur.varint(stacks) || !cur.varint(sites) || !cur.varint(modules) || !cur.varint(threads))
+        return cur.expected("the annex's totals (stacks, sites, modules, threads)");
+      if (stacks != s.stacks.size() || sites != s.sites.size() || modules != s.modules.size() ||
+          threads != s.thread_names.size() || sites != s.blocks.size())
+        return cur.expected(std::to_string(stacks) + " stacks, " + std::to_string(sites) + " sites, " +
+                            std::to_string(modules) + " modules and " + std::to_string(threads) +
+                            " threads as the annex's totals say, one site per block (" +
+                            std::to_string(s.blocks.size()) + "); found " + std::to_string(s.stacks.size()) + ", " +
+                            std::to_string(s.sites.size()) + ", " + std::to_string(s.modules.size()) + " and " +
+                            std::to_string(s.thread_names.size()) + " (a part is missing)");
+      s.annexed = true;
+      return std::nullopt;
+    }
+    uint32_t n;
+    // Every item takes at least a byte.
+    if (!cur.u32(n) || n > cur.remaining()) return cur.expected("an annex part's item count that fits in the chunk");
+    for (uint32_t i = 0; i < n; ++i) {
+      if (kind == SnapshotPart::Stacks) {
+        uint32_t depth;
+        if (!cur.varint_max(depth, format::SnapshotWriter::kMaxAnnexFrames))
+          return cur.expected("a stack's depth (at most 256)");
+        std::vector<uint64_t>& frames = s.stacks.emplace_back(depth);
+        for (uint64_t& f : frames)
+          if (!cur.varint(f)) return cur.expected("a stack's return address");
+      } else if (kind == SnapshotPart::Sites) {
+        RawSnapshotSite site;
+        if (!cur.varint_max(site.stack_plus_one, s.stacks.size()) ||
+            (site.stack_plus_one != 0 && !cur.varint(site.size)))
+          return cur.expected("a block's site (a stack of the annex, the requested size)");
+        if (s.sites.size() == s.blocks.size()) return cur.expected("no more sites than blocks");
+        s.sites.push_back(site);
+      } else if (kind == SnapshotPart::Modules) {
+        RawSnapshotModule& m = s.modules.emplace_back();
+        std::string_view path;
+        std::span<const uint8_t> id;
+        uint32_t id_size;
+        if (!cur.varint(m.start) || !cur.varint(m.end) || !cur.varint(m.load_bias) || !cur.string(path, 4096) ||
+            !cur.varint_max(id_size, 64) || !cur.bytes(id_size, id))
+          return cur.expected("a module (start, end, load bias, path, build id)");
+        m.path = path;
+        m.build_id.assign(id.begin(), id.end());
+      } else {
+        RawSnapshotThread& t = s.thread_names.emplace_back();
+        std::string_view name;
+        if (!cur.varint_max(t.id, UINT32_MAX) || !cur.varint_max(t.os_tid, UINT32_MAX) || !cur.string(name, 4096))
+          return cur.expected("a thread (id, os tid, name)");
+        t.name = name;
+      }
+    }
     return std::nullopt;
   }
 
@@ -179,6 +269,10 @@ class Decoder {
   }
   std::map<uint32_t, Open> open_;
   std::vector<RawSnapshot> done_;
+  struct AnnexState {
+    bool failed = false;  // until the next Names part
+  };
+  std::map<uint32_t, AnnexState> annex_;
 };
 
 }  // namespace

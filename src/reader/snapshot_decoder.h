@@ -42,6 +42,21 @@ struct RawSnapshotName {
   uint32_t line = 0;
 };
 
+// The rest of the finaliser's annex (format/snapshot_wire.h).
+struct RawSnapshotSite {
+  uint32_t stack_plus_one = 0;  // 0: the trace had no Alloc event for the block
+  uint64_t size = 0;            // requested bytes
+};
+struct RawSnapshotModule {
+  uint64_t start = 0, end = 0, load_bias = 0;
+  std::string path;
+  std::vector<uint8_t> build_id;
+};
+struct RawSnapshotThread {
+  uint32_t id = 0, os_tid = 0;
+  std::string name;
+};
+
 struct RawSnapshot {
   uint32_t number = 0;
   uint64_t time_ns = 0;
@@ -52,6 +67,13 @@ struct RawSnapshot {
   std::vector<RawSnapshotBlock> blocks;
   std::vector<RawSnapshotEdge> edges;
   std::vector<RawSnapshotName> names;  // by address; empty before finalising
+  // The annex: all four are filled exactly when `annexed` (a complete annex,
+  // one site per block); otherwise they are empty and the events name the blocks.
+  bool annexed = false;
+  std::vector<std::vector<uint64_t>> stacks;  // innermost first
+  std::vector<RawSnapshotSite> sites;
+  std::vector<RawSnapshotModule> modules;
+  std::vector<RawSnapshotThread> thread_names;
   uint64_t offset = 0;  // of its first chunk in the file
   // The scan's cost, as the recorder measured it.
   uint64_t bytes_scanned = 0;

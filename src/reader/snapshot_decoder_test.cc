@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "format/encoder.h"
-#include "format/snapshot_writer.h"
+#include "format/snapshot_annex.h"
 
 namespace memloupe::reader {
 namespace {
@@ -109,12 +109,12 @@ TEST(SnapshotDecoderTest, BadContentIsNamed) {
   Sink s = trace(1);
   const size_t payload = s.offsets[0] + format::kChunkHeaderSize;
   std::vector<uint8_t> body(s.bytes.begin() + static_cast<ptrdiff_t>(payload), s.bytes.end());
-  body[0] = 9;  // no such part
+  body[0] = 11;  // no such part
   std::vector<uint8_t> file(s.bytes.begin(), s.bytes.begin() + static_cast<ptrdiff_t>(s.offsets[0]));
   format::append_chunk(file, format::ChunkType::Snapshot, body);
   const RawSnapshots got = decode_snapshots(file);
   EXPECT_TRUE(got.snapshots.empty());
-  EXPECT_EQ(got.damage, "at offset " + std::to_string(payload + 1) + ": expected a snapshot part kind (0..5)");
+  EXPECT_EQ(got.damage, "at offset " + std::to_string(payload + 1) + ": expected a snapshot part kind (0..10)");
 }
 
 TEST(SnapshotDecoderTest, CutShortIsNamed) {
@@ -123,6 +123,131 @@ TEST(SnapshotDecoderTest, CutShortIsNamed) {
   const RawSnapshots got = decode_snapshots(s.bytes);
   EXPECT_TRUE(got.snapshots.empty());
   EXPECT_NE(got.damage.find("has no end part: it was cut short"), std::string::npos) << got.damage;
+}
+
+// The finaliser's annex (names, stacks, sites, modules, threads) appended as
+// finalising does, one chunk per payload.
+struct Annex {
+  std::vector<format::SnapshotName> names{{0x600000, 8, "g_list", "a.cc", 12}};
+  std::vector<std::vector<uint64_t>> stacks{{0x401000, 0x402000}, {0x403000}};
+  std::vector<uint32_t> stack_plus_one;
+  std::vector<uint64_t> size;
+  std::vector<uint8_t> build_id{0xab, 0xcd};
+  std::vector<format::SnapshotModule> modules{{0x400000, 0x500000, 0, "/bin/p", build_id}};
+  std::vector<format::SnapshotThread> threads{{0, 7, "main"}, {1, 8, "worker"}};
+
+  explicit Annex(size_t blocks) {
+    for (size_t b = 0; b < blocks; ++b) {
+      stack_plus_one.push_back(b == 1 ? 0 : 1 + b % 2);  // block 1: no Alloc event
+      size.push_back(b == 1 ? 0 : 20 + b);
+    }
+  }
+  std::vector<size_t> append(std::vector<uint8_t>& file, uint32_t number) const {
+    std::vector<size_t> offsets;
+    for (const auto& p : format::snapshot_annex_payloads(number, {names, stacks, stack_plus_one, size, modules, threads})) {
+      offsets.push_back(file.size());
+      format::append_chunk(file, format::ChunkType::Snapshot, p);
+    }
+    return offsets;
+  }
+};
+
+TEST(SnapshotDecoderTest, AnnexRoundTrip) {
+  Sink s = trace(2);
+  Annex(3).append(s.bytes, 0);
+  const RawSnapshots got = decode_snapshots(s.bytes);
+  EXPECT_EQ(got.damage, "");
+  ASSERT_EQ(got.snapshots.size(), 2u);
+  const RawSnapshot& a = got.snapshots[0];
+  ASSERT_TRUE(a.annexed);
+  ASSERT_EQ(a.names.size(), 1u);
+  EXPECT_EQ(a.names[0].name, "g_list");
+  EXPECT_EQ(a.names[0].line, 12u);
+  EXPECT_EQ(a.stacks, (std::vector<std::vector<uint64_t>>{{0x401000, 0x402000}, {0x403000}}));
+  ASSERT_EQ(a.sites.size(), 3u);
+  EXPECT_EQ(a.sites[0].stack_plus_one, 1u);
+  EXPECT_EQ(a.sites[0].size, 20u);
+  EXPECT_EQ(a.sites[1].stack_plus_one, 0u);
+  EXPECT_EQ(a.sites[2].stack_plus_one, 1u);
+  EXPECT_EQ(a.sites[2].size, 22u);
+  ASSERT_EQ(a.modules.size(), 1u);
+  EXPECT_EQ(a.modules[0].path, "/bin/p");
+  EXPECT_EQ(a.modules[0].end, 0x500000u);
+  EXPECT_EQ(a.modules[0].build_id, (std::vector<uint8_t>{0xab, 0xcd}));
+  ASSERT_EQ(a.thread_names.size(), 2u);
+  EXPECT_EQ(a.thread_names[1].name, "worker");
+  EXPECT_EQ(a.thread_names[1].os_tid, 8u);
+  EXPECT_FALSE(got.snapshots[1].annexed);  // none written for it
+  EXPECT_TRUE(got.snapshots[1].sites.empty());
+}
+
+// A big heap's annex spans chunks; losing one of them costs the annex (the
+// events are read instead), not the snapshot, and says so.
+TEST(SnapshotDecoderTest, AnnexOverManyChunksAndALostOne) {
+  Sink s = trace(1, 400'000);
+  Annex annex(400'000);
+  for (size_t b = 0; b < 400'000; ++b) annex.size[b] += 1'000'000'000;  // 5-byte varints: > 1 MiB of sites
+  const std::vector<size_t> chunks = annex.append(s.bytes, 0);
+  ASSERT_GE(chunks.size(), 4u);  // names, then stacks and sites over at least three
+  RawSnapshots got = decode_snapshots(s.bytes);
+  EXPECT_EQ(got.damage, "");
+  ASSERT_EQ(got.snapshots.size(), 1u);
+  EXPECT_TRUE(got.snapshots[0].annexed);
+  EXPECT_EQ(got.snapshots[0].sites.size(), 400'000u);
+  EXPECT_EQ(got.snapshots[0].sites[399'999].size, 1'000'000'000u + 20 + 399'999);
+
+  // Without a chunk of sites in the middle.
+  std::vector<uint8_t> lost(s.bytes.begin(), s.bytes.begin() + static_cast<ptrdiff_t>(chunks[2]));
+  lost.insert(lost.end(), s.bytes.begin() + static_cast<ptrdiff_t>(chunks[3]), s.bytes.end());
+  got = decode_snapshots(lost);
+  ASSERT_EQ(got.snapshots.size(), 1u);
+  EXPECT_FALSE(got.snapshots[0].annexed);
+  EXPECT_TRUE(got.snapshots[0].sites.empty());
+  EXPECT_EQ(got.snapshots[0].blocks.size(), 400'000u);
+  EXPECT_NE(got.damage.find("snapshot 0's annex (its blocks' sites; the events are read instead)"), std::string::npos)
+      << got.damage;
+  EXPECT_NE(got.damage.find("(a part is missing)"), std::string::npos) << got.damage;
+}
+
+// A damaged annex chunk (bad CRC) is stepped over and named; the snapshot stays.
+TEST(SnapshotDecoderTest, DamagedAnnexChunkKeepsTheSnapshot) {
+  Sink s = trace(1);
+  const std::vector<size_t> chunks = Annex(3).append(s.bytes, 0);
+  ASSERT_EQ(chunks.size(), 2u);  // names; the rest
+  s.bytes[chunks[1] + format::kChunkHeaderSize + 3] ^= 0x40;
+  const RawSnapshots got = decode_snapshots(s.bytes);
+  ASSERT_EQ(got.snapshots.size(), 1u);
+  EXPECT_FALSE(got.snapshots[0].annexed);
+  EXPECT_EQ(got.snapshots[0].names.size(), 1u);  // its own chunk was intact
+  EXPECT_NE(got.damage.find("a snapshot chunk is damaged: at offset " +
+                            std::to_string(chunks[1] + format::kChunkHeaderSize)),
+            std::string::npos)
+      << got.damage;
+}
+
+// Finalising again appends a new annex: its Names part discards the old one,
+// and the new one counts.
+TEST(SnapshotDecoderTest, ANewNamesPartStartsANewAnnex) {
+  Sink s = trace(1);
+  Annex first(3);
+  first.append(s.bytes, 0);
+  std::vector<uint8_t> names_only = s.bytes;
+  const std::vector<format::SnapshotName> other{{0x600008, 8, "g_other", "", 0}};
+  format::append_chunk(names_only, format::ChunkType::Snapshot, format::snapshot_names_payload(0, other));
+  RawSnapshots got = decode_snapshots(names_only);
+  ASSERT_EQ(got.snapshots.size(), 1u);
+  EXPECT_FALSE(got.snapshots[0].annexed);
+  ASSERT_EQ(got.snapshots[0].names.size(), 1u);
+  EXPECT_EQ(got.snapshots[0].names[0].name, "g_other");
+
+  Annex second(3);
+  second.threads.pop_back();
+  second.append(s.bytes, 0);
+  got = decode_snapshots(s.bytes);
+  EXPECT_EQ(got.damage, "");
+  ASSERT_EQ(got.snapshots.size(), 1u);
+  EXPECT_TRUE(got.snapshots[0].annexed);
+  EXPECT_EQ(got.snapshots[0].thread_names.size(), 1u);
 }
 
 }  // namespace

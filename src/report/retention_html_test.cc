@@ -37,7 +37,7 @@ struct Wide {
     snapshot = s.build();
     snapshot.label = "wide";
     ret.emplace(retention::analyze_retention(snapshot));
-    names.emplace(snapshot, stacks, false);
+    names.emplace(snapshot, stacks, SiteStyle{});
   }
   SnapshotReport report() const { return {snapshot, *ret, *names, 1, 1}; }
 };

@@ -1,6 +1,6 @@
 // `memloupe retention --json`: every snapshot with its roots, their retained
 // and reachable bytes and biggest retained blocks, memcheck's leak kinds and
-// the live blocks by allocation site. The field names are the and do
+// the live blocks by allocation site and by type. The field names are the and do
 // not change; docs/RETENTION.md lists them.
 #include <algorithm>
 
@@ -97,6 +97,20 @@ void snapshot_object(JsonWriter& j, const SnapshotReport& r, const RetentionOpti
     amount_json(j, "possibly_lost", site.kinds.possibly_lost);
     amount_json(j, "still_reachable", site.kinds.still_reachable);
     site_fields(j, r.names, site.site);
+    j.end_object();
+  }
+  j.end_array();
+
+  // Live blocks by type (the trace's types table).
+  j.key("types").begin_array();
+  for (const TypeRetention& t : retention_by_type(r)) {
+    const RetentionType& type = r.names.types()[t.type];
+    j.begin_object();
+    j.key("type").string(type.name);
+    j.key("known").boolean(type.known);
+    if (type.known) j.key("type_size").integer(type.type_size);
+    amount_json(j, "live", t.live);
+    j.key("objects").integer(t.objects);
     j.end_object();
   }
   j.end_array();

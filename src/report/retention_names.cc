@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "analysis/frame_names.h"
+#include "analysis/type_counts.h"
 #include "report/text_sites.h"
 
 namespace memloupe::report {
@@ -18,14 +19,32 @@ const char* root_kind_name(retention::RootKind kind) {
 }
 
 RetentionNames::RetentionNames(const retention::HeapSnapshot& s, const analysis::AllocStacks& stacks,
-                               bool full_names)
-    : full_names_(full_names) {
+                               const SiteStyle& style, const types::TypeTable* types)
+    : style_(style) {
   const std::vector<analysis::ModuleInfo>& modules = stacks.overview.modules;
   std::unordered_map<uint32_t, uint32_t> site_of_stack;
   std::unordered_map<std::string, uint32_t> site_of_key;
+  std::unordered_map<std::string, uint32_t> type_of_name;
   site_of_block_.assign(s.blocks.size(), kUnknownSite);
+  type_of_block_.assign(s.blocks.size(), {});
+  auto type_row = [&](const types::SiteType* t) {
+    auto [it, added] = type_of_name.emplace(analysis::type_row_name(t), static_cast<uint32_t>(types_.size()));
+    if (added) {
+      const bool known = t != nullptr && t->rule != types::TypeRule::Unknown;
+      types_.push_back({it->first, known, known ? t->type_size : 0});
+    }
+    return it->second;
+  };
   for (size_t b = 0; b < s.blocks.size(); ++b) {
     auto st = stacks.stack_of.find(s.blocks[b].alloc.value);
+    // The type of the block's site, if its size agrees (as type_counts.h counts).
+    const auto frames = st == stacks.stack_of.end() ? std::span<const uint64_t>() : stacks.stacks.frames(st->second);
+    const types::SiteType* t = nullptr;
+    if (types != nullptr && !frames.empty()) {
+      if (auto it = types->find(frames[0]); it != types->end()) t = &it->second;
+    }
+    const uint64_t objects = t ? t->objects_in(s.blocks[b].size) : 0;
+    type_of_block_[b] = {type_row(objects ? t : nullptr), objects && t->rule != types::TypeRule::Unknown ? objects : 1};
     if (st == stacks.stack_of.end()) continue;
     auto known = site_of_stack.find(st->second);
     if (known != site_of_stack.end()) {
@@ -40,6 +59,11 @@ RetentionNames::RetentionNames(const retention::HeapSnapshot& s, const analysis:
         site.frames.push_back(std::move(expanded[i]));
       }
     }
+    if (style_.depth != 0 && site.frames.size() > style_.depth) {
+      site.frames.resize(style_.depth);
+      site.key.clear();
+      for (const analysis::Frame& f : site.frames) site.key += (site.key.empty() ? "" : ";") + f.function;
+    }
     auto [it, added] = site_of_key.emplace(site.key, static_cast<uint32_t>(sites_.size()));
     if (added) sites_.push_back(std::move(site));
     site_of_stack.emplace(st->second, it->second);
@@ -52,19 +76,25 @@ RetentionNames::RetentionNames(const retention::HeapSnapshot& s, const analysis:
   }
 }
 
+StackLines RetentionNames::lines(uint32_t site, size_t frames) const {
+  const std::vector<analysis::Frame>& f = sites_[site].frames;
+  std::vector<std::string> labels;
+  std::vector<const analysis::Frame*> pointers;
+  for (const analysis::Frame& frame : f) {
+    labels.push_back(frame_label(frame, style_.full_names));
+    pointers.push_back(&frame);
+  }
+  return stack_lines(labels, analysis::first_own_frame(pointers), frames, style_.all_frames);
+}
+
 std::string RetentionNames::site_label(uint32_t site) const {
   if (site == kUnknownSite || sites_[site].frames.empty()) return "(unknown site)";
-  return frame_label(sites_[site].frames[0], full_names_);
+  return lines(site, 1).leaf;
 }
 
 std::vector<std::string> RetentionNames::site_callers(uint32_t site, size_t frames) const {
-  std::vector<std::string> out;
-  if (site == kUnknownSite) return out;
-  const std::vector<analysis::Frame>& f = sites_[site].frames;
-  const size_t shown = frames == 0 ? f.size() : std::min(f.size(), frames);
-  for (size_t i = 1; i < shown; ++i) out.push_back("← " + frame_label(f[i], full_names_));
-  if (shown < f.size() && shown > 0) out.push_back("← … " + std::to_string(f.size() - shown) + " more");
-  return out;
+  if (site == kUnknownSite || sites_[site].frames.empty()) return {};
+  return lines(site, frames).notes;
 }
 
 std::string RetentionNames::thread_label(format::ThreadId thread) const {
@@ -73,7 +103,7 @@ std::string RetentionNames::thread_label(format::ThreadId thread) const {
 }
 
 std::string RetentionNames::root_label(const retention::Root& root) const {
-  const std::string name = function_label(root.name, full_names_);
+  const std::string name = function_label(root.name, style_.full_names);
   if (root.kind == retention::RootKind::Global) return name;
   return name + " [" + thread_label(root.thread) + "]";
 }

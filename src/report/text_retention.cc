@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
+#include <utility>
 
 #include "report/text_format.h"
 #include "report/text_table.h"
@@ -13,6 +15,15 @@ using retention::Amount;
 using retention::LeakKind;
 
 namespace {
+
+constexpr TextTable::Align R = TextTable::Align::Right, L = TextTable::Align::Left;
+
+// A table with these columns (name, alignment).
+TextTable table(std::initializer_list<std::pair<const char*, TextTable::Align>> columns) {
+  TextTable t;
+  for (const auto& [name, align] : columns) t.add_column(name, align);
+  return t;
+}
 
 Cell bytes_cell(uint64_t bytes) { return Cell{human_bytes(static_cast<double>(bytes)), {std::to_string(bytes)}}; }
 Cell count_cell(uint64_t n) { return Cell{human_count(static_cast<double>(n)), {std::to_string(n)}}; }
@@ -57,14 +68,8 @@ std::string roots_section(const SnapshotReport& r, const RetentionOptions& o) {
                     amount_text(ret.shared) + "\n";
   if (roots.empty()) return out + "No root holds a pointer to a live block.\n";
 
-  TextTable t;
-  t.add_column("#", TextTable::Align::Right);
-  t.add_column("kind", TextTable::Align::Left);
-  t.add_column("retained", TextTable::Align::Right);
-  t.add_column("blocks", TextTable::Align::Right);
-  t.add_column("reachable", TextTable::Align::Right);
-  t.add_column("blocks", TextTable::Align::Right);
-  t.add_column("root", TextTable::Align::Left);
+  TextTable t =
+      table({{"#", R}, {"kind", L}, {"retained", R}, {"blocks", R}, {"reachable", R}, {"blocks", R}, {"root", L}});
   const size_t shown = o.roots == 0 ? roots.size() : std::min(roots.size(), o.roots);
   for (size_t i = 0; i < shown; ++i) {
     const retention::Root& root = r.snapshot.roots[roots[i]];
@@ -110,11 +115,7 @@ std::string leaks_section(const SnapshotReport& r) {
 
 std::string sites_section(const SnapshotReport& r, const RetentionOptions& o) {
   const std::vector<SiteRetention> sites = retention_by_site(r);
-  TextTable t;
-  t.add_column("#", TextTable::Align::Right);
-  t.add_column("live", TextTable::Align::Right);
-  t.add_column("blocks", TextTable::Align::Right);
-  t.add_column("site", TextTable::Align::Left);
+  TextTable t = table({{"#", R}, {"live", R}, {"blocks", R}, {"site", L}});
   for (size_t k = 0; k < sites.size() && (o.sites == 0 || k < o.sites); ++k) {
     const SiteRetention& s = sites[k];
     t.add_row({Cell{std::to_string(k + 1)}, bytes_cell(s.live.bytes), count_cell(s.live.blocks),
@@ -140,12 +141,7 @@ std::string sites_section(const SnapshotReport& r, const RetentionOptions& o) {
     if (a.kind != b.kind) return a.kind > b.kind;
     return a.site->kinds[a.kind].bytes > b.site->kinds[b.kind].bytes;
   });
-  TextTable l;
-  l.add_column("#", TextTable::Align::Right);
-  l.add_column("kind", TextTable::Align::Left);
-  l.add_column("bytes", TextTable::Align::Right);
-  l.add_column("blocks", TextTable::Align::Right);
-  l.add_column("site", TextTable::Align::Left);
+  TextTable l = table({{"#", R}, {"kind", L}, {"bytes", R}, {"blocks", R}, {"site", L}});
   for (size_t k = 0; k < rows.size() && (o.sites == 0 || k < o.sites); ++k) {
     const Amount& a = rows[k].site->kinds[rows[k].kind];
     l.add_row({Cell{std::to_string(k + 1)}, Cell{retention::leak_kind_name(rows[k].kind)}, bytes_cell(a.bytes),
@@ -153,6 +149,17 @@ std::string sites_section(const SnapshotReport& r, const RetentionOptions& o) {
               r.names.site_callers(rows[k].site->site, o.frames));
   }
   return out + "\nUnreachable and possibly lost blocks by allocation site:\n" + l.render(o.width);
+}
+
+std::string types_section(const SnapshotReport& r, const RetentionOptions& o) {
+  const std::vector<TypeRetention> types = retention_by_type(r);
+  TextTable t = table({{"#", R}, {"live", R}, {"blocks", R}, {"objects", R}, {"type", L}});
+  for (size_t k = 0; k < types.size() && (o.sites == 0 || k < o.sites); ++k) {
+    const TypeRetention& row = types[k];
+    t.add_row({Cell{std::to_string(k + 1)}, bytes_cell(row.live.bytes), count_cell(row.live.blocks),
+               count_cell(row.objects), Cell{r.names.types()[row.type].name}});
+  }
+  return "Live blocks by type (memloupe types):\n" + t.render(o.width);
 }
 
 }  // namespace
@@ -190,8 +197,22 @@ std::vector<SiteRetention> retention_by_site(const SnapshotReport& r) {
   return out;
 }
 
+std::vector<TypeRetention> retention_by_type(const SnapshotReport& r) {
+  std::vector<TypeRetention> all(r.names.types().size());
+  for (uint32_t t = 0; t < all.size(); ++t) all[t].type = t;
+  for (uint32_t b = 0; b < r.snapshot.blocks.size(); ++b) {
+    TypeRetention& row = all[r.names.type_of(b)];
+    row.live.add(r.snapshot.blocks[b].size);
+    row.objects += r.names.objects_of(b);
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const TypeRetention& a, const TypeRetention& b) { return a.live.bytes > b.live.bytes; });
+  return all;
+}
+
 std::string render_retention(const SnapshotReport& r, const RetentionOptions& o) {
-  return heading(r) + '\n' + roots_section(r, o) + '\n' + leaks_section(r) + '\n' + sites_section(r, o);
+  return heading(r) + '\n' + roots_section(r, o) + '\n' + leaks_section(r) + '\n' + sites_section(r, o) + '\n' +
+         types_section(r, o);
 }
 
 }  // namespace memloupe::report

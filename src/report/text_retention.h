@@ -66,4 +66,14 @@ struct SiteRetention {
 // Every site with a live block, the most live bytes first.
 std::vector<SiteRetention> retention_by_site(const SnapshotReport& report);
 
+// The live blocks of one type (an index into RetentionNames::types()): bytes,
+// blocks, and the objects in them (elements of buffers).
+struct TypeRetention {
+  uint32_t type = 0;
+  retention::Amount live;
+  uint64_t objects = 0;
+};
+// Every type with a live block, the most live bytes first.
+std::vector<TypeRetention> retention_by_type(const SnapshotReport& report);
+
 }  // namespace memloupe::report

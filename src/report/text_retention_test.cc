@@ -22,7 +22,7 @@ struct Fixture {
   std::optional<retention::Retention> ret;
   std::optional<RetentionNames> names;
 
-  Fixture() {
+  explicit Fixture(const types::TypeTable* types = nullptr) {
     script.thread(0, 0, 100, "main");
     script.thread(1, 0, 101, "worker");
     script.symbol(0x100, {"make_map"}, "map.cc", 12);
@@ -69,7 +69,7 @@ struct Fixture {
     for (const format::Event& e : script.events) builder.add(e);
     stacks.emplace(std::move(builder).finish({}, script.symbols));
     ret.emplace(retention::analyze_retention(snapshot));
-    names.emplace(snapshot, *stacks, false);
+    names.emplace(snapshot, *stacks, SiteStyle{}, types);
   }
   SnapshotReport report() const { return {snapshot, *ret, *names, 1, 1}; }
 };
@@ -94,6 +94,42 @@ TEST(RetentionView, RootsByRetainedWithTheirBiggestBlocksAndSites) {
       << text;
   EXPECT_NE(text.find("shared between roots 100 B in 1 block"), std::string::npos) << text;
   EXPECT_NE(text.find("1 root reaches no block."), std::string::npos) << text;
+}
+
+// Live blocks by the type of their site (the innermost frame), counted as
+// `memloupe types` counts them: a buffer's elements, a typed site whose block
+// size disagrees as unknown, an untyped site of one size by that size.
+TEST(RetentionView, LiveBlocksByType) {
+  types::TypeTable table;
+  table[0x200] = {"Node", 32, 32, types::TypeShape::Object, types::TypeRule::InlinedConstructor};
+  table[0x300] = {"int[]", 4, 0, types::TypeShape::Array, types::TypeRule::Allocator};
+  table[0x100] = {"", 64, 64, types::TypeShape::Object, types::TypeRule::Unknown};
+  table[0x400] = {"Ring", 16, 16, types::TypeShape::Object, types::TypeRule::CalledConstructor};  // blocks are 8 B
+  const Fixture f(&table);
+  const std::vector<TypeRetention> rows = retention_by_type(f.report());
+  std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> got;
+  for (const TypeRetention& r : rows) got.emplace_back(f.names->types()[r.type].name, r.live.bytes, r.live.blocks, r.objects);
+  const std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> expected = {
+      {"int[]", 4096, 1, 1024}, {"(unknown, mixed sizes)", 116, 3, 3}, {"(unknown, 64 B)", 64, 1, 1}, {"Node", 64, 2, 2}};
+  EXPECT_EQ(got, expected);
+
+  const std::string text = render_retention(f.report(), {});
+  EXPECT_NE(text.find("Live blocks by type (memloupe types):\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("4.00 KiB       1    1,024  int[]\n"), std::string::npos) << text;
+  const std::string json = retention_json(std::vector<SnapshotReport>{f.report()}, {}, "");
+  EXPECT_NE(json.find("\"types\":[{\"type\":\"int[]\",\"known\":true,\"type_size\":4,\"live_bytes\":4096,"
+                      "\"live_blocks\":1,\"objects\":1024},"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"type\":\"(unknown, 64 B)\",\"known\":false,\"live_bytes\":64,"), std::string::npos) << json;
+}
+
+TEST(RetentionView, WithoutATypesTableEveryBlockIsOfUnknownType) {
+  const Fixture f;
+  const std::vector<TypeRetention> rows = retention_by_type(f.report());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(f.names->types()[rows[0].type].name, "(unknown, mixed sizes)");
+  EXPECT_EQ(rows[0].live.blocks, 7u);
 }
 
 TEST(RetentionView, LeakKindsAndSites) {

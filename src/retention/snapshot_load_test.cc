@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "format/encoder.h"
-#include "format/snapshot_writer.h"
+#include "format/snapshot_annex.h"
 
 namespace memloupe::retention {
 namespace {
@@ -23,7 +23,10 @@ class Sink final : public format::ChunkSink {
   std::vector<uint8_t> bytes;
 };
 
-std::filesystem::path write_trace(bool damage_snapshot) {
+// With `annex`, the finaliser's annex follows (format/snapshot_wire.h),
+// saying requested sizes 30, 31, 32 where the events say 20, 21, 22: the
+// loader then reads the annex and not the events.
+std::filesystem::path write_trace(bool damage_snapshot, bool annex = false) {
   Sink sink;
   sink.bytes.resize(format::kMaxFileHeader);
   format::HeaderFields h{format::Mode::All, 0, 1, 2, 3, "h", "/p", std::string_view("p\0", 2)};
@@ -50,6 +53,15 @@ std::filesystem::path write_trace(bool damage_snapshot) {
   w.edge(3, 1, true, 0);
   w.edge(4, 2, true, 0);
   w.end(64 + 32 + 128 + 72, 10);
+  if (annex) {
+    const std::vector<std::vector<uint64_t>> stacks{{0x401000, 0x401500}};
+    const std::vector<uint32_t> stack_plus_one{1, 1, 0};  // block 2: no Alloc event
+    const std::vector<uint64_t> sizes{30, 31, 0};
+    const std::vector<format::SnapshotModule> modules{{0x400000, 0x402000, 0, "/p", {}}};
+    const std::vector<format::SnapshotThread> threads{{0, 100, "boss"}};
+    for (const auto& p : format::snapshot_annex_payloads(0, {{}, stacks, stack_plus_one, sizes, modules, threads}))
+      format::append_chunk(sink.bytes, format::ChunkType::Snapshot, p);
+  }
   enc->trace_end(6000, format::EndReason::Exit);
   enc->flush();
   if (damage_snapshot) sink.bytes[snapshot_at + format::kChunkHeaderSize + 3] ^= 1;
@@ -88,6 +100,43 @@ TEST(SnapshotLoadTest, AssemblesTheSnapshot) {
   const std::vector<std::tuple<uint32_t, uint32_t, bool>> expected = {
       {0, 0, false}, {1, 1, true}, {2, 2, true}, {3, 1, false}, {4, 2, true}};
   EXPECT_EQ(edges, expected);
+}
+
+TEST(SnapshotLoadTest, WithoutAnAnnexTheEventsNameTheBlocks) {
+  const auto path = write_trace(false);
+  const SnapshotSet set = load_snapshots(path);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(set.read_events);
+  ASSERT_EQ(set.sites.size(), 1u);
+  EXPECT_EQ(set.sites[0].stacks, (std::vector<std::vector<uint64_t>>{{0x401000}}));
+  EXPECT_EQ(set.sites[0].stack_plus_one, (std::vector<uint32_t>{1, 1, 1}));
+  ASSERT_EQ(set.threads.size(), 1u);
+  EXPECT_EQ(set.threads[0].os_tid, 100u);
+}
+
+TEST(SnapshotLoadTest, TheAnnexNamesTheBlocksWithoutTheEvents) {
+  const auto path = write_trace(false, true);
+  const SnapshotSet set = load_snapshots(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(set.damage, "");
+  EXPECT_FALSE(set.read_events);
+  ASSERT_EQ(set.snapshots.size(), 1u);
+  const HeapSnapshot& s = set.snapshots[0];
+  ASSERT_EQ(s.blocks.size(), 3u);
+  EXPECT_EQ(s.blocks[0].size, 30u);
+  EXPECT_EQ(s.blocks[1].size, 31u);
+  EXPECT_EQ(s.blocks[2].size, 24u);  // no Alloc event: the extent scanned
+  EXPECT_EQ(set.sites[0].stacks, (std::vector<std::vector<uint64_t>>{{0x401000, 0x401500}}));
+  EXPECT_EQ(set.sites[0].stack_plus_one, (std::vector<uint32_t>{1, 1, 0}));
+  ASSERT_EQ(set.modules.size(), 1u);
+  EXPECT_EQ(set.modules[0].path, "/p");
+  ASSERT_EQ(set.threads.size(), 1u);
+  EXPECT_EQ(set.threads[0].name, "boss");
+  // Roots as before; the frame's pc lies in the annex's module.
+  ASSERT_EQ(s.roots.size(), 3u);
+  EXPECT_EQ(s.roots[2].name, "0x401234");
+  EXPECT_EQ(s.roots[2].module, "/p");
+  EXPECT_EQ(s.edges.size(), 5u);
 }
 
 TEST(SnapshotLoadTest, DamagedSnapshotIsNamedAndDropped) {

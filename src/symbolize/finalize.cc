@@ -30,13 +30,15 @@ struct Collected {
 // Pass 1 over the events (tap->first rides on it), from whichever read.
 class Collector {
  public:
-  Collector(FinalizeTap* tap, FinalizeAddon* addon) : tap_(tap), addon_(addon) {}
+  Collector(FinalizeTap* tap, FinalizeAddon* addon, SnapshotRoots& snapshots)
+      : tap_(tap), addon_(addon), snapshots_(snapshots) {}
 
   // `fresh`: Reader::fresh_frames() for an Alloc.
   void add(const format::Event& e, uint32_t fresh) {
     if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
     ++c_.events;
     if (tap_) tap_->first(e);
+    snapshots_.add(e);
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
       if (addon_) addon_->alloc(*alloc);
       // The other frames were seen with an earlier Alloc.
@@ -66,6 +68,7 @@ class Collector {
  private:
   FinalizeTap* tap_;
   FinalizeAddon* addon_;
+  SnapshotRoots& snapshots_;
   Collected c_;
   std::unordered_set<uint64_t> seen_;
   std::vector<uint64_t> unmapped_;  // seen while no module covered them
@@ -79,8 +82,8 @@ Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) 
   return opened;
 }
 
-Collected collect(reader::Reader& r, FinalizeTap* tap, FinalizeAddon* addon) {
-  Collector collector(tap, addon);
+Collected collect(reader::Reader& r, FinalizeTap* tap, FinalizeAddon* addon, SnapshotRoots& snapshots) {
+  Collector collector(tap, addon, snapshots);
   while (const format::Event* e = r.next()) collector.add(*e, r.fresh_frames());
   return std::move(collector).finish(r.error());
 }
@@ -181,7 +184,10 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   const bool one_read = one_read_will_do((*bytes)->data());
   std::optional<Collector> riding;
   FinalizeAddon* addon = options.symbolize ? options.addon : nullptr;
-  if (one_read) riding.emplace(options.tap, addon);
+  // Heap snapshots: their frames' pcs are symbolised with the return
+  // addresses, and each gets its annex (symbolize/snapshot_roots.h).
+  SnapshotRoots snapshots(options.symbolize ? (*bytes)->data() : std::span<const uint8_t>());
+  if (one_read) riding.emplace(options.tap, addon, snapshots);
   // The compaction's damage once its decoding is over: set by its thread, once.
   std::promise<std::optional<Error>> decoded;
   bool decoded_set = false;  // touched by that thread only
@@ -214,7 +220,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     // The wait orders the compaction thread's work on `riding` before ours.
     c = std::move(*riding).finish(decoded.get_future().get());
   } else {
-    c = collect(r, options.tap, addon);
+    c = collect(r, options.tap, addon, snapshots);
   }
   opened->reset();  // unmaps: three live mappings of the input would count thrice in RSS
   stats.events = c.events;
@@ -222,14 +228,10 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   stats.modules = c.modules.modules().size();
   stats.damage = c.damage;
 
-  // Heap snapshots: their frames' pcs are symbolised with the return
-  // addresses, and their globals named (symbolize/snapshot_roots.h).
-  SnapshotRootNames snapshot_names;
-  if (options.symbolize) {
-    snapshot_names = name_snapshot_roots((*bytes)->data(), c.modules, options.symbolizer);
+  if (!snapshots.frame_pcs().empty()) {
     std::unordered_set<uint64_t> known;
     for (const AddressInModule& a : c.addresses) known.insert(a.address);
-    for (uint64_t pc : snapshot_names.frame_pcs)
+    for (uint64_t pc : snapshots.frame_pcs())
       if (auto m = c.modules.find_any_time(pc); m && known.insert(pc).second) c.addresses.push_back({pc, *m});
   }
 
@@ -263,7 +265,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   // (The one read is only taken when the input holds nothing but events.)
   std::vector<uint8_t> out = one_read ? std::move(compacted->bytes) : without(compacted->bytes, replace_symbols);
 
-  for (const std::vector<uint8_t>& payload : snapshot_names.names_chunks)
+  for (const std::vector<uint8_t>& payload : snapshots.annex_chunks(c.modules, options.symbolizer))
     reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, options.zstd_level);
 
   if (options.symbolize) {

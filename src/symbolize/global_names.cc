@@ -2,11 +2,11 @@
 
 namespace memloupe::symbolize {
 
-const DataSymbols* GlobalNamer::data_of(const Module& m) {
+const GlobalNamer::Data* GlobalNamer::data_of(const Module& m) {
   ElfFile* file = symbolizer_.file(m);
   if (file == nullptr) return nullptr;
   auto& slot = data_[file];
-  if (!slot) slot = std::make_unique<DataSymbols>(*file);
+  if (!slot) slot = std::make_unique<Data>(DataSymbols(*file), GlobalLines(*file));
   return slot.get();
 }
 
@@ -14,12 +14,19 @@ std::optional<format::SnapshotName> GlobalNamer::name(uint64_t address) {
   const auto m = modules_.find_any_time(address);
   if (!m) return std::nullopt;
   const Module& module = modules_[*m];
-  const DataSymbols* data = data_of(module);
+  const Data* data = data_of(module);
   if (data == nullptr) return std::nullopt;
   const uint64_t vaddr = address - module.load_bias;
-  if (const DataSymbol* s = data->symbol_at(vaddr)) return format::SnapshotName{s->vaddr + module.load_bias, s->size, s->name, {}, 0};
+  if (const DataSymbol* s = data->symbols.symbol_at(vaddr)) {
+    format::SnapshotName n{s->vaddr + module.load_bias, s->size, s->name, {}, 0};
+    if (const SourceLine* line = data->lines.at(s->vaddr)) {
+      n.file = line->file;
+      n.line = line->line;
+    }
+    return n;
+  }
   // No symbol: GOT entries, compiler-made objects, allocator-internal data.
-  if (const DataSection* sec = data->section_at(vaddr))
+  if (const DataSection* sec = data->symbols.section_at(vaddr))
     return format::SnapshotName{sec->vaddr + module.load_bias, sec->size, sec->name, {}, 0};
   return std::nullopt;
 }

@@ -9,8 +9,9 @@
 #include <memory>
 #include <optional>
 
-#include "format/snapshot_writer.h"
+#include "format/snapshot_annex.h"
 #include "symbolize/data_symbols.h"
+#include "symbolize/global_lines.h"
 #include "symbolize/module_map.h"
 #include "symbolize/symbolizer.h"
 
@@ -20,16 +21,21 @@ class GlobalNamer {
  public:
   GlobalNamer(const ModuleMap& modules, Symbolizer& symbolizer) : modules_(modules), symbolizer_(symbolizer) {}
 
-  // The variable holding `address` (its runtime start, size and name), else the
-  // section; nothing if the module or its file is unknown.
+  // The variable holding `address` (its runtime start, size, name, and the
+  // source file and line of its declaration when the module has DWARF), else
+  // the section; nothing if the module or its file is unknown.
   std::optional<format::SnapshotName> name(uint64_t address);
 
  private:
-  const DataSymbols* data_of(const Module& m);
+  struct Data {
+    DataSymbols symbols;
+    GlobalLines lines;
+  };
+  const Data* data_of(const Module& m);
 
   const ModuleMap& modules_;
   Symbolizer& symbolizer_;
-  std::map<const ElfFile*, std::unique_ptr<DataSymbols>> data_;
+  std::map<const ElfFile*, std::unique_ptr<Data>> data_;
 };
 
 }  // namespace memloupe::symbolize

@@ -10,7 +10,6 @@
 #include "symbolize/demangle.h"
 
 namespace memloupe::symbolize {
-namespace {
 
 // Source paths as absolute as the DWARF allows: a relative name is relative to
 // its unit's compilation directory, if that is absolute. (Distributions build
@@ -28,6 +27,8 @@ std::string full_path(const char* file, const char* comp_dir) {
   while (out.starts_with("./")) out.erase(0, 2);
   return out;
 }
+
+namespace {
 
 uint32_t udata_attr(Dwarf_Die* die, int name) {
   Dwarf_Attribute attr;

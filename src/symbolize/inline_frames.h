@@ -15,6 +15,10 @@
 
 namespace memloupe::symbolize {
 
+// A DWARF source file name as absolute as the DWARF allows: `file` joined to
+// its unit's compilation directory `comp_dir` when that is absolute.
+std::string full_path(const char* file, const char* comp_dir);
+
 // For each of `pcs` (DWARF addresses of unit `cu`, ascending), the function
 // DIEs (DW_TAG_subprogram, DW_TAG_inlined_subroutine) whose ranges hold it,
 // outermost first: the one walk of the unit resolve() does (libdw's

@@ -2,33 +2,51 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
-#include "reader/snapshot_decoder.h"
+#include "format/snapshot_annex.h"
 #include "symbolize/global_names.h"
 
 namespace memloupe::symbolize {
 
-SnapshotRootNames name_snapshot_roots(std::span<const uint8_t> trace, const ModuleMap& modules,
-                                      const SymbolizerOptions& options) {
-  SnapshotRootNames out;
-  const reader::RawSnapshots raw = reader::decode_snapshots(trace);
-  if (raw.snapshots.empty()) return out;
+SnapshotRoots::SnapshotRoots(const reader::RawSnapshots& raw) : sites_(raw) {
+  for (const reader::RawSnapshot& s : raw.snapshots) {
+    Snapshot& out = snapshots_.emplace_back();
+    out.number = s.number;
+    for (const reader::RawSnapshotRoot& r : s.roots)
+      if (r.kind == format::SnapshotRoot::Stack && r.pc != 0) frame_pcs_.push_back(r.pc);
+    for (const reader::RawSnapshotEdge& e : s.edges)
+      if (e.from < s.roots.size() && s.roots[e.from].kind == format::SnapshotRoot::Global)
+        out.global_words.push_back(s.roots[e.from].address + e.offset);
+  }
+  std::ranges::sort(frame_pcs_);
+  frame_pcs_.erase(std::unique(frame_pcs_.begin(), frame_pcs_.end()), frame_pcs_.end());
+}
+
+std::vector<std::vector<uint8_t>> SnapshotRoots::annex_chunks(const ModuleMap& modules,
+                                                              const SymbolizerOptions& options) const {
+  std::vector<std::vector<uint8_t>> out;
+  if (snapshots_.empty()) return out;
   Symbolizer symbolizer(options);
   GlobalNamer namer(modules, symbolizer);
-  for (const reader::RawSnapshot& s : raw.snapshots) {
-    for (const reader::RawSnapshotRoot& r : s.roots)
-      if (r.kind == format::SnapshotRoot::Stack && r.pc != 0) out.frame_pcs.push_back(r.pc);
+  std::vector<format::SnapshotModule> module_records;
+  for (const Module& m : modules.modules()) module_records.push_back({m.start, m.end, m.load_bias, m.path, m.build_id});
+  const std::vector<reader::RawSnapshotThread> threads = sites_.threads();
+  std::vector<format::SnapshotThread> thread_records;
+  for (const reader::RawSnapshotThread& t : threads) thread_records.push_back({t.id, t.os_tid, t.name});
+
+  for (size_t i = 0; i < snapshots_.size(); ++i) {
+    const Snapshot& s = snapshots_[i];
     std::map<std::pair<uint64_t, std::string>, format::SnapshotName> names;  // by address
-    for (const reader::RawSnapshotEdge& e : s.edges) {
-      if (e.from >= s.roots.size() || s.roots[e.from].kind != format::SnapshotRoot::Global) continue;
-      if (auto n = namer.name(s.roots[e.from].address + e.offset)) names.emplace(std::pair(n->address, n->name), *n);
-    }
+    for (uint64_t word : s.global_words)
+      if (auto n = namer.name(word)) names.emplace(std::pair(n->address, n->name), *n);
     std::vector<format::SnapshotName> sorted;
     for (auto& [address, n] : names) sorted.push_back(std::move(n));
-    out.names_chunks.push_back(format::snapshot_names_payload(s.number, sorted));
+    const BlockSites sites = sites_.sites(i);
+    for (std::vector<uint8_t>& p : format::snapshot_annex_payloads(
+             s.number, {sorted, sites.stacks, sites.stack_plus_one, sites.size, module_records, thread_records}))
+      out.push_back(std::move(p));
   }
-  std::ranges::sort(out.frame_pcs);
-  out.frame_pcs.erase(std::unique(out.frame_pcs.begin(), out.frame_pcs.end()), out.frame_pcs.end());
   return out;
 }
 

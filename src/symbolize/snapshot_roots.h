@@ -1,27 +1,49 @@
-// The finaliser's part in naming heap-snapshot roots (docs/RETENTION.md): the
-// stack frames' pcs go into the symbols section with the backtraces' return
-// addresses, and each snapshot gets a Names part naming the global variables
-// its roots hold pointers in (format/snapshot_wire.h), so the finalised trace
-// names its roots without the binaries.
+// The finaliser's part in heap snapshots (docs/RETENTION.md): the stack
+// frames' pcs go into the symbols section with the backtraces' return
+// addresses, and each snapshot gets an annex (format/snapshot_wire.h): the
+// global variables its roots hold pointers in, each block's requested size and
+// allocation backtrace, the modules and the threads. The finalised trace then
+// names its roots without the binaries, and its snapshots are read without a
+// pass over the events.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "format/events.h"
 #include "symbolize/module_map.h"
+#include "symbolize/snapshot_sites.h"
 #include "symbolize/symbolizer.h"
 
 namespace memloupe::symbolize {
 
-struct SnapshotRootNames {
-  std::vector<uint64_t> frame_pcs;                // distinct, to symbolise
-  std::vector<std::vector<uint8_t>> names_chunks;  // payloads of Snapshot chunks to append
-};
+class SnapshotRoots {
+ public:
+  // The snapshots of `trace` (none: every call below does nothing); damaged
+  // ones are skipped (the loader reports them).
+  explicit SnapshotRoots(std::span<const uint8_t> trace) : SnapshotRoots(reader::decode_snapshots(trace)) {}
 
-// From the snapshots of `trace` (none: nothing to do); damaged ones are skipped
-// (the loader reports them).
-SnapshotRootNames name_snapshot_roots(std::span<const uint8_t> trace, const ModuleMap& modules,
-                                      const SymbolizerOptions& options);
+  // Every event of the finaliser's first read, in file order (SnapshotSites::add).
+  void add(const format::Event& event) { sites_.add(event); }
+
+  // The stack frames' pcs, distinct, to symbolise with the backtraces.
+  const std::vector<uint64_t>& frame_pcs() const { return frame_pcs_; }
+
+  // The payloads of the Snapshot chunks to append: every snapshot's annex.
+  // `modules`: the trace's, as the first read built them.
+  std::vector<std::vector<uint8_t>> annex_chunks(const ModuleMap& modules, const SymbolizerOptions& options) const;
+
+ private:
+  explicit SnapshotRoots(const reader::RawSnapshots& raw);
+
+  struct Snapshot {
+    uint32_t number = 0;
+    std::vector<uint64_t> global_words;  // addresses of the pointer words in globals
+  };
+  std::vector<Snapshot> snapshots_;
+  std::vector<uint64_t> frame_pcs_;
+  SnapshotSites sites_;
+};
 
 }  // namespace memloupe::symbolize

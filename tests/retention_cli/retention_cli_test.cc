@@ -52,6 +52,23 @@ class RetentionCli : public ::testing::Test {
     return json.substr(at, json.find("\"blocks\":[", at) - at);
   }
 
+  // The line of the test program's source that is `text` (1-based), 0 if none.
+  static uint32_t zoo_line(const std::string& text) {
+    std::ifstream src(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/retention/programs/retention_zoo.cc");
+    std::string line;
+    for (uint32_t n = 1; std::getline(src, line); ++n)
+      if (line == text) return n;
+    return 0;
+  }
+  static std::vector<uint8_t> read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  static void write_file(const fs::path& p, const std::vector<uint8_t>& bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+
   static fs::path scratch_;
 };
 fs::path RetentionCli::scratch_;
@@ -63,6 +80,13 @@ TEST_F(RetentionCli, RetainedAndReachableBytesOfKnownRoots) {
   // g_chain -> 72 -> 72 -> 72.
   EXPECT_NE(root_json(r.out, "global", "g_chain")
                 .find("\"retained_bytes\":216,\"retained_blocks\":3,\"reachable_bytes\":216,\"reachable_blocks\":3"),
+            std::string::npos)
+      << r.out;
+  // Its declaration's file and line, from the program's DWARF.
+  const uint32_t declared = zoo_line("ChainNode* g_chain;");
+  ASSERT_GT(declared, 0u);
+  EXPECT_NE(root_json(r.out, "global", "g_chain")
+                .find("tests/retention/programs/retention_zoo.cc\",\"line\":" + std::to_string(declared) + ","),
             std::string::npos)
       << r.out;
   // Two globals share one 1000-byte block: reachable from both, retained by neither.
@@ -85,6 +109,14 @@ TEST_F(RetentionCli, RetainedAndReachableBytesOfKnownRoots) {
       << r.out;
   // The second thread's TLS block.
   EXPECT_NE(root_json(r.out, "tls", "tls").find("\"reachable_bytes\":504,\"reachable_blocks\":1"), std::string::npos)
+      << r.out;
+  // Live blocks by type, from the types table finalise wrote: the vector's
+  // buffer of 101 uint64_t, the map's three nodes.
+  EXPECT_NE(r.out.find("{\"type\":\"long unsigned int[]\",\"known\":true,\"type_size\":8,\"live_bytes\":808,"
+                       "\"live_blocks\":1,\"objects\":101}"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"type_size\":40,\"live_bytes\":120,\"live_blocks\":3,\"objects\":3}"), std::string::npos)
       << r.out;
   // The frame of with_buffer() reaches its 3000-byte buffer.
   EXPECT_NE(root_json(r.out, "stack", "with_buffer").find("\"reachable_bytes\":3000,\"reachable_blocks\":1"),
@@ -118,7 +150,33 @@ TEST_F(RetentionCli, TextTreePathsAndSummary) {
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("Snapshot 2 of 2 \"exit\""), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("g_chain  retention_zoo"), std::string::npos) << text.out;
+  // The global's row names its declaration: "g_chain  retention_zoo  …/retention_zoo.cc:35".
+  const size_t row = text.out.find("g_chain  retention_zoo  ");
+  ASSERT_NE(row, std::string::npos) << text.out;
+  EXPECT_NE(text.out.substr(row, text.out.find('\n', row) - row)
+                .find("tests/retention/programs/retention_zoo.cc:" + std::to_string(zoo_line("ChainNode* g_chain;"))),
+            std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("possibly lost:   408 B in 1 block\n"), std::string::npos) << text.out;
+  // The shared text options: a site starts at its first own frame (the
+  // vector's buffer at build_globals, not inside std::), --all-frames at the
+  // allocation; --depth 1 makes one row of every block make<>() allocated.
+  const Result own = retention("--snapshot inside --sites 0 --frames 1");
+  ASSERT_EQ(own.status, 0) << own.err;
+  EXPECT_NE(own.out.find("808 B       1  build_globals  "), std::string::npos) << own.out;
+  EXPECT_NE(own.out.find("(+6 library frames inside: --all-frames)"), std::string::npos) << own.out;
+  const Result all = retention("--snapshot inside --sites 0 --frames 1 --all-frames");
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_NE(all.out.find("808 B       1  std::__new_allocator<…>::allocate()  "), std::string::npos) << all.out;
+  const Result depth = retention("--snapshot inside --sites 0 --depth 1");
+  ASSERT_EQ(depth.status, 0) << depth.err;
+  EXPECT_NE(depth.out.find("5.41 KiB      10  make<…>  "), std::string::npos) << depth.out;
+  EXPECT_EQ(own.out.find("      10  make<…>  "), std::string::npos) << own.out;
+
+  const Result inside = retention("--snapshot inside");
+  ASSERT_EQ(inside.status, 0) << inside.err;
+  EXPECT_NE(inside.out.find("Live blocks by type (memloupe types):\n"), std::string::npos) << inside.out;
+  EXPECT_NE(inside.out.find("120 B       3        3  std::_Rb_tree_node<"), std::string::npos) << inside.out;
 
   const Result tree = retention("--snapshot exit --tree");
   ASSERT_EQ(tree.status, 0) << tree.err;
@@ -134,6 +192,7 @@ TEST_F(RetentionCli, TextTreePathsAndSummary) {
   const Result summary = run_memloupe(scratch_, "summary " + quote(trace().string()));
   ASSERT_EQ(summary.status, 0) << summary.err;
   EXPECT_NE(summary.out.find("Heap snapshots: 2 (\"inside\" at "), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("`, or the Retention panel of `memloupe report`\n"), std::string::npos) << summary.out;
 
   const Result missing = retention("--snapshot 3");
   EXPECT_EQ(missing.status, 1);
@@ -170,29 +229,56 @@ TEST_F(RetentionCli, DamagedSnapshotIsReportedAndTheRestShown) {
   EXPECT_NE(json.out.find("\"damage\":\"") , std::string::npos) << json.out;
 }
 
-// The HTML report of a trace with snapshots, in real headless Chromium: with
-// --retention the retention view lists both snapshots' roots and a click opens a
-// root's tree; without it (the default, answered from the index) there is none.
+// The finaliser's annex of the first snapshot (its blocks' sizes and sites)
+// damaged: the damage is named, the events name the blocks instead, and the
+// view is the same.
+TEST_F(RetentionCli, DamagedAnnexFallsBackToTheEvents) {
+  std::vector<uint8_t> bytes = read_file(trace());
+  const reader::ChunkList list = reader::scan_chunks(bytes);
+  ASSERT_FALSE(list.error);
+  std::vector<uint64_t> snapshot_chunks;
+  for (const reader::ChunkView& c : list.chunks)
+    if (c.type == static_cast<uint8_t>(format::ChunkType::Snapshot)) snapshot_chunks.push_back(c.offset);
+  // The recorder's two snapshots, then per snapshot the Names chunk and the rest of its annex.
+  ASSERT_EQ(snapshot_chunks.size(), 6u);
+  bytes[snapshot_chunks[3] + format::kChunkHeaderSize + 2] ^= 0x55;
+  const fs::path damaged = scratch_ / "damaged_annex.trace";
+  write_file(damaged, bytes);
+  const Result good = retention("--snapshot inside --json");
+  ASSERT_EQ(good.status, 0) << good.err;
+  const Result r = run_memloupe(scratch_, "retention --snapshot inside --json " + quote(damaged.string()));
+  EXPECT_EQ(r.status, 4);
+  EXPECT_NE(r.err.find("a snapshot chunk is damaged: at offset " +
+                       std::to_string(snapshot_chunks[3] + format::kChunkHeaderSize)),
+            std::string::npos)
+      << r.err;
+  // The same view, and the damage named at its end.
+  const size_t damage = r.out.find(",\"damage\":");
+  ASSERT_NE(damage, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(0, damage), good.out.substr(0, good.out.rfind('}'))) << r.out;
+}
+
+// The HTML report of a trace with snapshots, in real headless Chromium: the
+// retention view (there by default; --retention is kept and changes nothing)
+// lists both snapshots' roots, and a click opens a root's tree.
 TEST_F(RetentionCli, HtmlReportShowsTheRetentionView) {
   const char* env = std::getenv("MEMLOUPE_CHROMIUM");
   const std::string chromium = env ? env : "/usr/bin/chromium";
   if (!report::testing::executable(chromium)) GTEST_SKIP() << "no chromium at " << chromium;
   if (!report::testing::on_path("node")) GTEST_SKIP() << "node is not installed (Debian nodejs)";
   const fs::path html = scratch_ / "zoo.html";
-  const fs::path plain = scratch_ / "zoo_plain.html";
-  const Result p = run_memloupe(scratch_, "report " + quote(trace().string()) + " -o " + quote(plain.string()));
-  ASSERT_EQ(p.status, 0) << p.err;
-  const report::testing::Run plain_check = report::testing::run(
-      "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " +
-      quote(plain.string()) + " --chromium " + quote(chromium));
-  ASSERT_EQ(plain_check.status, 0) << plain_check.out;
-  auto plain_kv = report::testing::key_values(plain_check.out);
-  EXPECT_EQ(plain_kv["errors"], "0") << plain_kv["error"];
-  EXPECT_EQ(plain_kv["retention.snapshots"], "0") << plain_check.out;
-
-  const Result r =
-      run_memloupe(scratch_, "report --retention " + quote(trace().string()) + " -o " + quote(html.string()));
+  const fs::path flagged = scratch_ / "zoo_flagged.html";
+  const Result r = run_memloupe(scratch_, "report " + quote(trace().string()) + " -o " + quote(html.string()));
   ASSERT_EQ(r.status, 0) << r.err;
+  const Result f =
+      run_memloupe(scratch_, "report --retention " + quote(trace().string()) + " -o " + quote(flagged.string()));
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_EQ(read_file(html), read_file(flagged));
+  // The globals' rows name their declarations (from DWARF, at finalise).
+  const std::vector<uint8_t> page = read_file(html);
+  EXPECT_NE(std::string(page.begin(), page.end())
+                .find("tests/retention/programs/retention_zoo.cc:" + std::to_string(zoo_line("ChainNode* g_chain;"))),
+            std::string::npos);
   const report::testing::Run check = report::testing::run(
       "node " + quote(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/report/browser_check.mjs") + " " +
       quote(html.string()) + " --chromium " + quote(chromium));

@@ -1,0 +1,82 @@
+#include "symbolize/snapshot_sites.h"
+
+#include <variant>
+
+#include "format/snapshot_writer.h"
+
+namespace memloupe::symbolize {
+
+SnapshotSites::SnapshotSites(const reader::RawSnapshots& raw) {
+  for (const reader::RawSnapshot& s : raw.snapshots) {
+    std::vector<uint64_t>& ids = alloc_ids_.emplace_back();
+    for (const reader::RawSnapshotBlock& b : s.blocks) ids.push_back(b.alloc_id);
+    ids_.insert(ids_.end(), ids.begin(), ids.end());
+  }
+  std::ranges::sort(ids_);
+  ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+  stack_plus_one_.assign(ids_.size(), 0);
+  size_.assign(ids_.size(), 0);
+}
+
+// AllocIds come in file order (format/events.h), so a cursor over the sorted
+// ids finds each in O(1); an id behind the cursor (a hand-made trace) is
+// looked up by binary search instead.
+size_t SnapshotSites::wanted(uint64_t id) {
+  if (cursor_ > 0 && id <= ids_[cursor_ - 1]) {
+    const auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
+    return it != ids_.end() && *it == id ? static_cast<size_t>(it - ids_.begin()) : SIZE_MAX;
+  }
+  while (cursor_ < ids_.size() && ids_[cursor_] < id) ++cursor_;
+  return cursor_ < ids_.size() && ids_[cursor_] == id ? cursor_++ : SIZE_MAX;
+}
+
+void SnapshotSites::add(const format::Event& event) {
+  if (alloc_ids_.empty()) return;
+  if (const auto* a = std::get_if<format::Alloc>(&event)) {
+    const size_t i = wanted(a->id.value);
+    if (i == SIZE_MAX) return;
+    // The annex keeps as many frames as its format allows.
+    const auto frames = a->backtrace.first(std::min(a->backtrace.size(), format::SnapshotWriter::kMaxAnnexFrames));
+    auto it = stack_index_.find(frames);
+    if (it == stack_index_.end()) {
+      it = stack_index_.emplace(std::vector<uint64_t>(frames.begin(), frames.end()),
+                                static_cast<uint32_t>(stacks_.size())).first;
+      stacks_.push_back(&it->first);
+    }
+    stack_plus_one_[i] = it->second + 1;
+    size_[i] = a->size;
+  } else if (const auto* t = std::get_if<format::ThreadStart>(&event)) {
+    reader::RawSnapshotThread& thread = threads_[t->thread.value];
+    thread.id = t->thread.value;
+    thread.os_tid = t->os_tid;
+  } else if (const auto* n = std::get_if<format::ThreadName>(&event)) {
+    reader::RawSnapshotThread& thread = threads_[n->thread.value];
+    thread.id = n->thread.value;
+    thread.name = n->name;
+  }
+}
+
+BlockSites SnapshotSites::sites(size_t i) const {
+  BlockSites out;
+  const std::vector<uint64_t>& ids = alloc_ids_[i];
+  out.stack_plus_one.assign(ids.size(), 0);
+  out.size.assign(ids.size(), 0);
+  std::map<uint32_t, uint32_t> local;  // index in stacks_ -> in out.stacks
+  for (size_t b = 0; b < ids.size(); ++b) {
+    const auto k = static_cast<size_t>(std::lower_bound(ids_.begin(), ids_.end(), ids[b]) - ids_.begin());
+    if (stack_plus_one_[k] == 0) continue;  // its Alloc is not in the trace
+    auto [it, fresh] = local.emplace(stack_plus_one_[k] - 1, static_cast<uint32_t>(out.stacks.size()));
+    if (fresh) out.stacks.push_back(*stacks_[stack_plus_one_[k] - 1]);
+    out.stack_plus_one[b] = it->second + 1;
+    out.size[b] = size_[k];
+  }
+  return out;
+}
+
+std::vector<reader::RawSnapshotThread> SnapshotSites::threads() const {
+  std::vector<reader::RawSnapshotThread> out;
+  for (const auto& [id, t] : threads_) out.push_back(t);
+  return out;
+}
+
+}  // namespace memloupe::symbolize

@@ -1,0 +1,61 @@
+// What names a heap snapshot's blocks, from the trace's events: each block's
+// requested size and allocation backtrace (its Alloc event, found by the
+// allocation id the snapshot recorded, never by address), and the threads'
+// names. The finaliser stores it in the snapshot's annex (snapshot_roots.h);
+// the loader (src/retention/snapshot_load.h) gathers it the same way from a
+// trace finalised without one.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/events.h"
+#include "reader/snapshot_decoder.h"
+
+namespace memloupe::symbolize {
+
+struct BlockSites {
+  std::vector<std::vector<uint64_t>> stacks;  // distinct backtraces, innermost first
+  std::vector<uint32_t> stack_plus_one;       // per block: index in `stacks` + 1; 0: no Alloc event
+  std::vector<uint64_t> size;                 // per block: requested bytes (when it has a stack)
+};
+
+class SnapshotSites {
+ public:
+  explicit SnapshotSites(const reader::RawSnapshots& raw);
+
+  // Every event, in file order.
+  void add(const format::Event& event);
+
+  // Of raw.snapshots[i]; its stacks numbered in the order its blocks first use them.
+  BlockSites sites(size_t i) const;
+  // Every thread the events named, by id; names are the last given.
+  std::vector<reader::RawSnapshotThread> threads() const;
+
+ private:
+  // Where an allocation id is in `ids_`, or SIZE_MAX.
+  size_t wanted(uint64_t id);
+
+  std::vector<std::vector<uint64_t>> alloc_ids_;  // per snapshot, per block
+  // The blocks' allocation ids, sorted and distinct, and what their Allocs said.
+  std::vector<uint64_t> ids_;
+  size_t cursor_ = 0;
+  std::vector<uint32_t> stack_plus_one_;  // per id: index in stacks_ + 1; 0 while not seen
+  std::vector<uint64_t> size_;
+  // Backtraces compared as sequences, so a span finds its vector.
+  struct FramesLess {
+    using is_transparent = void;
+    bool operator()(std::span<const uint64_t> a, std::span<const uint64_t> b) const {
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+    }
+  };
+  std::map<std::vector<uint64_t>, uint32_t, FramesLess> stack_index_;
+  std::vector<const std::vector<uint64_t>*> stacks_;  // keys of stack_index_, by index
+  std::map<uint32_t, reader::RawSnapshotThread> threads_;
+};
+
+}  // namespace memloupe::symbolize
