@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -25,38 +24,42 @@ void print_damage(const std::string& path, const Error& damage, uint64_t events)
              damage.message, events);
 }
 
-// Builds the analysis index on the finaliser's reads of the events (the
-// finaliser knows nothing of the analysis; this is where the two meet). Its
-// cost is measured by bench/suite (symbolize with and without --no-index).
+// Builds the analysis index on the finaliser's read (the finaliser knows
+// nothing of the analysis; this is where the two meet). Its cost is measured
+// by bench/suite (symbolize with and without --no-index).
 class IndexTap : public symbolize::FinalizeTap {
  public:
   void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
-  void first(const format::Event& e) override {
-    builder_->first(e);
-    first_.fetch_add(1, std::memory_order_relaxed);
+  void event(const format::Event& e) override {
+    builder_->add(e);
+    events_.fetch_add(1, std::memory_order_relaxed);
   }
-  void second(const format::Event& e) override {
-    builder_->second(e);
-    second_.fetch_add(1, std::memory_order_relaxed);
+  void events_over() override {
+    stage_.store(Stage::Aggregate, std::memory_order_relaxed);
+    builder_->events_over();
   }
   std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) override {
-    writing_.store(true, std::memory_order_relaxed);
+    stage_.store(Stage::Writing, std::memory_order_relaxed);
     return builder_->finish(trace);
   }
 
-  // For the progress line (another thread): which read, how far.
+  // For the progress line (another thread): how far.
   std::string status() const {
-    const uint64_t first = first_.load(std::memory_order_relaxed), second = second_.load(std::memory_order_relaxed);
-    if (writing_.load(std::memory_order_relaxed)) return "writing the analysis index";
-    if (second == 0) return fmt::format("reading the events and symbolising, {} events", first);
-    return fmt::format("building the analysis index, {} of {} events ({:.0f}%)", second, first,
-                       100.0 * static_cast<double>(second) / static_cast<double>(std::max<uint64_t>(first, 1)));
+    switch (stage_.load(std::memory_order_relaxed)) {
+      case Stage::Reading:
+        return fmt::format("reading the events and symbolising, {} events",
+                           events_.load(std::memory_order_relaxed));
+      case Stage::Aggregate: return "building the analysis index";
+      case Stage::Writing: return "writing the analysis index";
+    }
+    return {};
   }
 
  private:
+  enum class Stage : uint8_t { Reading, Aggregate, Writing };
   std::unique_ptr<analysis::IndexBuilder> builder_;
-  std::atomic<uint64_t> first_{0}, second_{0};
-  std::atomic<bool> writing_{false};
+  std::atomic<uint64_t> events_{0};
+  std::atomic<Stage> stage_{Stage::Reading};
 };
 
 }  // namespace
