@@ -137,13 +137,13 @@ TEST(Finalize, TruncatedTraceKeepsEveryCompleteChunk) {
 class CountingTap : public FinalizeTap {
  public:
   void begin(const format::TraceInfo&) override {}
-  void first(const format::Event&) override { ++firsts; }
-  void second(const format::Event&) override { ++seconds; }
+  void event(const format::Event&) override { ++events; }
+  void events_over() override { ++overs; }
   std::optional<std::vector<uint8_t>> index(std::span<const uint8_t>) override {
     asked = true;
     return std::vector<uint8_t>{1, 2, 3};
   }
-  uint64_t firsts = 0, seconds = 0;
+  uint64_t events = 0, overs = 0;
   bool asked = false;
 };
 
@@ -167,8 +167,8 @@ TEST(Finalize, DamageInsideAnIntactChunkIsReportedAsAReaderReportsIt) {
   ASSERT_TRUE(whole) << whole.error().message;
   EXPECT_FALSE(whole->damage);
   EXPECT_EQ(whole->events, trace.events());
-  EXPECT_EQ(whole_tap.firsts, trace.events());
-  EXPECT_EQ(whole_tap.seconds, trace.events());
+  EXPECT_EQ(whole_tap.events, trace.events());
+  EXPECT_EQ(whole_tap.overs, 1u);
   EXPECT_TRUE(whole_tap.asked);
 
   // The third events chunk's first event code becomes 7 (there is none).
@@ -200,8 +200,8 @@ TEST(Finalize, DamageInsideAnIntactChunkIsReportedAsAReaderReportsIt) {
   EXPECT_EQ(stats->damage->message, r->error()->message);
   EXPECT_EQ(stats->damage->offset, r->error()->offset);
   EXPECT_EQ(stats->events, readable);
-  EXPECT_EQ(tap.firsts, readable);
-  EXPECT_EQ(tap.seconds, 0u);
+  EXPECT_EQ(tap.events, readable);
+  EXPECT_EQ(tap.overs, 0u);
   EXPECT_FALSE(tap.asked);
   EXPECT_EQ(stats->index_bytes, 0u);
   auto out = open_or_fail(dir / "damaged.out");
