@@ -5,11 +5,13 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "analysis/index.h"
 #include "cli/commands.h"
 #include "cli/progress_line.h"
 #include "reader/reader.h"
+#include "symbolize/follow.h"
 #include "types/finalize_types.h"
 
 namespace memloupe::cli {
@@ -62,24 +64,16 @@ class IndexTap : public symbolize::FinalizeTap {
   std::atomic<Stage> stage_{Stage::Reading};
 };
 
-}  // namespace
-
-int finalize_and_report(const std::string& input, const std::string& output,
-                        symbolize::FinalizeOptions options, bool with_index, bool with_types) {
+void warn_on_stderr(symbolize::FinalizeOptions& options) {
   options.symbolizer.warn = [](const std::string& message) {
     fmt::print(stderr, "memloupe: warning: {}\n", message);
   };
-  IndexTap tap;
-  if (with_index) options.tap = &tap;
-  types::TypesAddon types;
-  if (with_types) options.addon = &types;
-  Expected<symbolize::FinalizeStats> stats = Error{""};
-  {
-    const ProgressLine progress("finalising " + input, [&tap, with_index] {
-      return with_index ? tap.status() : std::string("reading the events and symbolising");
-    });
-    stats = symbolize::finalize_trace(input, output, options);
-  }
+}
+
+// Prints what finalize_trace did (finalize_report.h) and returns the exit status.
+int report(Expected<symbolize::FinalizeStats>& stats, const std::string& input, const std::string& output,
+           const symbolize::FinalizeOptions& options, const types::TypesAddon& types, bool with_index,
+           bool with_types) {
   if (!stats) {
     fmt::print(stderr, "memloupe: cannot finalise {}: {}\n", input, stats.error().message);
     return kFailed;
@@ -103,6 +97,61 @@ int finalize_and_report(const std::string& input, const std::string& output,
   }
   print_wrote(output, stats->events, stats->output_bytes);
   return stats->damage ? kDamaged : kOk;
+}
+
+}  // namespace
+
+int finalize_and_report(const std::string& input, const std::string& output,
+                        symbolize::FinalizeOptions options, bool with_index, bool with_types) {
+  warn_on_stderr(options);
+  IndexTap tap;
+  if (with_index) options.tap = &tap;
+  types::TypesAddon types;
+  if (with_types) options.addon = &types;
+  Expected<symbolize::FinalizeStats> stats = Error{""};
+  {
+    const ProgressLine progress("finalising " + input, [&tap, with_index] {
+      return with_index ? tap.status() : std::string("reading the events and symbolising");
+    });
+    stats = symbolize::finalize_trace(input, output, options);
+  }
+  return report(stats, input, output, options, types, with_index, with_types);
+}
+
+struct FollowingFinaliser::Parts {
+  IndexTap tap;
+  types::TypesAddon types;
+  symbolize::FinalizeOptions options;
+  std::optional<symbolize::TraceFollower> follower;
+};
+
+FollowingFinaliser::FollowingFinaliser(std::string raw, std::function<bool()> written)
+    : raw_(std::move(raw)), parts_(std::make_unique<Parts>()) {
+  Parts& p = *parts_;
+  warn_on_stderr(p.options);
+  p.options.tap = &p.tap;
+  p.options.addon = &p.types;
+  p.follower.emplace(raw_, p.options, std::move(written));
+}
+
+FollowingFinaliser::~FollowingFinaliser() = default;
+
+int FollowingFinaliser::finish(const std::string& output) {
+  Parts& p = *parts_;
+  Expected<symbolize::FinalizeStats> stats = Error{""};
+  bool followed = false;
+  {
+    const ProgressLine progress("finalising " + raw_, [&p] { return p.tap.status(); });
+    Expected<symbolize::FollowedRead> read = p.follower->finish();
+    followed = static_cast<bool>(read);
+    if (followed) stats = symbolize::finalize_trace(raw_, output, p.options, &*read);
+  }
+  if (!followed) {
+    // Nothing is lost: the file is read again, with a tap and addon of its own.
+    p.follower.reset();
+    return finalize_and_report(raw_, output, {});
+  }
+  return report(stats, raw_, output, p.options, p.types, true, true);
 }
 
 int report_unfinalized(const std::string& path) {

@@ -13,64 +13,12 @@
 #include "reader/native_reader.h"
 #include "reader/reader.h"
 #include "symbolize/atomic_file.h"
+#include "symbolize/event_collector.h"
+#include "symbolize/follow.h"
 #include "symbolize/snapshot_roots.h"
 
 namespace memloupe::symbolize {
 namespace {
-
-// What symbolisation needs from the events: the module map over time and
-// each distinct backtrace address with the module it was first seen in.
-struct Collected {
-  ModuleMap modules;
-  std::vector<AddressInModule> addresses;
-  uint64_t events = 0;
-  std::optional<Error> damage;
-};
-
-// The one read of the events (the tap's and the addon's work ride on it),
-// from whichever reader delivers them.
-class Collector {
- public:
-  Collector(FinalizeTap* tap, FinalizeAddon* addon) : tap_(tap), addon_(addon) {}
-
-  // `fresh`: Reader::fresh_frames() for an Alloc.
-  void add(const format::Event& e, uint32_t fresh) {
-    if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
-    ++c_.events;
-    if (tap_) tap_->event(e);
-    if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
-      if (addon_) addon_->alloc(*alloc);
-      // The other frames were seen with an earlier Alloc.
-      for (uint64_t address : alloc->backtrace.first(std::min<size_t>(fresh, alloc->backtrace.size()))) {
-        if (!seen_.insert(address).second) continue;
-        if (auto m = c_.modules.find(address)) {
-          c_.addresses.push_back({address, *m});
-        } else {
-          unmapped_.push_back(address);
-        }
-      }
-    } else if (const auto* load = std::get_if<format::ModuleLoad>(&e)) {
-      c_.modules.load(*load);
-    } else if (const auto* unload = std::get_if<format::ModuleUnload>(&e)) {
-      c_.modules.unload(unload->start);
-    }
-  }
-
-  Collected finish(std::optional<Error> damage) && {
-    for (uint64_t address : unmapped_) {
-      if (auto m = c_.modules.find_any_time(address)) c_.addresses.push_back({address, *m});
-    }
-    c_.damage = std::move(damage);
-    return std::move(c_);
-  }
-
- private:
-  FinalizeTap* tap_;
-  FinalizeAddon* addon_;
-  Collected c_;
-  std::unordered_set<uint64_t> seen_;
-  std::vector<uint64_t> unmapped_;  // seen while no module covered them
-};
 
 Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) {
   auto opened = reader::Reader::open(input);
@@ -193,7 +141,7 @@ void encode_symbols(const reader::SymbolTable& table, format::SymbolsEncoder& en
 }  // namespace
 
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
-                                       const FinalizeOptions& options) {
+                                       const FinalizeOptions& options, FollowedRead* followed) {
   auto opened = open_native(input);
   if (!opened) return opened.error();
   reader::Reader& r = **opened;
@@ -206,20 +154,23 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   auto bytes = reader::Bytes::map_file(input);
   if (!bytes) return bytes.error();
 
-  // The events are read once: by the compaction when that changes nothing
-  // (one_read_will_do), else by a Reader here while the compaction (if any)
-  // runs on its own thread. Once the read is over, the symbolisation (which
-  // needs only its addresses) runs beside the tap's events_over(). Each job's
-  // failure surfaces here, through its future.
-  if (options.tap) options.tap->begin(r.info());
+  // The events are read once: by a follower while they were written, or by
+  // the compaction when that changes nothing (one_read_will_do), else by a
+  // Reader here while the compaction (if any) runs on its own thread. Once the
+  // read is over, the symbolisation (which needs only its addresses) runs
+  // beside the tap's events_over(). Each job's failure surfaces here, through
+  // its future.
+  if (options.tap && !followed) options.tap->begin(r.info());
   FinalizeAddon* addon = options.symbolize ? options.addon : nullptr;
   const std::span<const uint8_t> input_bytes = (*bytes)->data();
   const bool compact = needs_compaction(input_bytes);
-  const bool one_read = compact && one_read_will_do(input_bytes);
+  const bool one_read = compact && !followed && one_read_will_do(input_bytes);
   Collector collector(options.tap, addon);
   std::optional<Compaction> compaction;
   if (compact) compaction.emplace(input_bytes, options.zstd_level, one_read ? &collector : nullptr);
-  Collected c = one_read ? std::move(collector).finish(compaction->decoded()) : collect(r, std::move(collector));
+  Collected c = followed    ? std::move(followed->collected)
+                : one_read ? std::move(collector).finish(compaction->decoded())
+                           : collect(r, std::move(collector));
   opened->reset();  // unmaps: three live mappings of the input would count thrice in RSS
   stats.events = c.events;
   stats.addresses = c.addresses.size();

@@ -91,9 +91,13 @@ struct FinalizeStats {
   std::optional<Error> damage;
 };
 
+struct FollowedRead;  // follow.h
+
 // Finalises `input` into `output` (which may be the same path: the file is
-// replaced atomically, so a failure leaves the input as it was).
+// replaced atomically, so a failure leaves the input as it was). `followed`:
+// the read of the events a TraceFollower did while they were written, with
+// `options`' tap and addon (begun and fed); the events are then not read here.
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
-                                       const FinalizeOptions& options);
+                                       const FinalizeOptions& options, FollowedRead* followed = nullptr);
 
 }  // namespace memloupe::symbolize

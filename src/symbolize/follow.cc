@@ -1,0 +1,108 @@
+#include "symbolize/follow.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "reader/growing_file.h"
+#include "reader/native_reader.h"
+#include "reader/reader.h"
+
+namespace memloupe::symbolize {
+namespace {
+
+// How often the follower looks at the file when it has read all of it: the
+// recorder's flush thread appends a chunk every few milliseconds when busy.
+constexpr auto kPoll = std::chrono::milliseconds(20);
+
+}  // namespace
+
+TraceFollower::TraceFollower(std::string path, const FinalizeOptions& options, std::function<bool()> written)
+    : path_(std::move(path)),
+      written_(std::move(written)),
+      tap_(options.tap),
+      addon_(options.symbolize ? options.addon : nullptr),
+      collector_(tap_, addon_),
+      thread_([this] { run(); }) {}
+
+TraceFollower::~TraceFollower() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool TraceFollower::open() {
+  if (written_ && !written_()) return false;
+  auto file = reader::GrowingFile::open(path_);
+  if (!file) return false;  // not there yet
+  reader::GrowingFile* raw = file->get();
+  auto grown = raw->grow();
+  if (!grown) {
+    failure_ = grown.error();
+    return false;
+  }
+  auto opened = reader::open_native(std::move(*file));
+  if (!opened) return false;  // the header is not all written yet: look again later
+  if (!(*opened)->info().source_format.empty()) {
+    failure_ = Error{path_ + " is not a memloupe trace"};
+    return false;
+  }
+  file_ = raw;
+  reader_ = std::move(*opened);
+  if (tap_) tap_->begin(reader_->info());
+  return true;
+}
+
+void TraceFollower::read_available() {
+  reader_->resume();
+  while (const format::Event* e = reader_->next()) collector_.add(*e, reader_->fresh_frames());
+}
+
+void TraceFollower::run() {
+  // This thread and those the tap starts from it (they inherit it) yield to
+  // the program; best effort.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (stop_) return;
+    }
+    bool progressed = false;
+    if (!reader_) {
+      progressed = open();
+    } else if (!reader_->error()) {
+      read_available();
+      if (!reader_->error()) {
+        auto grown = file_->grow();
+        if (!grown) failure_ = grown.error();
+        progressed = grown && *grown;
+      }
+    }
+    if (failure_ || (reader_ && reader_->error())) return;  // finish() takes it from here
+    if (progressed) continue;
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, kPoll, [this] { return stop_; });
+  }
+}
+
+Expected<FollowedRead> TraceFollower::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (failure_) return *failure_;
+  if (!reader_ && !open()) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
+  if (auto e = file_->whole()) return *e;
+  if (!reader_->error()) read_available();
+  FollowedRead read{std::move(collector_).finish(reader_->error())};
+  reader_.reset();
+  return read;
+}
+
+}  // namespace memloupe::symbolize
