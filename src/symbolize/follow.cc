@@ -27,6 +27,7 @@ TraceFollower::TraceFollower(std::string path, const FinalizeOptions& options, s
       thread_([this] { run(); }) {}
 
 TraceFollower::~TraceFollower() {
+  stopping_.store(true, std::memory_order_relaxed);
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
@@ -35,7 +36,7 @@ TraceFollower::~TraceFollower() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool TraceFollower::open() {
+bool TraceFollower::open(bool on_thread) {
   if (written_ && !written_()) return false;
   auto file = reader::GrowingFile::open(path_);
   if (!file) return false;  // not there yet
@@ -54,18 +55,26 @@ bool TraceFollower::open() {
   file_ = raw;
   reader_ = std::move(*opened);
   if (tap_) tap_->begin(reader_->info());
+  // This thread yields to the program from now on (best effort). The threads
+  // the tap started above keep the normal priority: they only work on what
+  // this thread hands them, and once the program has exited they, with
+  // finish()'s caller, do the rest at full speed even when other processes
+  // keep the CPUs busy (a nice-19 thread then gets next to nothing).
+  if (on_thread) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
   return true;
 }
 
-void TraceFollower::read_available() {
+void TraceFollower::read_available(bool until_stopped) {
   reader_->resume();
-  while (const format::Event* e = reader_->next()) collector_.add(*e, reader_->fresh_frames());
+  uint64_t n = 0;
+  while (const format::Event* e = reader_->next()) {
+    collector_.add(*e, reader_->fresh_frames());
+    // The reader is left between two events: finish() continues from there.
+    if (until_stopped && ++n % 4096 == 0 && stopping_.load(std::memory_order_relaxed)) return;
+  }
 }
 
 void TraceFollower::run() {
-  // This thread and those the tap starts from it (they inherit it) yield to
-  // the program; best effort.
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -73,9 +82,10 @@ void TraceFollower::run() {
     }
     bool progressed = false;
     if (!reader_) {
-      progressed = open();
+      progressed = open(true);
     } else if (!reader_->error()) {
-      read_available();
+      read_available(true);
+      if (stopping_.load(std::memory_order_relaxed)) return;
       if (!reader_->error()) {
         auto grown = file_->grow();
         if (!grown) failure_ = grown.error();
@@ -90,6 +100,7 @@ void TraceFollower::run() {
 }
 
 Expected<FollowedRead> TraceFollower::finish() {
+  stopping_.store(true, std::memory_order_relaxed);
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
@@ -97,9 +108,9 @@ Expected<FollowedRead> TraceFollower::finish() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (failure_) return *failure_;
-  if (!reader_ && !open()) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
+  if (!reader_ && !open(false)) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
   if (auto e = file_->whole()) return *e;
-  if (!reader_->error()) read_available();
+  if (!reader_->error()) read_available(false);
   FollowedRead read{std::move(collector_).finish(reader_->error())};
   reader_.reset();
   return read;

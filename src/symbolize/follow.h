@@ -6,12 +6,14 @@
 // has exited, finish() reads the rest and finalize_trace() is left with the
 // compaction, the symbolisation, the index's Aggregate and the writing.
 //
-// The thread runs at the lowest priority (nice 19, as do the threads the tap
-// starts on it): it takes what the program leaves of the CPUs and yields to
-// it, so on a machine whose cores the program keeps busy it costs the program
-// little and most of its work waits for the exit, as before; a single-threaded
-// program leaves a core for it. docs/RECORDER.md, "Finalising while the
-// program runs", has the measurements.
+// The thread reads at the lowest priority (nice 19; the threads the tap starts
+// keep the normal one): it takes what the program leaves of the CPUs and
+// yields to it, so on a machine whose cores the program keeps busy it costs
+// the program little and most of its work waits for the exit, as before; a
+// single-threaded program leaves a core for it. When the program has exited,
+// the thread stops between two events and finish()'s caller reads the rest at
+// the normal priority. docs/RECORDER.md, "Finalising while the program runs",
+// has the measurements.
 //
 // What it delivers is what finalize_trace's own read would: the same events in
 // the same order, and at the end the same damage (a killed program's cut-short
@@ -68,8 +70,12 @@ class TraceFollower {
 
  private:
   void run();
-  bool open();  // the file and its reader, once the header is there
-  void read_available();
+  // The file and its reader, once the header is there; `on_thread`: called by
+  // the follower's thread (which then lowers its priority).
+  bool open(bool on_thread);
+  // Reads what the file holds; `until_stopped`: returns early once finish() or
+  // the destructor asks the thread to stop.
+  void read_available(bool until_stopped);
 
   const std::string path_;
   const std::function<bool()> written_;
@@ -82,6 +88,7 @@ class TraceFollower {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;  // guarded by mutex_
+  std::atomic<bool> stopping_{false};  // stop_, read without the lock while reading
   std::thread thread_;  // last: started once the rest exists
 };
 
