@@ -20,6 +20,15 @@ class Row:
     x_heaptrack_finalised: float | None = None
     outputs_same: int = 0
     outputs_total: int = 0
+    # What the user waits for: from pressing enter to the finalised trace (the run,
+    # then its finalise), medians over runs; its CPU time likewise; paired ratios to
+    # the same round's native run and heaptrack's whole run; the finalise alone over
+    # the native run (the part that could overlap the program).
+    wait_s: float | None = None
+    wait_cpu_s: float | None = None
+    wait_x_native: float | None = None
+    wait_cpu_x_heaptrack: float | None = None
+    finalise_x_native: float | None = None
 
 
 def _ok(runs, field):
@@ -27,10 +36,10 @@ def _ok(runs, field):
     return [getattr(r, field) if r.exit_code == 0 else None for r in runs]
 
 
-def _finalised(runs):
-    """Per-run wall time plus finalise time (None where either is missing)."""
-    return [w + r.finalise_s if w is not None and r.finalise_s is not None else None
-            for w, r in zip(_ok(runs, "wall_s"), runs)]
+def _finalised(runs, field="wall_s", finalise_field="finalise_s"):
+    """Per-run time (wall, or CPU) plus the finalise's (None where either is missing)."""
+    return [w + getattr(r, finalise_field) if w is not None and getattr(r, finalise_field, None) is not None
+            else None for w, r in zip(_ok(runs, field), runs)]
 
 
 def row(result, key):
@@ -55,6 +64,12 @@ def row(result, key):
                                if ht_runs else None),
         outputs_same=sum(r.same_output for r in runs),
         outputs_total=len(runs),
+        wait_s=median(_finalised(runs)),
+        wait_cpu_s=median(_finalised(runs, "cpu_s", "finalise_cpu_s")),
+        wait_x_native=paired_ratio(_finalised(runs), _ok(native, "wall_s")),
+        wait_cpu_x_heaptrack=(paired_ratio(_finalised(runs, "cpu_s", "finalise_cpu_s"), _ok(ht_runs, "cpu_s"))
+                              if ht_runs else None),
+        finalise_x_native=paired_ratio([r.finalise_s for r in runs], _ok(native, "wall_s")),
     )
 
 

@@ -29,6 +29,9 @@ class CountResult:
     instructions: int | None = None
     same_output: bool = False  # the checksum line equals the native callgrind run's
     samples: int | None = None  # `alloc` events in the program's trace (memloupe only)
+    # `memloupe symbolize` of the program's trace (--all only): the finalise step's
+    # instructions, every thread's, beside the recording's.
+    finalise_instructions: int | None = None
 
 
 @dataclasses.dataclass
@@ -92,9 +95,22 @@ def _count(wl, key, tools, trace_dir, reference):
         # A run that recorded nothing would make the recorder look free.
         if not res.samples:
             res.status = "failed: the program's trace holds no alloc event"
+        elif key == "all" and tools.has("symbolize"):
+            res.finalise_instructions = _finalise_count(tools, chain[-1], out + ".finalise")
     for path in [out, *_chain(trace)]:
         os.remove(path)
     return res, line
+
+
+def _finalise_count(tools, trace, out):
+    """Instructions of `memloupe symbolize TRACE` (in place) under callgrind, or None."""
+    argv = [tools.valgrind, "--tool=callgrind", "--dump-instr=no",
+            f"--callgrind-out-file={out}", tools.memloupe, "symbolize", trace]
+    m = runner.run(argv, timeout_s=3600)
+    count = _summary(out) if m.ok else None
+    if os.path.exists(out):
+        os.remove(out)
+    return count
 
 
 def measure(wls, tools, trace_dir, log):
@@ -113,6 +129,7 @@ def measure(wls, tools, trace_dir, log):
             wc.counts[key] = res
             log(f"    {wl.key:9} callgrind {key:8} {res.instructions or 0:>15,} instructions"
                 + ("" if res.status == "ok" else f"  {res.status}")
-                + ("" if res.same_output else "  OUTPUT DIFFERS"))
+                + ("" if res.same_output else "  OUTPUT DIFFERS")
+                + (f"; finalise {res.finalise_instructions:,}" if res.finalise_instructions else ""))
         results.append(wc)
     return results

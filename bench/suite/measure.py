@@ -24,6 +24,7 @@ class RunRecord:
     trace_bytes: int | None = None  # as the run left it
     final_bytes: int | None = None  # after finalise
     finalise_s: float | None = None
+    finalise_cpu_s: float | None = None
 
 
 @dataclasses.dataclass
@@ -91,6 +92,7 @@ def _one_run(result, config, tools, trace_dir, run_index, keep):
         fin = memloupe_cli.finalise(tools, path)
         if fin is not None and fin.ok:
             rec.finalise_s = fin.wall_s
+            rec.finalise_cpu_s = fin.cpu_s
             rec.final_bytes = _file_size(path)
     cr.runs.append(rec)
     log(f"    {wl.key:9} {config.label:17} {m.wall_s:7.3f} s  cpu {m.cpu_s:7.3f} s  "

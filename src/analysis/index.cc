@@ -485,37 +485,38 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
 // ---------------------------------------------------------------- building
 
 struct IndexBuilder::Impl {
-  explicit Impl(const format::TraceInfo& info) : first(info) {}
-  ThreadedOverview first;
+  explicit Impl(const format::TraceInfo& info) : overview_builder(info, stacks, log) {}
+  StackTable stacks;
+  AggregateLog log;
+  ThreadedOverview overview_builder;  // declared after what it writes to
   std::optional<Overview> overview;
   std::optional<Query> query;
-  // The index's query has no filter and no --focus, as ThreadedAggregate needs.
-  std::unique_ptr<ThreadedAggregate> second;
-
-  // Pass 1 is over: its Overview resolves the query of pass 2.
-  void start_second() {
-    if (second) return;
-    overview = std::move(first).finish();
-    query = resolve(index_args(), *overview).value();  // the default arguments always resolve
-    second = std::make_unique<ThreadedAggregate>(*overview, *query);
-  }
+  std::optional<Aggregate> aggregate;
 };
 
 IndexBuilder::IndexBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>(info)) {}
 IndexBuilder::~IndexBuilder() = default;
 
-void IndexBuilder::first(const format::Event& event) { impl_->first.add(event); }
+void IndexBuilder::add(const format::Event& event) { impl_->overview_builder.add(event); }
 
-void IndexBuilder::second(const format::Event& event) {
-  impl_->start_second();
-  impl_->second->add(event);
+void IndexBuilder::events_over() {
+  Impl& s = *impl_;
+  if (s.aggregate) return;
+  s.overview = std::move(s.overview_builder).finish();
+  s.query = resolve(index_args(), *s.overview).value();  // the default arguments always resolve
+  // The index's query has no filter and no --focus, as AggregateLog::replay needs.
+  const reader::SymbolTable no_symbols;
+  AggregateBuilder builder(*s.overview, no_symbols, *s.query);
+  s.log.replay(builder, s.stacks);
+  s.log = AggregateLog{};  // its memory is not needed any more
+  s.aggregate = std::move(builder).finish();
 }
 
 std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t> trace) {
   Impl& s = *impl_;
-  s.start_second();
+  events_over();
   Index index;
-  index.aggregate = std::move(*s.second).finish();
+  index.aggregate = std::move(*s.aggregate);
   index.overview = std::move(*s.overview);
   index.overview.events += symbol_entries(trace, trace.size());
   index.fingerprint = index_fingerprint(trace, trace.size());

@@ -63,15 +63,18 @@ std::vector<uint8_t> encode_index(const Index& index);
 // `info` is the trace's header (for the estimators).
 Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info);
 
-// Builds the index from the finaliser's two reads of the events: first() sees
-// every event (pass 1: the Overview), then second() sees them again (pass 2: the
-// Aggregate of the index's query, which needs the duration for its series).
+// Builds the index from the finaliser's one read of the events: add() sees
+// every event (the Overview, and the events kept reduced for the Aggregate,
+// index_aggregate.h), then events_over() builds the Aggregate of the index's
+// query (which needs the finished Overview) from what was kept.
 class IndexBuilder {
  public:
   explicit IndexBuilder(const format::TraceInfo& info);
   ~IndexBuilder();
-  void first(const format::Event& event);
-  void second(const format::Event& event);
+  void add(const format::Event& event);
+  // Every event was added. The costly part after the read; finish() calls it
+  // if the caller did not.
+  void events_over();
   // `trace`: the finished file the index will be appended to.
   std::optional<std::vector<uint8_t>> finish(std::span<const uint8_t> trace);
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "analysis/event_time.h"
+#include "format/varint.h"
 
 namespace memloupe::analysis {
 namespace {
@@ -26,12 +27,25 @@ format::Free free_of(const Record& r) {
 }
 
 Record record_of(const format::Alloc& a, uint32_t stack = 0, bool is_new = false) {
-  return Record{Kind::Alloc, is_new, a.func, a.thread.value, a.n_samples, stack,
-                is_new ? static_cast<uint32_t>(a.backtrace.size()) : 0, a.time_ns, a.id.value, a.size};
+  return Record{Kind::Alloc, is_new, a.func, a.thread.value, a.n_samples, stack, a.time_ns, a.id.value, a.size};
 }
 
 Record record_of(const format::Free& f) {
-  return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, 0, f.time_ns, f.id.value, 0};
+  return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, f.time_ns, f.id.value, 0};
+}
+
+// A logged record's first byte: its func, and its kind (a new stack's Alloc
+// is a kind of its own, kNewStack).
+constexpr uint8_t kNewStack = 3;
+static_assert(format::kFuncCount <= 64, "the func takes the tag's upper six bits");
+
+uint64_t get_varint(const uint8_t*& p) {
+  uint64_t v = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    const uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
 }
 
 }  // namespace
@@ -50,7 +64,6 @@ void EventPipe::send() {
   changed_.wait(lock, [&] { return queue_.size() < kMaxQueued || failure_; });
   if (failure_) {
     filling_.records.clear();  // drain() or finish() rethrows; nothing more is consumed
-    filling_.frames.clear();
     return;
   }
   queue_.push_back(std::move(filling_));
@@ -111,7 +124,6 @@ void EventPipe::run() {
       failure = std::current_exception();
     }
     batch.records.clear();
-    batch.frames.clear();
     std::lock_guard lock(mutex_);
     busy_ = false;
     if (failure) {
@@ -124,77 +136,116 @@ void EventPipe::run() {
   }
 }
 
+// ---------------------------------------------------------------- AggregateLog
+
+void AggregateLog::append(const Record& r) {
+  constexpr size_t kMaxRecord = 1 + 6 * format::kMaxVarint;
+  if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < kMaxRecord) {
+    blocks_.emplace_back().reserve(kBlock);
+  }
+  std::vector<uint8_t>& block = blocks_.back();
+  uint8_t buf[kMaxRecord];
+  uint8_t* p = buf;
+  const uint8_t kind = r.kind == Kind::Alloc && r.new_stack ? kNewStack : static_cast<uint8_t>(r.kind);
+  *p++ = static_cast<uint8_t>(static_cast<uint8_t>(r.func) << 2 | kind);
+  p = format::put_varint(p, format::zigzag(static_cast<int64_t>(r.time_ns - time_)));
+  time_ = r.time_ns;
+  if (r.kind != Kind::Time) {
+    p = format::put_varint(p, r.thread);
+    p = format::put_varint(p, format::zigzag(static_cast<int64_t>(r.id - id_)));
+    id_ = r.id;
+  }
+  if (r.kind == Kind::Alloc) {
+    p = format::put_varint(p, r.size);
+    p = format::put_varint(p, r.n_samples);
+    if (!r.new_stack) p = format::put_varint(p, r.stack);  // a new one's is the next id
+  }
+  block.insert(block.end(), buf, p);
+}
+
+void AggregateLog::replay(AggregateBuilder& builder, const StackTable& stacks) const {
+  uint64_t time = 0, id = 0;
+  uint32_t next_stack = 0;
+  for (const std::vector<uint8_t>& block : blocks_) {
+    const uint8_t* p = block.data();
+    const uint8_t* const end = p + block.size();
+    while (p < end) {
+      Record r{};
+      const uint8_t tag = *p++;
+      const uint8_t kind = tag & 3;
+      r.func = static_cast<format::Func>(tag >> 2);
+      r.kind = kind == kNewStack ? Kind::Alloc : static_cast<Kind>(kind);
+      r.new_stack = kind == kNewStack;
+      time += static_cast<uint64_t>(format::unzigzag(get_varint(p)));
+      r.time_ns = time;
+      if (r.kind == Kind::Time) {
+        builder.add_time(time);
+        continue;
+      }
+      r.thread = static_cast<uint32_t>(get_varint(p));
+      id += static_cast<uint64_t>(format::unzigzag(get_varint(p)));
+      r.id = id;
+      if (r.kind == Kind::Free) {
+        builder.add(free_of(r));
+        continue;
+      }
+      r.size = get_varint(p);
+      r.n_samples = static_cast<uint32_t>(get_varint(p));
+      r.stack = r.new_stack ? next_stack++ : static_cast<uint32_t>(get_varint(p));
+      builder.add_interned(alloc_of(r), r.stack, r.new_stack,
+                           r.new_stack ? stacks.frames(r.stack) : std::span<const uint64_t>{});
+    }
+  }
+}
+
+uint64_t AggregateLog::bytes() const {
+  uint64_t n = 0;
+  for (const std::vector<uint8_t>& block : blocks_) n += block.capacity();
+  return n;
+}
+
 // ---------------------------------------------------------------- ThreadedOverview
 
 ThreadedOverview::ThreadedOverview(const format::TraceInfo& info)
     : builder_(info), pipe_([this](const EventPipe::Batch& batch) {
         for (const Record& r : batch.records) {
+          if (log_) log_->append(r);
           if (r.kind == Kind::Alloc) {
             builder_.add(alloc_of(r));
-          } else {
+          } else if (r.kind == Kind::Free) {
             builder_.add(free_of(r));
-          }
+          }  // a Time record is for the log only
         }
       }) {}
 
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, StackTable& stacks, AggregateLog& log)
+    : ThreadedOverview(info) {
+  // Set before the first push(); the pipe's hand-over orders it before the worker's reads.
+  stacks_ = &stacks;
+  log_ = &log;
+}
+
 void ThreadedOverview::add(const format::Event& event) {
   if (const auto* a = std::get_if<format::Alloc>(&event)) {
-    pipe_.push(record_of(*a));
+    if (stacks_) {
+      const auto [stack, is_new] = stacks_->intern(a->backtrace);
+      pipe_.push(record_of(*a, stack, is_new));
+    } else {
+      pipe_.push(record_of(*a));
+    }
   } else if (const auto* f = std::get_if<format::Free>(&event)) {
     pipe_.push(record_of(*f));
   } else {
+    // Pass 2 uses nothing of the other events but their time (AggregateBuilder::add).
+    if (const std::optional<uint64_t> t = log_ ? event_time(event) : std::nullopt) {
+      pipe_.push(Record{Kind::Time, false, format::Func::Malloc, 0, 0, 0, *t, 0, 0});
+    }
     pipe_.drain();
     builder_.add(event);
   }
 }
 
 Overview ThreadedOverview::finish() && {
-  pipe_.finish();
-  return std::move(builder_).finish();
-}
-
-// ---------------------------------------------------------------- ThreadedAggregate
-
-ThreadedAggregate::ThreadedAggregate(const Overview& overview, const Query& query)
-    : builder_(overview, no_symbols_, query), pipe_([this](const EventPipe::Batch& batch) {
-        size_t frames_at = 0;
-        for (const Record& r : batch.records) {
-          switch (r.kind) {
-            case Kind::Alloc: {
-              std::span<const uint64_t> frames;
-              if (r.new_stack) {
-                frames = std::span<const uint64_t>(batch.frames).subspan(frames_at, r.new_frames);
-                frames_at += r.new_frames;
-              }
-              builder_.add_interned(alloc_of(r), r.stack, r.new_stack, frames);
-              break;
-            }
-            case Kind::Free:
-              builder_.add(free_of(r));
-              break;
-            case Kind::Time:
-              builder_.add_time(r.time_ns);
-              break;
-          }
-        }
-      }) {}
-
-void ThreadedAggregate::add(const format::Event& event) {
-  if (const auto* a = std::get_if<format::Alloc>(&event)) {
-    const auto [stack, is_new] = stacks_.intern(a->backtrace);
-    if (is_new) {
-      std::vector<uint64_t>& frames = pipe_.filling().frames;
-      frames.insert(frames.end(), a->backtrace.begin(), a->backtrace.end());
-    }
-    pipe_.push(record_of(*a, stack, is_new));
-  } else if (const auto* f = std::get_if<format::Free>(&event)) {
-    pipe_.push(record_of(*f));
-  } else if (const std::optional<uint64_t> t = event_time(event)) {
-    pipe_.push(Record{Kind::Time, false, format::Func::Malloc, 0, 0, 0, 0, *t, 0, 0});
-  }  // no time: add() does nothing with it in pass 2
-}
-
-Aggregate ThreadedAggregate::finish() && {
   pipe_.finish();
   return std::move(builder_).finish();
 }

@@ -1,15 +1,20 @@
-// The index's two passes, each on two threads. Finalising an --all trace
-// spends pass 1 decoding and compacting the events and building the Overview,
-// and pass 2 decoding them again and building the Aggregate (interning each
-// backtrace, the live table, the counts and series). Here the thread that
-// decodes hands the events, reduced to what the builders need, in batches
-// (EventPipe) to a worker thread that runs the builder. The results are those
-// of the builders' add() over the same events, in the same order:
+// The index in one read of the events. Finalising an --all trace spends that
+// read decoding and compacting the events and building the Overview; the
+// Aggregate of the index's query needs the finished Overview (the duration for
+// its series, the peak's allocation for "live at the peak"), so it cannot be
+// built alongside. Instead of decoding the events a second time, the read
+// keeps them reduced to what AggregateBuilder reads (AggregateLog: a few bytes
+// per event, the backtraces interned) and pass 2 replays that.
+//
+// The thread that decodes hands the reduced events in batches (EventPipe) to a
+// worker thread that runs the OverviewBuilder and appends to the log. The
+// results are those of the builders' add() over the same events, in the same
+// order:
 //  - ThreadedOverview: OverviewBuilder::add. Events other than Alloc and Free
 //    (a few per thread, module and second) are added on the caller's thread
 //    once the worker has caught up, so nothing but the reduced events crosses.
-//  - ThreadedAggregate: AggregateBuilder::add, for a query whose size, thread
-//    and window clauses keep every Alloc (model.h, add_interned), as the
+//  - AggregateLog::replay: AggregateBuilder::add, for a query whose size,
+//    thread and window clauses keep every Alloc (model.h, add_interned), as the
 //    index's does. The caller's thread interns the backtraces.
 #pragma once
 
@@ -34,19 +39,17 @@ class EventPipe {
   enum class Kind : uint8_t { Alloc, Free, Time };
   struct Record {
     Kind kind;
-    bool new_stack;
+    bool new_stack;  // the first Alloc with its stack (ids number the stacks in order)
     format::Func func;  // mapping functions' blocks are kept apart (model.h, MappedMemory)
     uint32_t thread;
     uint32_t n_samples;
     uint32_t stack;
-    uint32_t new_frames;  // of a new stack, in Batch::frames
     uint64_t time_ns;
     uint64_t id;
     uint64_t size;
   };
   struct Batch {
     std::vector<Record> records;
-    std::vector<uint64_t> frames;  // of the new stacks, in order
   };
   static constexpr size_t kBatch = 8192;   // records per hand-over
   static constexpr size_t kMaxQueued = 4;  // batches waiting (bounds memory)
@@ -56,8 +59,6 @@ class EventPipe {
   EventPipe(const EventPipe&) = delete;
   EventPipe& operator=(const EventPipe&) = delete;
 
-  // The batch being filled (push() hands it over when full).
-  Batch& filling() { return filling_; }
   void push(const Record& r) {
     filling_.records.push_back(r);
     if (filling_.records.size() == kBatch) send();
@@ -87,32 +88,41 @@ class EventPipe {
   std::thread worker_;
 };
 
+// The reduced events, a few bytes each (varints, times and ids as differences),
+// in blocks that are appended to without moving what is written.
+class AggregateLog {
+ public:
+  // On the worker thread, in the order of the events.
+  void append(const EventPipe::Record& r);
+  // Calls `builder`'s add_interned, add and add_time as AggregateBuilder::add
+  // would for the logged events, in order; a new stack's frames come from
+  // `stacks` (the table the caller interned them in).
+  void replay(AggregateBuilder& builder, const StackTable& stacks) const;
+  uint64_t bytes() const;  // held, for the record
+
+ private:
+  static constexpr size_t kBlock = size_t{1} << 20;
+  std::vector<std::vector<uint8_t>> blocks_;
+  uint64_t time_ = 0;  // of the last record appended
+  uint64_t id_ = 0;    // of the last Alloc or Free appended
+};
+
 class ThreadedOverview {
  public:
   explicit ThreadedOverview(const format::TraceInfo& info);
+  // Also keeps the events for the Aggregate: interns the backtraces in
+  // `stacks` and logs every event in `log` (both the caller's; `log` is written
+  // by the worker, and is the caller's again once finish() returns).
+  ThreadedOverview(const format::TraceInfo& info, StackTable& stacks, AggregateLog& log);
   void add(const format::Event& event);
   // Waits for the worker; rethrows what it threw.
   Overview finish() &&;
 
  private:
-  OverviewBuilder builder_;  // the worker's, but between drain() and push()
-  EventPipe pipe_;           // declared last: stopped first
-};
-
-class ThreadedAggregate {
- public:
-  // `overview` must outlive this. The query must have no --focus (the worker
-  // has no symbols).
-  ThreadedAggregate(const Overview& overview, const Query& query);
-  void add(const format::Event& event);
-  // Waits for the worker; rethrows what it threw.
-  Aggregate finish() &&;
-
- private:
-  reader::SymbolTable no_symbols_;
-  AggregateBuilder builder_;  // the worker's
-  StackTable stacks_;         // the caller's
-  EventPipe pipe_;            // declared last: stopped first
+  OverviewBuilder builder_;        // the worker's, but between drain() and push()
+  StackTable* stacks_ = nullptr;   // the caller's
+  AggregateLog* log_ = nullptr;    // the worker's until finish()
+  EventPipe pipe_;                 // declared last: stopped first
 };
 
 }  // namespace memloupe::analysis

@@ -1,4 +1,4 @@
-// ThreadedOverview and ThreadedAggregate against OverviewBuilder::add and
+// ThreadedOverview and AggregateLog's replay against OverviewBuilder::add and
 // AggregateBuilder::add over the same events: the encoded index (every count,
 // f64 bits included, every heap point and series bucket, the stacks in order)
 // must be the same bytes.
@@ -44,10 +44,12 @@ std::vector<uint8_t> encoded(const Overview& overview, Aggregate aggregate) {
   return bytes ? *bytes : std::vector<uint8_t>{};
 }
 
-TEST(ThreadedAggregate, GivesTheBytesOfAggregateBuilder) {
+// The one read: the Overview on its worker, the events logged, then the
+// Aggregate replayed from the log, as IndexBuilder does.
+TEST(AggregateLog, ReplayGivesTheBytesOfAggregateBuilder) {
   for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
     for (uint64_t seed : {1, 2, 3}) {
-      // More events than a few batches, and a seed whose trace ends mid-batch.
+      // More events than a few batches and log blocks, and a seed whose trace ends mid-batch.
       const Script s = random_trace(mode, seed, 3 * static_cast<int>(EventPipe::kBatch) * static_cast<int>(seed) + 17);
       OverviewBuilder ob(s.info);
       for (const format::Event& e : s.events) ob.add(e);
@@ -55,20 +57,26 @@ TEST(ThreadedAggregate, GivesTheBytesOfAggregateBuilder) {
       QueryArgs args;
       args.series_buckets = kIndexSeriesBuckets;
       const Query query = resolve(args, overview).value();
-
       reader::SymbolTable no_symbols;
       AggregateBuilder serial(overview, no_symbols, query);
-      ThreadedAggregate threaded(overview, query);
-      for (const format::Event& e : s.events) {
-        serial.add(e);
-        threaded.add(e);
-      }
+      for (const format::Event& e : s.events) serial.add(e);
       const Aggregate expected = std::move(serial).finish();
-      const Aggregate got = std::move(threaded).finish();
+
+      StackTable stacks;
+      AggregateLog log;
+      ThreadedOverview threaded(s.info, stacks, log);
+      for (const format::Event& e : s.events) threaded.add(e);
+      const Overview got_overview = std::move(threaded).finish();
+      ASSERT_GT(log.bytes(), 0u);
+      AggregateBuilder replayed(got_overview, no_symbols, query);
+      log.replay(replayed, stacks);
+      const Aggregate got = std::move(replayed).finish();
+
       ASSERT_GT(expected.stacks.size(), 100u);
+      ASSERT_GT(expected.series_buckets, 0u);
       const std::vector<uint8_t> want = encoded(overview, expected);
       ASSERT_FALSE(want.empty());
-      EXPECT_EQ(encoded(overview, got), want) << "mode " << static_cast<int>(mode) << " seed " << seed;
+      EXPECT_EQ(encoded(got_overview, got), want) << "mode " << static_cast<int>(mode) << " seed " << seed;
     }
   }
 }
@@ -94,16 +102,14 @@ TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
   }
 }
 
-TEST(ThreadedAggregate, DestroyedUnfinishedStopsItsWorker) {
+TEST(ThreadedOverview, DestroyedUnfinishedStopsItsWorker) {
   const Script s = random_trace(format::Mode::All, 4, 20000);
-  OverviewBuilder ob(s.info);
-  for (const format::Event& e : s.events) ob.add(e);
-  const Overview overview = std::move(ob).finish();
-  const Query query = resolve(QueryArgs{}, overview).value();
-  ThreadedAggregate threaded(overview, query);
-  for (const format::Event& e : s.events) threaded.add(e);
-  ThreadedOverview overview_threaded(s.info);
-  for (const format::Event& e : s.events) overview_threaded.add(e);
+  StackTable stacks;
+  AggregateLog log;
+  ThreadedOverview logging(s.info, stacks, log);
+  for (const format::Event& e : s.events) logging.add(e);
+  ThreadedOverview plain(s.info);
+  for (const format::Event& e : s.events) plain.add(e);
   // Leaving the scope must join the workers (a damaged input never asks for the index).
 }
 

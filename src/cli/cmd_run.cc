@@ -51,13 +51,19 @@ void say_missing(const std::string& path) {
 }
 
 // After the program exited: finalise (or just report) what it wrote.
-void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles& before, int pid) {
+// `following`: the launched program's trace, followed while it ran.
+void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles& before, int pid,
+                   FollowingFinaliser* following) {
   const std::string main_raw = expand(plan.pattern, pid);
   const std::string main_final = plan.fixed_output.value_or(main_raw);
   symbolize::FinalizeOptions finalize;
   const auto finish = [&](const std::string& raw, const std::string& final_path) {
     if (!o.no_symbolize) {
-      finalize_and_report(raw, final_path, finalize);
+      if (following && following->raw() == raw) {
+        following->finish(final_path);
+      } else {
+        finalize_and_report(raw, final_path, finalize);
+      }
       if (raw != final_path) std::remove(raw.c_str());
     } else {
       if (raw != final_path && std::rename(raw.c_str(), final_path.c_str()) != 0) {
@@ -120,12 +126,23 @@ int run(const RunOptions& o) {
   env->emplace_back("LD_PRELOAD", *ld_preload);
 
   const TraceFiles before(plan->pattern);
-  const LaunchResult result = launch_and_wait({o.command, *env});
+  // The finaliser reads the launched program's trace while it is written
+  // (finalize_report.h); the other traces (exec'd images, forked children)
+  // are read once the program has exited.
+  std::unique_ptr<FollowingFinaliser> following;
+  LaunchRequest request{o.command, *env};
+  if (!o.no_symbolize) {
+    request.on_start = [&](int pid) {
+      const std::string raw = expand(plan->pattern, pid);
+      following = std::make_unique<FollowingFinaliser>(raw, [&before, raw] { return before.written(raw); });
+    };
+  }
+  const LaunchResult result = launch_and_wait(request);
   if (!result.started) {
     fmt::print(stderr, "memloupe: cannot run {}: {}\n", o.command[0], std::strerror(result.exec_errno));
     return result.status;
   }
-  finish_traces(o, *plan, before, result.pid);
+  finish_traces(o, *plan, before, result.pid, following.get());
   return result.status;
 }
 

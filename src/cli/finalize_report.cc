@@ -2,15 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "analysis/index.h"
 #include "cli/commands.h"
 #include "cli/progress_line.h"
 #include "reader/reader.h"
+#include "symbolize/follow.h"
 #include "types/finalize_types.h"
 
 namespace memloupe::cli {
@@ -25,58 +26,54 @@ void print_damage(const std::string& path, const Error& damage, uint64_t events)
              damage.message, events);
 }
 
-// Builds the analysis index on the finaliser's reads of the events (the
-// finaliser knows nothing of the analysis; this is where the two meet). Its
-// cost is measured by bench/suite (symbolize with and without --no-index).
+// Builds the analysis index on the finaliser's read (the finaliser knows
+// nothing of the analysis; this is where the two meet). Its cost is measured
+// by bench/suite (symbolize with and without --no-index).
 class IndexTap : public symbolize::FinalizeTap {
  public:
   void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
-  void first(const format::Event& e) override {
-    builder_->first(e);
-    first_.fetch_add(1, std::memory_order_relaxed);
+  void event(const format::Event& e) override {
+    builder_->add(e);
+    events_.fetch_add(1, std::memory_order_relaxed);
   }
-  void second(const format::Event& e) override {
-    builder_->second(e);
-    second_.fetch_add(1, std::memory_order_relaxed);
+  void events_over() override {
+    stage_.store(Stage::Aggregate, std::memory_order_relaxed);
+    builder_->events_over();
   }
   std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) override {
-    writing_.store(true, std::memory_order_relaxed);
+    stage_.store(Stage::Writing, std::memory_order_relaxed);
     return builder_->finish(trace);
   }
 
-  // For the progress line (another thread): which read, how far.
+  // For the progress line (another thread): how far.
   std::string status() const {
-    const uint64_t first = first_.load(std::memory_order_relaxed), second = second_.load(std::memory_order_relaxed);
-    if (writing_.load(std::memory_order_relaxed)) return "writing the analysis index";
-    if (second == 0) return fmt::format("reading the events and symbolising, {} events", first);
-    return fmt::format("building the analysis index, {} of {} events ({:.0f}%)", second, first,
-                       100.0 * static_cast<double>(second) / static_cast<double>(std::max<uint64_t>(first, 1)));
+    switch (stage_.load(std::memory_order_relaxed)) {
+      case Stage::Reading:
+        return fmt::format("reading the events and symbolising, {} events",
+                           events_.load(std::memory_order_relaxed));
+      case Stage::Aggregate: return "building the analysis index";
+      case Stage::Writing: return "writing the analysis index";
+    }
+    return {};
   }
 
  private:
+  enum class Stage : uint8_t { Reading, Aggregate, Writing };
   std::unique_ptr<analysis::IndexBuilder> builder_;
-  std::atomic<uint64_t> first_{0}, second_{0};
-  std::atomic<bool> writing_{false};
+  std::atomic<uint64_t> events_{0};
+  std::atomic<Stage> stage_{Stage::Reading};
 };
 
-}  // namespace
-
-int finalize_and_report(const std::string& input, const std::string& output,
-                        symbolize::FinalizeOptions options, bool with_index, bool with_types) {
+void warn_on_stderr(symbolize::FinalizeOptions& options) {
   options.symbolizer.warn = [](const std::string& message) {
     fmt::print(stderr, "memloupe: warning: {}\n", message);
   };
-  IndexTap tap;
-  if (with_index) options.tap = &tap;
-  types::TypesAddon types;
-  if (with_types) options.addon = &types;
-  Expected<symbolize::FinalizeStats> stats = Error{""};
-  {
-    const ProgressLine progress("finalising " + input, [&tap, with_index] {
-      return with_index ? tap.status() : std::string("reading the events and symbolising");
-    });
-    stats = symbolize::finalize_trace(input, output, options);
-  }
+}
+
+// Prints what finalize_trace did (finalize_report.h) and returns the exit status.
+int report(Expected<symbolize::FinalizeStats>& stats, const std::string& input, const std::string& output,
+           const symbolize::FinalizeOptions& options, const types::TypesAddon& types, bool with_index,
+           bool with_types) {
   if (!stats) {
     fmt::print(stderr, "memloupe: cannot finalise {}: {}\n", input, stats.error().message);
     return kFailed;
@@ -100,6 +97,61 @@ int finalize_and_report(const std::string& input, const std::string& output,
   }
   print_wrote(output, stats->events, stats->output_bytes);
   return stats->damage ? kDamaged : kOk;
+}
+
+}  // namespace
+
+int finalize_and_report(const std::string& input, const std::string& output,
+                        symbolize::FinalizeOptions options, bool with_index, bool with_types) {
+  warn_on_stderr(options);
+  IndexTap tap;
+  if (with_index) options.tap = &tap;
+  types::TypesAddon types;
+  if (with_types) options.addon = &types;
+  Expected<symbolize::FinalizeStats> stats = Error{""};
+  {
+    const ProgressLine progress("finalising " + input, [&tap, with_index] {
+      return with_index ? tap.status() : std::string("reading the events and symbolising");
+    });
+    stats = symbolize::finalize_trace(input, output, options);
+  }
+  return report(stats, input, output, options, types, with_index, with_types);
+}
+
+struct FollowingFinaliser::Parts {
+  IndexTap tap;
+  types::TypesAddon types;
+  symbolize::FinalizeOptions options;
+  std::optional<symbolize::TraceFollower> follower;
+};
+
+FollowingFinaliser::FollowingFinaliser(std::string raw, std::function<bool()> written)
+    : raw_(std::move(raw)), parts_(std::make_unique<Parts>()) {
+  Parts& p = *parts_;
+  warn_on_stderr(p.options);
+  p.options.tap = &p.tap;
+  p.options.addon = &p.types;
+  p.follower.emplace(raw_, p.options, std::move(written));
+}
+
+FollowingFinaliser::~FollowingFinaliser() = default;
+
+int FollowingFinaliser::finish(const std::string& output) {
+  Parts& p = *parts_;
+  Expected<symbolize::FinalizeStats> stats = Error{""};
+  bool followed = false;
+  {
+    const ProgressLine progress("finalising " + raw_, [&p] { return p.tap.status(); });
+    Expected<symbolize::FollowedRead> read = p.follower->finish();
+    followed = static_cast<bool>(read);
+    if (followed) stats = symbolize::finalize_trace(raw_, output, p.options, &*read);
+  }
+  if (!followed) {
+    // Nothing is lost: the file is read again, with a tap and addon of its own.
+    p.follower.reset();
+    return finalize_and_report(raw_, output, {});
+  }
+  return report(stats, raw_, output, p.options, p.types, true, true);
 }
 
 int report_unfinalized(const std::string& path) {

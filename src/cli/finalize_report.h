@@ -7,6 +7,8 @@
 //   memloupe: wrote OUTPUT (N events, M bytes)
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "symbolize/finalize.h"
@@ -19,6 +21,27 @@ namespace memloupe::cli {
 // infer the allocation sites' types and append the types table (src/types/).
 int finalize_and_report(const std::string& input, const std::string& output,
                         symbolize::FinalizeOptions options, bool with_index = true, bool with_types = true);
+
+// `memloupe run`'s finalising of the launched program's trace: begun while the
+// program runs (the events are read as they are written, symbolize/follow.h),
+// finished once it has exited. Prints what finalize_and_report prints; when
+// the trace could not be followed it is finalised as finalize_and_report does.
+class FollowingFinaliser {
+ public:
+  // Starts following `raw`; `written` as for symbolize::TraceFollower.
+  FollowingFinaliser(std::string raw, std::function<bool()> written);
+  ~FollowingFinaliser();
+  FollowingFinaliser(const FollowingFinaliser&) = delete;
+  FollowingFinaliser& operator=(const FollowingFinaliser&) = delete;
+  const std::string& raw() const { return raw_; }
+  // The program has exited: finalises `raw` into `output`. Returns as finalize_and_report.
+  int finish(const std::string& output);
+
+ private:
+  struct Parts;
+  std::string raw_;
+  std::unique_ptr<Parts> parts_;
+};
 
 // For a trace left as the recorder wrote it: counts its events and prints the
 // "wrote" line (and its damage, if any). Returns kOk or kDamaged.

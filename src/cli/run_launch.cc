@@ -125,6 +125,7 @@ LaunchResult launch_and_wait(const LaunchRequest& request) {
   write_end.reset();
   g_child = pid;
   result.pid = pid;
+  if (request.on_start) request.on_start(pid);
   int wait_status = 0;
   {
     ForwardSignals forwarding;

@@ -2,6 +2,7 @@
 // signals and exit status behaving as if memloupe were not there.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,9 @@ struct LaunchRequest {
   // Variables set (or replaced) in the program's environment; the rest of
   // memloupe's environment is passed on unchanged.
   std::vector<std::pair<std::string, std::string>> env;
+  // Called with the program's pid once it is started, before the wait (memloupe
+  // run starts following the trace there).
+  std::function<void(int pid)> on_start{};
 };
 
 struct LaunchResult {

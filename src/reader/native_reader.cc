@@ -48,6 +48,9 @@ class NativeReader final : public Reader {
   uint64_t offset() const override { return offset_; }
   uint64_t events_read() const override { return events_; }
   uint32_t fresh_frames() const override { return decoder_->fresh_frames(); }
+  void resume() override {
+    if (at_end_) done_ = at_end_ = false;
+  }
 
   const format::Event* next() override {
     while (!done_) {
@@ -88,7 +91,7 @@ class NativeReader final : public Reader {
     in_ = ChunkType::Header;  // "not inside a chunk we deliver from"
     const auto file = bytes_->data();
     if (offset_ == file.size()) {
-      done_ = true;
+      done_ = at_end_ = true;
       return;
     }
     if (skip_index_chunk(file)) return;
@@ -187,6 +190,7 @@ class NativeReader final : public Reader {
   uint64_t offset_ = 0;  // of the next chunk
   uint64_t events_ = 0;
   bool done_ = false;
+  bool at_end_ = false;  // done_ at the end of the bytes, not at damage (resume())
   ChunkType in_ = ChunkType::Header;
   Cursor cursor_;    // the current chunk's payload
   Streams streams_;  // its events' field streams

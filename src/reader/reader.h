@@ -53,6 +53,11 @@ class Reader {
   // cache that is a few frames per event, not the whole depth. Readers that do
   // not know say the whole backtrace.
   virtual uint32_t fresh_frames() const { return UINT32_MAX; }
+  // For a file still being written (reader/growing_file.h): after next()
+  // returned nullptr without an error at the end of the bytes, lets the next
+  // next() look again from there (the bytes may have grown). Readers that
+  // cannot follow a growing file do nothing.
+  virtual void resume() {}
 
   // Symbols known so far. For a memloupe trace the symbols section is located and
   // loaded when the file is opened (so backtraces can be named while streaming);

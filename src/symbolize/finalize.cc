@@ -13,66 +13,12 @@
 #include "reader/native_reader.h"
 #include "reader/reader.h"
 #include "symbolize/atomic_file.h"
+#include "symbolize/event_collector.h"
+#include "symbolize/follow.h"
 #include "symbolize/snapshot_roots.h"
 
 namespace memloupe::symbolize {
 namespace {
-
-// What symbolisation needs from the events: the module map over time and
-// each distinct backtrace address with the module it was first seen in.
-struct Collected {
-  ModuleMap modules;
-  std::vector<AddressInModule> addresses;
-  uint64_t events = 0;
-  std::optional<Error> damage;
-};
-
-// Pass 1 over the events (tap->first rides on it), from whichever read.
-class Collector {
- public:
-  Collector(FinalizeTap* tap, FinalizeAddon* addon, SnapshotRoots& snapshots)
-      : tap_(tap), addon_(addon), snapshots_(snapshots) {}
-
-  // `fresh`: Reader::fresh_frames() for an Alloc.
-  void add(const format::Event& e, uint32_t fresh) {
-    if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
-    ++c_.events;
-    if (tap_) tap_->first(e);
-    snapshots_.add(e);
-    if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
-      if (addon_) addon_->alloc(*alloc);
-      // The other frames were seen with an earlier Alloc.
-      for (uint64_t address : alloc->backtrace.first(std::min<size_t>(fresh, alloc->backtrace.size()))) {
-        if (!seen_.insert(address).second) continue;
-        if (auto m = c_.modules.find(address)) {
-          c_.addresses.push_back({address, *m});
-        } else {
-          unmapped_.push_back(address);
-        }
-      }
-    } else if (const auto* load = std::get_if<format::ModuleLoad>(&e)) {
-      c_.modules.load(*load);
-    } else if (const auto* unload = std::get_if<format::ModuleUnload>(&e)) {
-      c_.modules.unload(unload->start);
-    }
-  }
-
-  Collected finish(std::optional<Error> damage) && {
-    for (uint64_t address : unmapped_) {
-      if (auto m = c_.modules.find_any_time(address)) c_.addresses.push_back({address, *m});
-    }
-    c_.damage = std::move(damage);
-    return std::move(c_);
-  }
-
- private:
-  FinalizeTap* tap_;
-  FinalizeAddon* addon_;
-  SnapshotRoots& snapshots_;
-  Collected c_;
-  std::unordered_set<uint64_t> seen_;
-  std::vector<uint64_t> unmapped_;  // seen while no module covered them
-};
 
 Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) {
   auto opened = reader::Reader::open(input);
@@ -82,33 +28,9 @@ Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) 
   return opened;
 }
 
-Collected collect(reader::Reader& r, FinalizeTap* tap, FinalizeAddon* addon, SnapshotRoots& snapshots) {
-  Collector collector(tap, addon, snapshots);
+Collected collect(reader::Reader& r, Collector collector) {
   while (const format::Event* e = r.next()) collector.add(*e, r.fresh_frames());
   return std::move(collector).finish(r.error());
-}
-
-// The compaction's mapping of the input, lent to pass 2's reader (a mapping
-// of its own would count twice in the resident size).
-class LentBytes final : public reader::Bytes {
- public:
-  explicit LentBytes(const reader::Bytes& owner) : Bytes(owner.name()), data_(owner.data()) {}
-  std::span<const uint8_t> data() const override { return data_; }
-
- private:
-  std::span<const uint8_t> data_;
-};
-
-// Pass 2 for the tap: the events again, as the compaction keeps them (the two
-// agree when neither stopped at damage, the only case the index is written in).
-std::optional<Error> second_pass(const reader::Bytes& input, FinalizeTap& tap) {
-  auto opened = reader::open_native(std::make_unique<LentBytes>(input));
-  if (!opened) return opened.error();
-  reader::Reader& r = **opened;
-  while (const format::Event* e = r.next()) {
-    if (!std::holds_alternative<format::SymbolDef>(*e)) tap.second(*e);
-  }
-  return r.error();
 }
 
 // Whether the compaction's read of `file` delivers exactly the events, and
@@ -124,6 +46,64 @@ bool one_read_will_do(std::span<const uint8_t> file) {
            c.type == static_cast<uint8_t>(format::ChunkType::EventsColumns);
   });
 }
+
+// Whether the events must be rewritten into their final form (merged column
+// chunks, zstd) before they are kept. The recorder's output is not in that form
+// yet, so today this always holds; once a raw trace can be, this says so for an
+// intact one (a damaged trace is always compacted: the compaction keeps what
+// comes before the damage).
+bool needs_compaction(std::span<const uint8_t> /*file*/) { return true; }
+
+// The compaction stage: rewrites the events in their final form on a thread of
+// its own (it compresses on more). When given a Collector (one_read_will_do),
+// the collection rides on its read of the events.
+class Compaction {
+ public:
+  Compaction(std::span<const uint8_t> file, int zstd_level, Collector* riding) {
+    job_ = std::async(std::launch::async, [this, file, zstd_level, riding] {
+      reader::CompactOptions compact{.zstd_level = zstd_level};
+      if (riding) {
+        compact.on_event = [riding](const format::Event& e, uint32_t fresh) { riding->add(e, fresh); };
+        compact.on_events_done = [this](const std::optional<Error>& damage) { decoding_over(damage); };
+      }
+      try {
+        auto result = reader::compact_trace(file, compact);
+        decoding_over(result ? result->damage : result.error());
+        return result;
+      } catch (...) {
+        decoding_over(std::nullopt, std::current_exception());
+        throw;
+      }
+    });
+  }
+  // Joins the thread (std::future's destructor), also when the caller returns early.
+  ~Compaction() {
+    if (job_.valid()) job_.wait();
+  }
+  Compaction(const Compaction&) = delete;
+  Compaction& operator=(const Compaction&) = delete;
+
+  // Once the read is over: the damage it stopped at. The wait orders the
+  // compaction thread's work on the riding Collector before the caller's.
+  std::optional<Error> decoded() { return decoded_.get_future().get(); }
+  Expected<reader::Compacted> result() { return job_.get(); }
+
+ private:
+  // Set by the compaction's thread, once.
+  void decoding_over(std::optional<Error> damage, std::exception_ptr failure = nullptr) {
+    if (decoded_set_) return;
+    decoded_set_ = true;
+    if (failure) {
+      decoded_.set_exception(failure);
+    } else {
+      decoded_.set_value(std::move(damage));
+    }
+  }
+
+  std::promise<std::optional<Error>> decoded_;
+  bool decoded_set_ = false;  // touched by the compaction's thread only
+  std::future<Expected<reader::Compacted>> job_;  // last: started once the rest exists
+};
 
 bool is(const reader::ChunkView& chunk, format::ChunkType type) {
   return chunk.type == static_cast<uint8_t>(type);
@@ -161,7 +141,7 @@ void encode_symbols(const reader::SymbolTable& table, format::SymbolsEncoder& en
 }  // namespace
 
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
-                                       const FinalizeOptions& options) {
+                                       const FinalizeOptions& options, FollowedRead* followed) {
   auto opened = open_native(input);
   if (!opened) return opened.error();
   reader::Reader& r = **opened;
@@ -174,53 +154,31 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   auto bytes = reader::Bytes::map_file(input);
   if (!bytes) return bytes.error();
 
-  // Pass 1 (collect, and the tap's first) and the compaction are one read of
-  // the events when that changes nothing (one_read_will_do), else two reads on
-  // two threads. The compaction compresses on a thread of its own. Once pass 1
-  // is over, the symbolisation (which needs only its addresses) runs beside
-  // the tap's pass 2 (which needs it finished). Each job's failure surfaces
-  // here, through its future.
-  if (options.tap) options.tap->begin(r.info());
-  const bool one_read = one_read_will_do((*bytes)->data());
-  std::optional<Collector> riding;
+  // The events are read once: by a follower while they were written, or by
+  // the compaction when that changes nothing (one_read_will_do), else by a
+  // Reader here while the compaction (if any) runs on its own thread. Once the
+  // read is over, the symbolisation (which needs only its addresses) runs
+  // beside the tap's events_over(). Each job's failure surfaces here, through
+  // its future.
+  if (options.tap && !followed) options.tap->begin(r.info());
   FinalizeAddon* addon = options.symbolize ? options.addon : nullptr;
+  const std::span<const uint8_t> input_bytes = (*bytes)->data();
+  const bool compact = needs_compaction(input_bytes);
+  const bool one_read = compact && !followed && one_read_will_do(input_bytes);
   // Heap snapshots: their frames' pcs are symbolised with the return
   // addresses, and each gets its annex (symbolize/snapshot_roots.h).
-  SnapshotRoots snapshots(options.symbolize ? (*bytes)->data() : std::span<const uint8_t>());
-  if (one_read) riding.emplace(options.tap, addon, snapshots);
-  // The compaction's damage once its decoding is over: set by its thread, once.
-  std::promise<std::optional<Error>> decoded;
-  bool decoded_set = false;  // touched by that thread only
-  auto decoding_over = [&](std::optional<Error> damage, std::exception_ptr failure = nullptr) {
-    if (decoded_set) return;
-    decoded_set = true;
-    if (failure) {
-      decoded.set_exception(failure);
-    } else {
-      decoded.set_value(std::move(damage));
-    }
-  };
-  std::future<Expected<reader::Compacted>> compaction = std::async(std::launch::async, [&] {
-    reader::CompactOptions compact{.zstd_level = options.zstd_level};
-    if (one_read) {
-      compact.on_event = [&](const format::Event& e, uint32_t fresh) { riding->add(e, fresh); };
-      compact.on_events_done = [&](const std::optional<Error>& damage) { decoding_over(damage); };
-    }
-    try {
-      auto result = reader::compact_trace((*bytes)->data(), compact);
-      decoding_over(result ? result->damage : result.error());
-      return result;
-    } catch (...) {
-      decoding_over(std::nullopt, std::current_exception());
-      throw;
-    }
-  });
-  Collected c;
-  if (one_read) {
-    // The wait orders the compaction thread's work on `riding` before ours.
-    c = std::move(*riding).finish(decoded.get_future().get());
-  } else {
-    c = collect(r, options.tap, addon, snapshots);
+  SnapshotRoots snapshots(options.symbolize ? input_bytes : std::span<const uint8_t>());
+  Collector collector(options.tap, addon, &snapshots);
+  std::optional<Compaction> compaction;
+  if (compact) compaction.emplace(input_bytes, options.zstd_level, one_read ? &collector : nullptr);
+  Collected c = followed    ? std::move(followed->collected)
+                : one_read ? std::move(collector).finish(compaction->decoded())
+                           : collect(r, std::move(collector));
+  // A follower read the events before the snapshots (written at their end,
+  // at exit) named the blocks to look for, so their sizes and stacks take one
+  // more read of the events then, for them alone.
+  if (followed && !snapshots.empty()) {
+    while (const format::Event* e = r.next()) snapshots.add(*e);
   }
   opened->reset();  // unmaps: three live mappings of the input would count thrice in RSS
   stats.events = c.events;
@@ -253,17 +211,21 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
       return table;
     });
   }
-  // After damage no index is written, so pass 2 is not needed then.
+  // After damage no index is written, so the tap's work after the read is not needed then.
   const bool want_index = options.tap && !stats.damage;
-  if (want_index) {
-    if (auto e = second_pass(**bytes, *options.tap)) stats.damage = *e;
-  }
+  if (want_index) options.tap->events_over();
 
-  auto compacted = compaction.get();
-  if (!compacted) return compacted.error();
-  if (!stats.damage) stats.damage = compacted->damage;
-  // (The one read is only taken when the input holds nothing but events.)
-  std::vector<uint8_t> out = one_read ? std::move(compacted->bytes) : without(compacted->bytes, replace_symbols);
+  // The events as the output keeps them: compacted, or the input's as stored.
+  std::vector<uint8_t> out;
+  if (compaction) {
+    auto compacted = compaction->result();
+    if (!compacted) return compacted.error();
+    if (!stats.damage) stats.damage = compacted->damage;
+    // (The one read is only taken when the input holds nothing but events.)
+    out = one_read ? std::move(compacted->bytes) : without(compacted->bytes, replace_symbols);
+  } else {
+    out = without(input_bytes, replace_symbols);
+  }
 
   for (const std::vector<uint8_t>& payload : snapshots.annex_chunks(c.modules, options.symbolizer))
     reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, options.zstd_level);

@@ -25,22 +25,21 @@
 
 namespace memloupe::symbolize {
 
-// Work that rides on the finaliser's reads of the events, for the layers above
-// it (the CLI builds the analysis index with one; this library knows nothing of
-// the analysis). first() rides on the read that collects addresses and modules;
-// second() gets a read of its own once that one is over, while the compaction
-// and the symbolisation run on other threads. The calls come one at a time, each
-// finished before the next starts, in this order: begin, every first, every
-// second, index. first() runs on the compaction's thread when pass 1 shares its
-// read (a raw trace), the others on the thread that called finalize_trace.
+// Work that rides on the finaliser's one read of the events, for the layers
+// above it (the CLI builds the analysis index with one; this library knows
+// nothing of the analysis). The calls come one at a time, each finished before
+// the next starts, in this order: begin, every event, events_over, index.
+// event() runs on the compaction's thread when the collection shares its read
+// (a raw trace), the others on the thread that called finalize_trace.
 class FinalizeTap {
  public:
   virtual ~FinalizeTap() = default;
   virtual void begin(const format::TraceInfo& info) = 0;
-  virtual void first(const format::Event& event) = 0;   // while collecting (no SymbolDefs)
-  // The same events again (not called when the first read stopped at damage:
-  // no index is written then).
-  virtual void second(const format::Event& event) = 0;
+  virtual void event(const format::Event& event) = 0;  // every event but SymbolDefs
+  // The read is over; runs while the compaction and the symbolisation finish on
+  // other threads. Not called when the read stopped at damage (no index is
+  // written then).
+  virtual void events_over() = 0;
   // The finished trace (prologue through symbols); returns the analysis index
   // to append (in as many chunks as its size needs), or nothing. Not called for a damaged input.
   virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
@@ -92,9 +91,13 @@ struct FinalizeStats {
   std::optional<Error> damage;
 };
 
+struct FollowedRead;  // follow.h
+
 // Finalises `input` into `output` (which may be the same path: the file is
-// replaced atomically, so a failure leaves the input as it was).
+// replaced atomically, so a failure leaves the input as it was). `followed`:
+// the read of the events a TraceFollower did while they were written, with
+// `options`' tap and addon (begun and fed); the events are then not read here.
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
-                                       const FinalizeOptions& options);
+                                       const FinalizeOptions& options, FollowedRead* followed = nullptr);
 
 }  // namespace memloupe::symbolize

@@ -27,6 +27,8 @@ class SnapshotRoots {
   // Every event of the finaliser's first read, in file order (SnapshotSites::add).
   void add(const format::Event& event) { sites_.add(event); }
 
+  bool empty() const { return snapshots_.empty(); }
+
   // The stack frames' pcs, distinct, to symbolise with the backtraces.
   const std::vector<uint64_t>& frame_pcs() const { return frame_pcs_; }
 

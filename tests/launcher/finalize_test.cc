@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "process.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
 #include "markers.h"
 #include "support/loaded_modules.h"
+#include "symbolize/follow.h"
 #include "sites.h"
 #include "trace_builder.h"
 
@@ -137,13 +140,13 @@ TEST(Finalize, TruncatedTraceKeepsEveryCompleteChunk) {
 class CountingTap : public FinalizeTap {
  public:
   void begin(const format::TraceInfo&) override {}
-  void first(const format::Event&) override { ++firsts; }
-  void second(const format::Event&) override { ++seconds; }
+  void event(const format::Event&) override { ++events; }
+  void events_over() override { ++overs; }
   std::optional<std::vector<uint8_t>> index(std::span<const uint8_t>) override {
     asked = true;
     return std::vector<uint8_t>{1, 2, 3};
   }
-  uint64_t firsts = 0, seconds = 0;
+  uint64_t events = 0, overs = 0;
   bool asked = false;
 };
 
@@ -167,8 +170,8 @@ TEST(Finalize, DamageInsideAnIntactChunkIsReportedAsAReaderReportsIt) {
   ASSERT_TRUE(whole) << whole.error().message;
   EXPECT_FALSE(whole->damage);
   EXPECT_EQ(whole->events, trace.events());
-  EXPECT_EQ(whole_tap.firsts, trace.events());
-  EXPECT_EQ(whole_tap.seconds, trace.events());
+  EXPECT_EQ(whole_tap.events, trace.events());
+  EXPECT_EQ(whole_tap.overs, 1u);
   EXPECT_TRUE(whole_tap.asked);
 
   // The third events chunk's first event code becomes 7 (there is none).
@@ -200,14 +203,98 @@ TEST(Finalize, DamageInsideAnIntactChunkIsReportedAsAReaderReportsIt) {
   EXPECT_EQ(stats->damage->message, r->error()->message);
   EXPECT_EQ(stats->damage->offset, r->error()->offset);
   EXPECT_EQ(stats->events, readable);
-  EXPECT_EQ(tap.firsts, readable);
-  EXPECT_EQ(tap.seconds, 0u);
+  EXPECT_EQ(tap.events, readable);
+  EXPECT_EQ(tap.overs, 0u);
   EXPECT_FALSE(tap.asked);
   EXPECT_EQ(stats->index_bytes, 0u);
   auto out = open_or_fail(dir / "damaged.out");
   ASSERT_TRUE(out);
   EXPECT_EQ(count_events(*out), readable);
   EXPECT_FALSE(out->error());
+}
+
+// The trace written piece by piece while a TraceFollower reads it (a chunk's
+// first half, a pause, its second half, as a recorder's writes may land), then
+// finalised with the follower's read: the same file, byte for byte, and the
+// same counts and damage, as finalising the finished file by itself. `cut`:
+// the last chunk is cut in half, as a SIGKILL during its write leaves it.
+void expect_following_changes_nothing(bool cut) {
+  const Sites sites = capture_sites();
+  TraceBuilder trace(format::Mode::All);
+  for (const Module& m : loaded_modules()) trace.module_load(m);
+  trace.flush();
+  for (int chunk = 0; chunk < 6; ++chunk) {
+    for (int i = 0; i < 40; ++i) trace.alloc({sites.widgets, sites.c, 0x1000u + static_cast<uint64_t>(i)}, 64 + i, 100 * chunk + i);
+    trace.flush();
+  }
+  if (!cut) {
+    trace.end(10000);
+    trace.flush();
+  }
+  std::vector<uint8_t> bytes = trace.bytes();
+  if (cut) {
+    const size_t last_start = trace.chunk_ends()[trace.chunk_ends().size() - 2];
+    bytes.resize((last_start + bytes.size()) / 2);
+  }
+  TempDir dir;
+  const std::string path = dir / "followed.trace";
+  CountingTap followed_tap;
+  FinalizeOptions followed_options{.tap = &followed_tap};
+  TraceFollower follower(path, followed_options, [&path] { return std::filesystem::exists(path); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // it waits for the file
+  {
+    std::ofstream out(path, std::ios::binary);
+    size_t at = 0;
+    for (size_t end : trace.chunk_ends()) {
+      end = std::min(end, bytes.size());
+      if (end <= at) continue;
+      const size_t half = at + (end - at) / 2;
+      for (size_t to : {half, end}) {
+        out.write(reinterpret_cast<const char*>(bytes.data() + at), static_cast<std::streamsize>(to - at));
+        out.flush();
+        at = to;
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      }
+    }
+  }
+  Expected<FollowedRead> read = follower.finish();
+  ASSERT_TRUE(read) << read.error().message;
+  auto followed = finalize_trace(path, dir / "followed.out", followed_options, &*read);
+  ASSERT_TRUE(followed) << followed.error().message;
+
+  CountingTap tap;
+  auto alone = finalize_trace(path, dir / "alone.out", {.tap = &tap});
+  ASSERT_TRUE(alone) << alone.error().message;
+  EXPECT_EQ(followed->events, alone->events);
+  EXPECT_EQ(followed->addresses, alone->addresses);
+  EXPECT_EQ(followed_tap.events, tap.events);
+  EXPECT_EQ(followed_tap.overs, tap.overs);
+  EXPECT_EQ(followed_tap.asked, tap.asked);
+  ASSERT_EQ(followed->damage.has_value(), cut);
+  ASSERT_EQ(alone->damage.has_value(), cut);
+  if (cut) {
+    EXPECT_EQ(followed->damage->message, alone->damage->message);
+    EXPECT_EQ(followed->damage->offset, alone->damage->offset);
+  } else {
+    EXPECT_EQ(followed->events, trace.events());
+  }
+  auto read_file = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::vector<char> want = read_file(dir / "alone.out");
+  ASSERT_GT(want.size(), bytes.size() / 4);
+  EXPECT_TRUE(read_file(dir / "followed.out") == want);
+}
+
+TEST(Finalize, FollowingTheWrittenFileChangesNothing) { expect_following_changes_nothing(false); }
+TEST(Finalize, FollowingAKilledProgramsFileChangesNothing) { expect_following_changes_nothing(true); }
+
+TEST(Finalize, AFollowerOfAFileNeverWrittenSaysSo) {
+  TempDir dir;
+  FinalizeOptions options;
+  TraceFollower follower(dir / "never.trace", options);
+  EXPECT_FALSE(follower.finish());
 }
 
 TEST(Finalize, LeavesASymbolisedTraceAloneUnlessAskedToRedoIt) {

@@ -1,0 +1,119 @@
+#include "symbolize/follow.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "reader/growing_file.h"
+#include "reader/native_reader.h"
+#include "reader/reader.h"
+
+namespace memloupe::symbolize {
+namespace {
+
+// How often the follower looks at the file when it has read all of it: the
+// recorder's flush thread appends a chunk every few milliseconds when busy.
+constexpr auto kPoll = std::chrono::milliseconds(20);
+
+}  // namespace
+
+TraceFollower::TraceFollower(std::string path, const FinalizeOptions& options, std::function<bool()> written)
+    : path_(std::move(path)),
+      written_(std::move(written)),
+      tap_(options.tap),
+      addon_(options.symbolize ? options.addon : nullptr),
+      collector_(tap_, addon_),
+      thread_([this] { run(); }) {}
+
+TraceFollower::~TraceFollower() {
+  stopping_.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool TraceFollower::open(bool on_thread) {
+  if (written_ && !written_()) return false;
+  auto file = reader::GrowingFile::open(path_);
+  if (!file) return false;  // not there yet
+  reader::GrowingFile* raw = file->get();
+  auto grown = raw->grow();
+  if (!grown) {
+    failure_ = grown.error();
+    return false;
+  }
+  auto opened = reader::open_native(std::move(*file));
+  if (!opened) return false;  // the header is not all written yet: look again later
+  if (!(*opened)->info().source_format.empty()) {
+    failure_ = Error{path_ + " is not a memloupe trace"};
+    return false;
+  }
+  file_ = raw;
+  reader_ = std::move(*opened);
+  if (tap_) tap_->begin(reader_->info());
+  // This thread yields to the program from now on (best effort). The threads
+  // the tap started above keep the normal priority: they only work on what
+  // this thread hands them, and once the program has exited they, with
+  // finish()'s caller, do the rest at full speed even when other processes
+  // keep the CPUs busy (a nice-19 thread then gets next to nothing).
+  if (on_thread) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  return true;
+}
+
+void TraceFollower::read_available(bool until_stopped) {
+  reader_->resume();
+  uint64_t n = 0;
+  while (const format::Event* e = reader_->next()) {
+    collector_.add(*e, reader_->fresh_frames());
+    // The reader is left between two events: finish() continues from there.
+    if (until_stopped && ++n % 4096 == 0 && stopping_.load(std::memory_order_relaxed)) return;
+  }
+}
+
+void TraceFollower::run() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (stop_) return;
+    }
+    bool progressed = false;
+    if (!reader_) {
+      progressed = open(true);
+    } else if (!reader_->error()) {
+      read_available(true);
+      if (stopping_.load(std::memory_order_relaxed)) return;
+      if (!reader_->error()) {
+        auto grown = file_->grow();
+        if (!grown) failure_ = grown.error();
+        progressed = grown && *grown;
+      }
+    }
+    if (failure_ || (reader_ && reader_->error())) return;  // finish() takes it from here
+    if (progressed) continue;
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, kPoll, [this] { return stop_; });
+  }
+}
+
+Expected<FollowedRead> TraceFollower::finish() {
+  stopping_.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (failure_) return *failure_;
+  if (!reader_ && !open(false)) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
+  if (auto e = file_->whole()) return *e;
+  if (!reader_->error()) read_available(false);
+  FollowedRead read{std::move(collector_).finish(reader_->error())};
+  reader_.reset();
+  return read;
+}
+
+}  // namespace memloupe::symbolize
