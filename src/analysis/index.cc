@@ -230,7 +230,7 @@ void encode_aggregate(Writer& w, const Aggregate& a) {
 // and every later read fails.
 class Parser {
  public:
-  explicit Parser(reader::Cursor in) : in_(in) {}
+  Parser(reader::Cursor in, const Estimator& estimator) : in_(in), estimator_(estimator) {}
 
   bool fail(const std::string& what) {
     if (!error_) error_ = Error{in_.where() + ": expected " + what, in_.file_offset()};
@@ -271,10 +271,14 @@ class Parser {
     n = static_cast<size_t>(w);
     return true;
   }
+  // The index is written only for traces sampled at one rate (IndexBuilder), so
+  // a count's weighted sums follow from its samples.
   bool count(Count& c) {
-    return varint(c.blocks, "a block count") && varint(c.samples, "a sample count") &&
-           varint(c.bytes, "a byte count") && f64(c.objects, "an object estimate") &&
-           f64(c.objects_var, "an object variance");
+    const bool ok = varint(c.blocks, "a block count") && varint(c.samples, "a sample count") &&
+                    varint(c.bytes, "a byte count") && f64(c.objects, "an object estimate") &&
+                    f64(c.objects_var, "an object variance");
+    if (ok) estimator_.weigh_at_header_rate(c);
+    return ok;
   }
   bool metrics(Metrics& m) {
     for (Count& c : m.counts)
@@ -285,6 +289,7 @@ class Parser {
  private:
   bool ok() const { return !error_; }
   reader::Cursor in_;
+  const Estimator& estimator_;
   std::optional<Error> error_;
 };
 
@@ -464,7 +469,8 @@ std::vector<uint8_t> encode_index(const Index& index) {
 }
 
 Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
-  Parser p(in);
+  const Estimator estimator(info);
+  Parser p(in, estimator);
   Index index;
   uint64_t version = 0;
   if (!p.varint(version, "the index version")) return *p.error();
@@ -481,8 +487,8 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
     p.fail("the end of the index payload");
   if (p.error()) return *p.error();
   index.overview.info = info;
-  index.overview.estimator = Estimator(info);
-  index.aggregate.estimator = Estimator(info);
+  index.overview.estimator = estimator;
+  index.aggregate.estimator = estimator;
   return index;
 }
 
@@ -495,6 +501,9 @@ struct IndexBuilder::Impl {
   std::optional<Query> query;
   // The index's query has no filter and no --focus, as ThreadedAggregate needs.
   std::unique_ptr<ThreadedAggregate> second;
+  // The index stores each Count without its per-block weights: a trace whose
+  // rate changed (memloupe_set_rate) gets no index, and its views read the events.
+  bool rate_changed = false;
 
   // Pass 1 is over: its Overview resolves the query of pass 2.
   void start_second() {
@@ -508,7 +517,10 @@ struct IndexBuilder::Impl {
 IndexBuilder::IndexBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>(info)) {}
 IndexBuilder::~IndexBuilder() = default;
 
-void IndexBuilder::first(const format::Event& event) { impl_->first.add(event); }
+void IndexBuilder::first(const format::Event& event) {
+  if (std::holds_alternative<format::RateChange>(event)) impl_->rate_changed = true;
+  impl_->first.add(event);
+}
 
 void IndexBuilder::second(const format::Event& event) {
   impl_->start_second();
@@ -517,6 +529,7 @@ void IndexBuilder::second(const format::Event& event) {
 
 std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t> trace) {
   Impl& s = *impl_;
+  if (s.rate_changed) return std::nullopt;
   s.start_second();
   Index index;
   index.aggregate = std::move(*s.second).finish();

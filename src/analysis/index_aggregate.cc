@@ -17,6 +17,7 @@ format::Alloc alloc_of(const Record& r) {
   a.time_ns = r.time_ns;
   a.size = r.size;
   a.n_samples = r.n_samples;
+  a.bytes_per_sample = r.bytes_per_sample;
   a.func = r.func;
   return a;
 }
@@ -27,11 +28,12 @@ format::Free free_of(const Record& r) {
 
 Record record_of(const format::Alloc& a, uint32_t stack = 0, bool is_new = false) {
   return Record{Kind::Alloc, is_new, a.func, a.thread.value, a.n_samples, stack,
-                is_new ? static_cast<uint32_t>(a.backtrace.size()) : 0, a.time_ns, a.id.value, a.size};
+                is_new ? static_cast<uint32_t>(a.backtrace.size()) : 0, a.bytes_per_sample, a.time_ns, a.id.value,
+                a.size};
 }
 
 Record record_of(const format::Free& f) {
-  return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, 0, f.time_ns, f.id.value, 0};
+  return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, 0, 0, f.time_ns, f.id.value, 0};
 }
 
 }  // namespace
@@ -190,7 +192,7 @@ void ThreadedAggregate::add(const format::Event& event) {
   } else if (const auto* f = std::get_if<format::Free>(&event)) {
     pipe_.push(record_of(*f));
   } else if (const std::optional<uint64_t> t = event_time(event)) {
-    pipe_.push(Record{Kind::Time, false, format::Func::Malloc, 0, 0, 0, 0, *t, 0, 0});
+    pipe_.push(Record{Kind::Time, false, format::Func::Malloc, 0, 0, 0, 0, 0, *t, 0, 0});
   }  // no time: add() does nothing with it in pass 2
 }
 

@@ -40,6 +40,7 @@ class EventPipe {
     uint32_t n_samples;
     uint32_t stack;
     uint32_t new_frames;  // of a new stack, in Batch::frames
+    uint32_t bytes_per_sample;  // format::Alloc's (in what was padding)
     uint64_t time_ns;
     uint64_t id;
     uint64_t size;

@@ -25,6 +25,7 @@ constinit std::atomic<State> g_state{State::Uninit};
 constinit volatile uint8_t* g_alive_page = nullptr;
 constinit bool g_alive_wipes = false;
 constinit std::atomic<uint32_t> g_depth{kDefaultDepth};
+constinit std::atomic<uint64_t> g_every{kDefaultEvery};
 }  // namespace detail
 using detail::g_alive_page;
 using detail::g_alive_wipes;
@@ -87,6 +88,7 @@ bool write_file_header() noexcept {
 // Opens the file and writes the header and the module map; the caller holds no
 // lock and its hooks are parked.
 void start_session() noexcept {
+  set_sampling_mean(g_config.every);
   g_session.pid = static_cast<uint32_t>(::getpid());
   g_session.clock.start();
   g_session.start_mono_ns = g_session.clock.now_ns();
@@ -174,7 +176,8 @@ Gap gap_for_next_call(ThreadState& t) noexcept {
     case State::Recording:
     case State::Paused:
       if (g_config.mode == format::Mode::All) return {kParked, 0};
-      return next_gap(t.rng, static_cast<double>(g_config.every));
+      t.gap_mean = sampling_mean();
+      return next_gap(t.rng, static_cast<double>(t.gap_mean));
     default:
       return {kNever, 0};
   }
