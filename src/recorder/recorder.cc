@@ -38,6 +38,11 @@ namespace {
 
 constinit Config g_config;
 constinit SpinLock g_init_lock;
+// The threads' counters when this session started: a later attach's trace
+// counts calls from its own start (the counters of a process that keeps
+// running are never reset: their writers are the threads themselves, without
+// atomics). Zero for a session started with the process or in a fork child.
+constinit format::CallTotals g_totals_base{};
 std::atomic<uint32_t> g_next_thread_id{0};
 std::atomic<uint64_t> g_threads_seeded{0};
 
@@ -155,6 +160,9 @@ bool start_session_late(EnvLookup lookup) noexcept {
     g_filter.clear();
     g_session.raw_encoder().reset();
   }
+  // Calls racing this line may land on either side of it.
+  g_totals_base = format::CallTotals{};
+  g_threads.sum(g_totals_base);
   start_session();
   if (!tracking()) return false;
   // Threads registered in an earlier session make no first call again: their
@@ -214,6 +222,10 @@ void activate_thread(ThreadState& t) noexcept {
 void write_call_totals() noexcept {
   format::CallTotals totals{};
   g_threads.sum(totals);
+  for (unsigned f = 0; f < format::kFuncCount; ++f) {
+    totals.totals[f].calls -= g_totals_base.totals[f].calls;
+    totals.totals[f].bytes -= g_totals_base.totals[f].bytes;
+  }
   totals.time_ns = trace_now_ns();
   g_session.encoder().call_totals(totals);
 }
@@ -258,6 +270,7 @@ void restart_in_fork_child(ThreadState& t) noexcept {
   g_filter.clear();
   g_session.raw_encoder().reset();
   g_threads.reset_for_child();
+  g_totals_base = format::CallTotals{};
   g_next_thread_id.store(0, std::memory_order_relaxed);
   start_session();
   if (tracking()) start_flush_thread();
