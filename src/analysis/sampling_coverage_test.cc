@@ -131,13 +131,18 @@ SampledRun sample_run(const std::vector<Block>& blocks, uint64_t seed, RateSwitc
   return run;
 }
 
-// Each site's metrics, by site number (the script's frame is 0x1000 + site).
-std::map<uint64_t, const Metrics*> sites_of(const Model& m) {
+// fn(site, count, truth) for each site's allocated and leaked Count in `m`
+// (the script's frame is 0x1000 + site) against the exact values.
+template <class Fn>
+void each_site(const Model& m, const std::map<uint64_t, Exact>& allocated, const std::map<uint64_t, Exact>& leaked,
+               Fn fn) {
   std::map<uint64_t, const Metrics*> by_site;
   for (uint32_t id = 0; id < m.aggregate.stacks.size(); ++id) {
     by_site[m.aggregate.frames(StackId{id})[0] - 0x1000] = &m.aggregate.stacks[id].metrics;
   }
-  return by_site;
+  for (auto [metric, exact] : {std::pair{Metric::Allocated, &allocated}, std::pair{Metric::Leaked, &leaked}}) {
+    for (const auto& [site, truth] : *exact) fn(site, by_site.count(site) ? (*by_site.at(site))[metric] : Count{}, truth);
+  }
 }
 
 bool covers(const Estimate& e, double truth) { return e.lo <= truth && (!e.bounded || truth <= e.hi); }
@@ -167,20 +172,14 @@ TEST(SamplingCoverage, IntervalsCoverExactValues) {
     const Model& m = run.model;
     const Estimator& e = m.aggregate.estimator;
 
-    const std::map<uint64_t, const Metrics*> by_site = sites_of(m);
-    for (auto [metric, exact] : {std::pair{Metric::Allocated, &allocated}, std::pair{Metric::Leaked, &leaked}}) {
-      for (const auto& [site, truth] : *exact) {
-        const Count c = by_site.count(site) ? (*by_site.at(site))[metric] : Count{};
-        const Estimate bytes = e.bytes(c);
-        ++checks;
-        bytes_covered += covers(bytes, truth.bytes);
-        if (c.blocks >= 10) {
-          const Estimate objects = e.objects(c);
-          ++object_checks;
-          objects_covered += covers(objects, truth.objects);
-        }
+    each_site(m, allocated, leaked, [&](uint64_t, const Count& c, const Exact& truth) {
+      ++checks;
+      bytes_covered += covers(e.bytes(c), truth.bytes);
+      if (c.blocks >= 10) {
+        ++object_checks;
+        objects_covered += covers(e.objects(c), truth.objects);
       }
-    }
+    });
     const Estimator& oe = m.overview.estimator;
     for (auto [count, truth] : {std::pair{m.aggregate.totals[Metric::Allocated], all_allocated},
                                 std::pair{m.aggregate.totals[Metric::Leaked], all_leaked},
@@ -256,15 +255,11 @@ TEST(SamplingCoverage, RateChangedMidRun) {
     const SampledRun run = sample_run(blocks, seed, change);
     const Model& m = run.model;
     const Estimator& e = m.aggregate.estimator;
-    const std::map<uint64_t, const Metrics*> by_site = sites_of(m);
-    for (auto [metric, exact] : {std::pair{Metric::Allocated, &allocated}, std::pair{Metric::Leaked, &leaked}}) {
-      for (const auto& [site, truth] : *exact) {
-        const Count c = by_site.count(site) ? (*by_site.at(site))[metric] : Count{};
-        const bool ok = covers(e.bytes(c), truth.bytes);
-        ++checks, covered += ok;
-        if (site == 1) ++after_checks, after_covered += ok;
-      }
-    }
+    each_site(m, allocated, leaked, [&](uint64_t site, const Count& c, const Exact& truth) {
+      const bool ok = covers(e.bytes(c), truth.bytes);
+      ++checks, covered += ok;
+      if (site == 1) ++after_checks, after_covered += ok;
+    });
     ++checks, covered += covers(e.bytes(m.aggregate.totals[Metric::Allocated]), total.bytes);
   }
   const double rate = static_cast<double>(covered) / checks;
