@@ -14,6 +14,8 @@ packages=(
   python3 nodejs golang-go chromium valgrind heaptrack sqlite3
   # `memloupe live`'s terminal test
   tmux
+  # the install test: the man page renders, the zsh completion loads
+  man-db zsh
   # allocators that `memloupe replay` compares against glibc's
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 )

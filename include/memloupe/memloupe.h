@@ -95,6 +95,16 @@ MEMLOUPE_API int memloupe_set_trackers(memloupe_track_callback on_track,
  * not recording or `depth` is out of range. */
 MEMLOUPE_API int memloupe_set_depth(unsigned depth);
 
+/* Samples each allocated byte with probability `rate` from now on: one sample
+ * per 1/rate bytes on average (rounded to whole bytes, at most 2^32 - 1), as
+ * `memloupe run --rate`. The trace records each change (and each depth change)
+ * and the estimates weigh every sample by the rate it was taken at. The calling
+ * thread switches at once; other threads at their next sample point (that one
+ * sample is recorded at the old rate it was drawn at). Returns 0, or
+ * -1 if the process is not recording, records every call (--all) or `rate` is
+ * out of range. */
+MEMLOUPE_API int memloupe_set_rate(double rate);
+
 #ifdef __cplusplus
 }
 #endif

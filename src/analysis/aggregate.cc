@@ -32,6 +32,7 @@ struct Block {
   uint32_t stack = 0;
   uint32_t thread = 0;
   uint32_t n_samples = 0;
+  uint32_t bytes_per_sample = 0;  // format::Alloc's (0: the header's)
 };
 
 bool live_in(const TimeWindow& w, uint64_t alloc, uint64_t free) {
@@ -201,12 +202,12 @@ struct AggregateBuilder::Impl {
     if (overview && overview->peak.alloc && *overview->peak.alloc == e.id) peak_passed = true;
     if (!stack) ++a.rejected_blocks;
     if (!alongside) {
-      if (stack) live.insert(e.id.value, Block{t, e.size, *stack, e.thread.value, e.n_samples});
+      if (stack) live.insert(e.id.value, Block{t, e.size, *stack, e.thread.value, e.n_samples, e.bytes_per_sample});
       return;
     }
-    const Block b{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples};
+    const Block b{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample};
     live.insert(e.id.value, b);
-    const Count c = a.estimator.block(b.size, b.n_samples);
+    const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     if (stack) {
       count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
       track(b, c, true);
@@ -220,7 +221,7 @@ struct AggregateBuilder::Impl {
     const bool known = live.take(e.id.value, b);
     if (alongside) {
       if (!known) return alongside->add_free(e, nullptr);
-      const Count c = a.estimator.block(b.size, b.n_samples);
+      const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
       if (b.stack != kDropped) {
         track(b, c, false);
         end_of(b, c, t, true, e.thread.value, 0, freed_before_next_alloc(e, b));
@@ -244,7 +245,7 @@ struct AggregateBuilder::Impl {
       ++a.rejected_blocks;
       return;
     }
-    const Count c = a.estimator.block(b.size, b.n_samples);
+    const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     unsigned mask = bit(Metric::Allocated);
     if (a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never)) mask |= bit(Metric::Live);
     if (at_peak) mask |= bit(Metric::Peak);
@@ -278,7 +279,7 @@ struct AggregateBuilder::Impl {
       const uint64_t end = alongside->last_time();
       live.for_each([&](uint64_t, const Block& b) {
         if (b.stack != kDropped) {
-          end_of(b, a.estimator.block(b.size, b.n_samples), 0, false, b.thread, std::max(end, b.time));
+          end_of(b, a.estimator.block(b.size, b.n_samples, b.bytes_per_sample), 0, false, b.thread, std::max(end, b.time));
         }
       });
       const uint64_t maxima = alongside->new_maxima();

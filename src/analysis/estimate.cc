@@ -69,7 +69,7 @@ Estimator::Estimator(format::Mode mode, uint64_t bytes_per_sample)
     : exact_(mode == format::Mode::All),
       bytes_per_sample_(exact_ || bytes_per_sample == 0 ? 1 : static_cast<double>(bytes_per_sample)) {}
 
-Count Estimator::block(uint64_t size, uint32_t n_samples) const {
+Count Estimator::block(uint64_t size, uint32_t n_samples, uint32_t bytes_per_sample) const {
   Count c;
   c.blocks = 1;
   c.samples = n_samples;
@@ -78,19 +78,43 @@ Count Estimator::block(uint64_t size, uint32_t n_samples) const {
     c.objects = 1;
     return c;
   }
-  // p(s) = 1 − e^{−λ·s}; a zero-byte block can only be in the trace if the
+  const double w = bytes_per_sample != 0 ? static_cast<double>(bytes_per_sample) : bytes_per_sample_;
+  const double k = static_cast<double>(n_samples);
+  c.weighted = w * k;
+  c.weighted_sq = w * w * k;
+  c.max_weight = n_samples != 0 ? w : 0;
+  // p(s) = 1 − e^{−s/w}; a zero-byte block can only be in the trace if the
   // recorder sampled it anyway, so treat it as certain rather than divide by 0.
-  const double p = size == 0 ? 1 : -std::expm1(-static_cast<double>(size) / bytes_per_sample_);
+  const double p = size == 0 ? 1 : -std::expm1(-static_cast<double>(size) / w);
   c.objects = 1 / p;
   c.objects_var = (1 - p) / (p * p);
   return c;
 }
 
+void Estimator::weigh_at_header_rate(Count& c) const {
+  if (exact_) return;
+  const double k = static_cast<double>(c.samples);
+  c.weighted = bytes_per_sample_ * k;
+  c.weighted_sq = bytes_per_sample_ * bytes_per_sample_ * k;
+  c.max_weight = c.samples != 0 ? bytes_per_sample_ : 0;
+}
+
 Estimate Estimator::bytes(const Count& c) const {
   const double value = bytes_value(c);
   if (exact_) return {value, value, value};
-  const PoissonInterval i = poisson_interval_95(c.samples);
-  return {value, i.lo * bytes_per_sample_, i.hi * bytes_per_sample_};
+  // One mean for every sample (always, unless the rate changed): Garwood's
+  // interval on K, scaled. A set with no sample says nothing about which mean
+  // its unseen bytes were sampled at: the header's is taken.
+  const double w = c.max_weight > 0 ? c.max_weight : bytes_per_sample_;
+  if (c.weighted == w * static_cast<double>(c.samples)) {
+    const PoissonInterval i = poisson_interval_95(c.samples);
+    return {value, i.lo * w, i.hi * w};
+  }
+  // Fay & Feuer's interval (see estimate.h): B̂ > 0 here, since some w_i < w_max.
+  const double y = c.weighted, v = c.weighted_sq;
+  const double lo = gamma_quantile(y * y / v, 0.025, -kZ975) * (v / y);
+  const double a_hi = (y + w) * (y + w) / (v + w * w), scale_hi = (v + w * w) / (y + w);
+  return {value, lo, gamma_quantile(a_hi, 0.975, kZ975) * scale_hi};
 }
 
 Estimate Estimator::objects(const Count& c) const {

@@ -12,10 +12,20 @@
 //     variance estimated by Σ (1 − p)/p², and a normal-approximation interval.
 // In Mode::All every block is seen: p = 1, and B̂ = Σ size, N̂ = blocks exactly.
 //
+// The rate may change while the program runs (memloupe_set_rate, a RateChange in
+// the trace): each block is then weighed by the mean w_i in force when it was
+// sampled (format::Alloc::bytes_per_sample). K_i ~ Poisson(bytes_i / w_i), so
+// B̂ = Σ w_i·K_i is still unbiased, with variance estimated by V = Σ w_i²·K_i; its
+// 95% interval is Fay & Feuer's (1997) gamma interval for a weighted sum of
+// Poisson counts: [G⁻¹(0.025; B̂²/V, V/B̂), G⁻¹(0.975; (B̂+w_max)²/(V+w_max²),
+// (V+w_max²)/(B̂+w_max))], which is Garwood's exactly when every w_i is the same
+// (and that case is computed as before). p(s) uses each block's own mean.
+//
 // Count holds only sums, so counts of disjoint sets add (site totals, tree
 // totals, time buckets) and the estimate of the union is computed from the sum.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "format/events.h"
@@ -28,6 +38,10 @@ struct Count {
   uint64_t bytes = 0;      // Σ size of the blocks seen (exact total in Mode::All)
   double objects = 0;      // Σ 1/p(size)   (== blocks in Mode::All)
   double objects_var = 0;  // Σ (1 − p)/p²  (== 0 in Mode::All)
+  // Mode::Sampled, each block weighed by its mean w (see above):
+  double weighted = 0;     // Σ w·n_samples: the byte estimate B̂
+  double weighted_sq = 0;  // Σ w²·n_samples: its variance estimate V
+  double max_weight = 0;   // the largest w of a block with samples ever added
 
   bool empty() const { return blocks == 0; }
   Count& operator+=(const Count& o) {
@@ -36,15 +50,22 @@ struct Count {
     bytes += o.bytes;
     objects += o.objects;
     objects_var += o.objects_var;
+    weighted += o.weighted;
+    weighted_sq += o.weighted_sq;
+    max_weight = std::max(max_weight, o.max_weight);
     return *this;
   }
-  // Only for removing a block (or set) that was added before.
+  // Only for removing a block (or set) that was added before. max_weight stays
+  // (a wider interval than needed, never a narrower one). The weighted sums are
+  // sums of integers (w and n_samples are), so they return exactly to 0.
   Count& operator-=(const Count& o) {
     blocks -= o.blocks;
     samples -= o.samples;
     bytes -= o.bytes;
     objects -= o.objects;
     objects_var -= o.objects_var;
+    weighted -= o.weighted;
+    weighted_sq -= o.weighted_sq;
     return *this;
   }
 };
@@ -72,13 +93,16 @@ class Estimator {
   bool exact() const { return exact_; }
   double bytes_per_sample() const { return bytes_per_sample_; }
 
-  // The Count of one block as the trace recorded it.
-  Count block(uint64_t size, uint32_t n_samples) const;
+  // The Count of one block as the trace recorded it; `bytes_per_sample` is the
+  // mean it was sampled at (format::Alloc::bytes_per_sample; 0: the header's).
+  Count block(uint64_t size, uint32_t n_samples, uint32_t bytes_per_sample = 0) const;
+  // A Count of `samples` points at the header's mean, all else set: fills the
+  // weighted sums of a Count stored without them (the analysis index, which is
+  // only written for traces whose rate never changed).
+  void weigh_at_header_rate(Count& c) const;
 
   // Point estimates only (cheap; for sorting and charts).
-  double bytes_value(const Count& c) const {
-    return exact_ ? static_cast<double>(c.bytes) : static_cast<double>(c.samples) * bytes_per_sample_;
-  }
+  double bytes_value(const Count& c) const { return exact_ ? static_cast<double>(c.bytes) : c.weighted; }
   double objects_value(const Count& c) const { return c.objects; }
 
   Estimate bytes(const Count& c) const;

@@ -92,5 +92,53 @@ TEST(Estimator, SampledObjectsAreHorvitzThompson) {
   EXPECT_GE(o.lo, 1);
 }
 
+
+// memloupe_set_rate: each block weighs by the mean it was sampled at.
+TEST(Estimator, BlocksSampledAtAChangedRateWeighByTheirOwnMean) {
+  const Estimator e(format::Mode::Sampled, 1000);
+  Count c = e.block(5000, 4);           // at the header's mean: 4 x 1000
+  c += e.block(300, 3, 100);            // after a change to 100: 3 x 100
+  EXPECT_EQ(e.bytes_value(c), 4300);
+  EXPECT_EQ(c.max_weight, 1000);
+  // p(s) at the block's own mean: 300 bytes at 100 is a near-certain sample.
+  EXPECT_NEAR(e.block(300, 3, 100).objects, 1 / (1 - std::exp(-3.0)), 1e-12);
+  // Fay & Feuer's interval brackets the value (its coverage:
+  // SamplingCoverage.RateChangedMidRun).
+  const Estimate mixed = e.bytes(c);
+  EXPECT_LT(mixed.lo, 4300);
+  EXPECT_GT(mixed.hi, 4300);
+  // One block removed again: the sums return exactly.
+  c -= e.block(300, 3, 100);
+  EXPECT_EQ(e.bytes_value(c), 4000);
+  EXPECT_EQ(c.weighted_sq, 4'000'000);
+}
+
+// Every sample at one (changed) mean: Garwood's interval at that mean, exactly
+// as when the header says it.
+TEST(Estimator, OneChangedMeanGivesGarwoodAtThatMean) {
+  const Estimator header(format::Mode::Sampled, 1000), changed(format::Mode::Sampled, 77);
+  Count c = header.block(500, 2, 250);
+  c += header.block(900, 3, 250);
+  const Estimate b = header.bytes(c);
+  const PoissonInterval i = poisson_interval_95(5);
+  EXPECT_EQ(b.value, 1250);
+  EXPECT_DOUBLE_EQ(b.lo, i.lo * 250);
+  EXPECT_DOUBLE_EQ(b.hi, i.hi * 250);
+  // Fay & Feuer reduces to Garwood when the weights are equal: the formula at
+  // weights 250 and 250.0000001 is continuous with it.
+  Count near = c;
+  near.weighted_sq += 1e-3;
+  const Estimate ff = header.bytes(Count{near.blocks, near.samples, near.bytes, near.objects, near.objects_var,
+                                         near.weighted + 1e-9, near.weighted_sq, near.max_weight});
+  EXPECT_NEAR(ff.lo, b.lo, 1e-3 * b.lo);
+  EXPECT_NEAR(ff.hi, b.hi, 1e-3 * b.hi);
+  // An index Count (samples only) gets the header's weights.
+  Count stored;
+  stored.samples = 6;
+  changed.weigh_at_header_rate(stored);
+  EXPECT_EQ(changed.bytes_value(stored), 6 * 77);
+  EXPECT_DOUBLE_EQ(changed.bytes(stored).hi, poisson_interval_95(6).hi * 77);
+}
+
 }  // namespace
 }  // namespace memloupe::analysis

@@ -226,7 +226,7 @@ void encode_aggregate(Writer& w, const Aggregate& a) {
 // and every later read fails.
 class Parser {
  public:
-  explicit Parser(reader::Cursor in) : in_(in) {}
+  Parser(reader::Cursor in, const Estimator& estimator) : in_(in), estimator_(estimator) {}
 
   bool fail(const std::string& what) {
     if (!error_) error_ = Error{in_.where() + ": expected " + what, in_.file_offset()};
@@ -267,10 +267,14 @@ class Parser {
     n = static_cast<size_t>(w);
     return true;
   }
+  // The index is written only for traces sampled at one rate (IndexBuilder), so
+  // a count's weighted sums follow from its samples.
   bool count(Count& c) {
-    return varint(c.blocks, "a block count") && varint(c.samples, "a sample count") &&
-           varint(c.bytes, "a byte count") && f64(c.objects, "an object estimate") &&
-           f64(c.objects_var, "an object variance");
+    const bool ok = varint(c.blocks, "a block count") && varint(c.samples, "a sample count") &&
+                    varint(c.bytes, "a byte count") && f64(c.objects, "an object estimate") &&
+                    f64(c.objects_var, "an object variance");
+    if (ok) estimator_.weigh_at_header_rate(c);
+    return ok;
   }
   bool metrics(Metrics& m) {
     for (Count& c : m.counts)
@@ -281,6 +285,7 @@ class Parser {
  private:
   bool ok() const { return !error_; }
   reader::Cursor in_;
+  const Estimator& estimator_;
   std::optional<Error> error_;
 };
 
@@ -460,7 +465,8 @@ std::vector<uint8_t> encode_index(const Index& index) {
 }
 
 Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
-  Parser p(in);
+  const Estimator estimator(info);
+  Parser p(in, estimator);
   Index index;
   uint64_t version = 0;
   if (!p.varint(version, "the index version")) return *p.error();
@@ -477,8 +483,8 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
     p.fail("the end of the index payload");
   if (p.error()) return *p.error();
   index.overview.info = info;
-  index.overview.estimator = Estimator(info);
-  index.aggregate.estimator = Estimator(info);
+  index.overview.estimator = estimator;
+  index.aggregate.estimator = estimator;
   return index;
 }
 
@@ -492,12 +498,18 @@ struct IndexBuilder::Impl {
   std::optional<Overview> overview;
   std::optional<Query> query;
   std::optional<Aggregate> aggregate;
+  // The index stores each Count without its per-block weights: a trace whose
+  // rate changed (memloupe_set_rate) gets no index, and its views read the events.
+  bool rate_changed = false;
 };
 
 IndexBuilder::IndexBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>(info)) {}
 IndexBuilder::~IndexBuilder() = default;
 
-void IndexBuilder::add(const format::Event& event) { impl_->overview_builder.add(event); }
+void IndexBuilder::add(const format::Event& event) {
+  if (std::holds_alternative<format::RateChange>(event)) impl_->rate_changed = true;
+  impl_->overview_builder.add(event);
+}
 
 void IndexBuilder::events_over() {
   Impl& s = *impl_;
@@ -514,6 +526,7 @@ void IndexBuilder::events_over() {
 
 std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t> trace) {
   Impl& s = *impl_;
+  if (s.rate_changed) return std::nullopt;
   events_over();
   Index index;
   index.aggregate = std::move(*s.aggregate);

@@ -18,6 +18,7 @@ format::Alloc alloc_of(const Record& r) {
   a.time_ns = r.time_ns;
   a.size = r.size;
   a.n_samples = r.n_samples;
+  // bytes_per_sample stays 0 (the header's): a trace whose rate changed gets no index.
   a.func = r.func;
   return a;
 }

@@ -90,6 +90,13 @@ struct MarkerInfo {
   std::string name;
 };
 
+// memloupe_set_rate() during the run: from `time_ns` on, one sample per
+// `bytes_per_sample` bytes (the Estimator weighs each block by its own).
+struct RateChangeInfo {
+  uint64_t time_ns = 0;
+  uint64_t bytes_per_sample = 0;
+};
+
 // One bucket of the downsampled heap series; estimates in bytes.
 struct HeapPoint {
   double live_end = 0;   // live at the end of the bucket
@@ -150,6 +157,7 @@ struct Overview {
   std::vector<ThreadInfo> threads;  // indexed by ThreadId
   std::vector<ModuleInfo> modules;  // in load order
   std::vector<MarkerInfo> markers;  // at most kMaxMarkers, in time order
+  std::vector<RateChangeInfo> rate_changes;  // at most kMaxMarkers, in time order (not in the index)
   std::optional<format::CallTotals> call_totals;  // the last one: whole-run exact totals
 
   Count allocated;  // every heap allocation of the trace (mapped memory apart)

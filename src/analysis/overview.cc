@@ -17,6 +17,7 @@ constexpr uint32_t kMaxThreads = 1u << 20;
 struct LiveBlock {
   uint64_t size = 0;
   uint32_t n_samples = 0;
+  uint32_t bytes_per_sample = 0;  // format::Alloc's (0: the header's)
 };
 
 std::string hex(std::span<const uint8_t> bytes) {
@@ -65,14 +66,14 @@ struct OverviewBuilder::Impl {
   }
 
   void on(uint64_t t, const format::Alloc& a) {
-    const Count c = o.estimator.block(a.size, a.n_samples);
-    live_blocks.insert(a.id.value, LiveBlock{a.size, a.n_samples});
+    const Count c = o.estimator.block(a.size, a.n_samples, a.bytes_per_sample);
+    live_blocks.insert(a.id.value, LiveBlock{a.size, a.n_samples, a.bytes_per_sample});
     counted_alloc(t, a, c);
   }
   void on(uint64_t t, const format::Free& f) {
     LiveBlock b;
     if (!live_blocks.take(f.id.value, b)) return counted_free(t, nullptr, f.func);
-    const Count c = o.estimator.block(b.size, b.n_samples);
+    const Count c = o.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     counted_free(t, &c, f.func);
   }
   // The heap accounting of an Alloc / Free whose block's Count is known.
@@ -150,6 +151,10 @@ struct OverviewBuilder::Impl {
   void on(uint64_t, const format::TraceEnd& e) { o.end_reason = e.reason; }
   void on(uint64_t, const format::SymbolDef&) {}
   void on(uint64_t, const format::Promote&) {}
+  void on(uint64_t t, const format::RateChange& e) {
+    if (o.rate_changes.size() < kMaxMarkers) o.rate_changes.push_back(RateChangeInfo{t, e.bytes_per_sample});
+  }
+  void on(uint64_t, const format::DepthChange&) {}
 };
 
 OverviewBuilder::OverviewBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>()) {

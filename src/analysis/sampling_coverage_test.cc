@@ -64,10 +64,18 @@ struct SampledRun {
   Exact peak_truth;  // blocks live right after the model's peak allocation
 };
 
-SampledRun sample_run(const std::vector<Block>& blocks, uint64_t seed) {
+// A rate change (memloupe_set_rate) at `time`: from the first event at or after
+// it on, one sample per `bytes_per_sample` bytes.
+struct RateSwitch {
+  uint64_t time = UINT64_MAX;
+  uint32_t bytes_per_sample = 0;
+};
+
+SampledRun sample_run(const std::vector<Block>& blocks, uint64_t seed, RateSwitch change = {}) {
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> gap(1.0 / kBytesPerSample);
   double to_next = gap(rng);  // bytes from the current position to the next sample point
+  uint32_t mean = 0;         // 0: the header's
 
   testing::Script s(format::Mode::Sampled, kBytesPerSample);
   // Events must be in time order: collect then sort by time.
@@ -84,6 +92,11 @@ SampledRun sample_run(const std::vector<Block>& blocks, uint64_t seed) {
     auto [time, kind, i] = order[at];
     last_t = std::max(last_t, time);
     const Block& b = blocks[i];
+    if (mean == 0 && time >= change.time) {  // the new rate's first gap, as the recorder draws it for the caller
+      mean = change.bytes_per_sample;
+      gap = std::exponential_distribution<double>(1.0 / mean);
+      to_next = gap(rng);
+    }
     if (kind == 0) {
       uint32_t n = 0;
       double left = static_cast<double>(b.size);
@@ -95,6 +108,7 @@ SampledRun sample_run(const std::vector<Block>& blocks, uint64_t seed) {
       to_next -= left;
       if (n > 0) {
         ids[i] = s.alloc(time, b.size, {0x1000 + b.site}, 0, n);
+        std::get<format::Alloc>(s.events.back()).bytes_per_sample = mean;
         position_of_id[ids[i]->value] = at;
       }
     } else if (ids[i]) {
@@ -115,6 +129,20 @@ SampledRun sample_run(const std::vector<Block>& blocks, uint64_t seed) {
     }
   }
   return run;
+}
+
+// fn(site, count, truth) for each site's allocated and leaked Count in `m`
+// (the script's frame is 0x1000 + site) against the exact values.
+template <class Fn>
+void each_site(const Model& m, const std::map<uint64_t, Exact>& allocated, const std::map<uint64_t, Exact>& leaked,
+               Fn fn) {
+  std::map<uint64_t, const Metrics*> by_site;
+  for (uint32_t id = 0; id < m.aggregate.stacks.size(); ++id) {
+    by_site[m.aggregate.frames(StackId{id})[0] - 0x1000] = &m.aggregate.stacks[id].metrics;
+  }
+  for (auto [metric, exact] : {std::pair{Metric::Allocated, &allocated}, std::pair{Metric::Leaked, &leaked}}) {
+    for (const auto& [site, truth] : *exact) fn(site, by_site.count(site) ? (*by_site.at(site))[metric] : Count{}, truth);
+  }
 }
 
 bool covers(const Estimate& e, double truth) { return e.lo <= truth && (!e.bounded || truth <= e.hi); }
@@ -144,23 +172,14 @@ TEST(SamplingCoverage, IntervalsCoverExactValues) {
     const Model& m = run.model;
     const Estimator& e = m.aggregate.estimator;
 
-    std::map<uint64_t, const Metrics*> by_site;
-    for (uint32_t id = 0; id < m.aggregate.stacks.size(); ++id) {
-      by_site[m.aggregate.frames(StackId{id})[0] - 0x1000] = &m.aggregate.stacks[id].metrics;
-    }
-    for (auto [metric, exact] : {std::pair{Metric::Allocated, &allocated}, std::pair{Metric::Leaked, &leaked}}) {
-      for (const auto& [site, truth] : *exact) {
-        const Count c = by_site.count(site) ? (*by_site[site])[metric] : Count{};
-        const Estimate bytes = e.bytes(c);
-        ++checks;
-        bytes_covered += covers(bytes, truth.bytes);
-        if (c.blocks >= 10) {
-          const Estimate objects = e.objects(c);
-          ++object_checks;
-          objects_covered += covers(objects, truth.objects);
-        }
+    each_site(m, allocated, leaked, [&](uint64_t, const Count& c, const Exact& truth) {
+      ++checks;
+      bytes_covered += covers(e.bytes(c), truth.bytes);
+      if (c.blocks >= 10) {
+        ++object_checks;
+        objects_covered += covers(e.objects(c), truth.objects);
       }
-    }
+    });
     const Estimator& oe = m.overview.estimator;
     for (auto [count, truth] : {std::pair{m.aggregate.totals[Metric::Allocated], all_allocated},
                                 std::pair{m.aggregate.totals[Metric::Leaked], all_leaked},
@@ -207,6 +226,50 @@ TEST(SamplingCoverage, PeakOfFewLargeAmongManySmallBlocks) {
   std::printf("peak bytes covered %d/%d, peak blocks covered %d/%d\n", covered_bytes, seeds, covered_blocks, seeds);
   EXPECT_GE(covered_bytes, seeds * 91 / 100);
   EXPECT_GE(covered_blocks, seeds * 91 / 100);
+}
+
+// memloupe_set_rate half-way: the rate goes 16x up. Site 0 allocates only
+// before the change, site 1 only after, site 2 on both sides; every interval
+// (per site, allocated and leaked, and the totals) must cover the exact value
+// at the 95% level, with each sample weighed by the rate it was taken at.
+TEST(SamplingCoverage, RateChangedMidRun) {
+  std::vector<Block> blocks;
+  uint64_t t = 0;
+  for (int i = 0; i < 8000; ++i) {
+    const bool before = i < 4000;
+    const uint64_t site = i % 2 == 0 ? 2 : before ? 0 : 1;
+    const uint64_t size = site == 2 ? 96 + (i * 53) % 3000 : 1024;
+    blocks.push_back(Block{site, size, t += 10, i % 5 == 0 ? std::nullopt : std::optional<uint64_t>(t + 7)});
+  }
+  std::map<uint64_t, Exact> allocated, leaked;
+  Exact total;
+  for (const Block& b : blocks) {
+    allocated[b.site].bytes += b.size;
+    total.bytes += b.size;
+    if (!b.free_t) leaked[b.site].bytes += b.size;
+  }
+  // The change comes right before block 4000's allocation (at 10·4001).
+  const RateSwitch change{10 * 4001, kBytesPerSample / 16};
+  int checks = 0, covered = 0, after_checks = 0, after_covered = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    const SampledRun run = sample_run(blocks, seed, change);
+    const Model& m = run.model;
+    const Estimator& e = m.aggregate.estimator;
+    each_site(m, allocated, leaked, [&](uint64_t site, const Count& c, const Exact& truth) {
+      const bool ok = covers(e.bytes(c), truth.bytes);
+      ++checks, covered += ok;
+      if (site == 1) ++after_checks, after_covered += ok;
+    });
+    ++checks, covered += covers(e.bytes(m.aggregate.totals[Metric::Allocated]), total.bytes);
+  }
+  const double rate = static_cast<double>(covered) / checks;
+  const double after_rate = static_cast<double>(after_covered) / after_checks;
+  std::printf("rate change: coverage %.4f over %d, of the site after the change %.4f over %d\n", rate, checks,
+              after_rate, after_checks);
+  EXPECT_EQ(checks, 200 * 7);
+  EXPECT_GE(rate, 0.91);
+  EXPECT_LE(rate, 0.995);
+  EXPECT_GE(after_rate, 0.88);  // 400 checks: 5 sigma is 5.5%
 }
 
 }  // namespace

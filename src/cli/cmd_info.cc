@@ -62,8 +62,9 @@ void print_index(const reader::Reader& r, const std::string& path) {
       // Say why: the views then read every event, which takes seconds on a large trace.
       fmt::print("analysis index: none ({})\n",
                  r.has_symbols_section()
-                     ? "finalised without one: `symbolize --no-index`, or its events were damaged; "
-                       "`memloupe symbolize --force` writes one"
+                     ? "finalised without one: `symbolize --no-index`, or its events were damaged "
+                       "(`memloupe symbolize --force` writes one), or its sampling rate changed "
+                       "while it ran (memloupe_set_rate: the index holds one rate)"
                      : "not finalised; `memloupe symbolize` writes one");
       break;
     case analysis::IndexLookup::State::Fresh:

@@ -19,6 +19,7 @@
 #include "cli/recorder_setup.h"
 #include "cli/run_exec_chain.h"
 #include "cli/run_launch.h"
+#include "cli/run_live.h"
 #include "cli/run_output.h"
 #include "cli/run_static_check.h"
 
@@ -28,6 +29,7 @@ namespace {
 struct RunOptions : SamplingOptions {
   std::string output;
   bool no_symbolize = false;
+  bool live = false;
   std::vector<std::string> command;
 };
 
@@ -126,18 +128,28 @@ int run(const RunOptions& o) {
   env->emplace_back("LD_PRELOAD", *ld_preload);
 
   const TraceFiles before(plan->pattern);
-  // The finaliser reads the launched program's trace while it is written
-  // (finalize_report.h); the other traces (exec'd images, forked children)
-  // are read once the program has exited.
-  std::unique_ptr<FollowingFinaliser> following;
   LaunchRequest request{o.command, *env};
+  RunLive live;
+  if (o.live) {
+    if (auto ready = live.prepare(request, *plan, 1.0); !ready) {
+      fmt::print(stderr, "memloupe: {}\n", ready.error().message);
+      return kFailed;
+    }
+  }
+  // The finaliser reads the launched program's trace while it is written
+  // (finalize_report.h), from before the live view (if any) takes over; the
+  // other traces (exec'd images, forked children) are read once the program
+  // has exited.
+  std::unique_ptr<FollowingFinaliser> following;
   if (!o.no_symbolize) {
-    request.on_start = [&](int pid) {
+    request.while_running = [&, then = std::move(request.while_running)](int pid) {
       const std::string raw = expand(plan->pattern, pid);
       following = std::make_unique<FollowingFinaliser>(raw, [&before, raw] { return before.written(raw); });
+      if (then) then(pid);
     };
   }
   const LaunchResult result = launch_and_wait(request);
+  if (o.live) live.report();
   if (!result.started) {
     fmt::print(stderr, "memloupe: cannot run {}: {}\n", o.command[0], std::strerror(result.exec_errno));
     return result.status;
@@ -164,6 +176,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--snapshot-signal", o->snapshot_signal,
                   "Take a heap snapshot whenever the program gets this signal (USR2, ...; needs --all; "
                   "`memloupe snapshot PID` sends it)");
+  sub->add_flag("--live", o->live,
+                "Watch the trace live while the program runs (memloupe live's view; the program's stdin "
+                "is /dev/null and its output goes to TRACE.out)");
   sub->add_option("command", o->command, "The program and its arguments")->required();
   // Everything from the program's name on is the program's, options included.
   sub->positionals_at_end();

@@ -7,6 +7,12 @@
 #include <filesystem>
 #include <vector>
 
+// Where `cmake --install` puts the companions relative to the executable
+// (cmake/install.cmake defines it from the install directories).
+#ifndef MEMLOUPE_COMPANION_RELDIR
+#define MEMLOUPE_COMPANION_RELDIR "../lib/memloupe"
+#endif
+
 namespace memloupe::cli {
 
 Expected<std::string> find_companion(const char* name, const char* env_var) {
@@ -19,7 +25,7 @@ Expected<std::string> find_companion(const char* name, const char* env_var) {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return Error{"cannot find memloupe's own directory: " + ec.message()};
   std::vector<std::string> tried;
-  for (const auto& dir : {self.parent_path(), self.parent_path() / ".." / "lib" / "memloupe"}) {
+  for (const auto& dir : {self.parent_path(), self.parent_path() / MEMLOUPE_COMPANION_RELDIR}) {
     const std::string candidate = (dir / name).lexically_normal().string();
     if (is_file(candidate)) return candidate;
     tried.push_back(candidate);

@@ -1,7 +1,8 @@
 // Files memloupe ships beside its executable (the preload library, the
 // replayer): found through an environment variable, else next to this
-// executable (the build puts them all in <build>/bin/), else in
-// ../lib/memloupe/ relative to it (an installed layout).
+// executable (the build puts them all in <build>/bin/), else in the installed
+// layout's companion directory relative to it (cmake/install.cmake:
+// ../lib/memloupe, or ../lib/<multiarch>/memloupe under /usr on Debian).
 #pragma once
 
 #include <string>

@@ -111,6 +111,8 @@ LaunchResult launch_and_wait(const LaunchRequest& request) {
   if (pid == 0) {
     // The child starts with memloupe's original signal dispositions and mask.
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    if (request.stdin_fd >= 0) dup2(request.stdin_fd, STDIN_FILENO);
+    if (request.output_fd >= 0) dup2(request.output_fd, STDOUT_FILENO), dup2(request.output_fd, STDERR_FILENO);
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     [[maybe_unused]] ssize_t n = write(write_end.get(), &err, sizeof err);
@@ -125,7 +127,6 @@ LaunchResult launch_and_wait(const LaunchRequest& request) {
   write_end.reset();
   g_child = pid;
   result.pid = pid;
-  if (request.on_start) request.on_start(pid);
   int wait_status = 0;
   {
     ForwardSignals forwarding;
@@ -136,6 +137,7 @@ LaunchResult launch_and_wait(const LaunchRequest& request) {
     do {
       n = read(read_end.get(), &err, sizeof err);
     } while (n < 0 && errno == EINTR);
+    if (n == 0 && request.while_running) request.while_running(pid);
     while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
     sigprocmask(SIG_BLOCK, &forwarded, nullptr);

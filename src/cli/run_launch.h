@@ -14,9 +14,13 @@ struct LaunchRequest {
   // Variables set (or replaced) in the program's environment; the rest of
   // memloupe's environment is passed on unchanged.
   std::vector<std::pair<std::string, std::string>> env;
-  // Called with the program's pid once it is started, before the wait (memloupe
-  // run starts following the trace there).
-  std::function<void(int pid)> on_start{};
+  // Open descriptors (owned by the caller) to give the program as its stdin
+  // and as its stdout and stderr; -1: memloupe's own (run_live.h sets them).
+  int stdin_fd = -1;
+  int output_fd = -1;
+  // Called once the program runs (its exec succeeded), before memloupe waits
+  // for it; signals are being forwarded meanwhile.
+  std::function<void(int pid)> while_running;
 };
 
 struct LaunchResult {

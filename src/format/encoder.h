@@ -100,6 +100,8 @@ class Encoder {
   void marker(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept;
   void call_totals(const CallTotals& totals) noexcept;
   void trace_end(uint64_t time_ns, EndReason reason) noexcept;
+  void rate_change(ThreadId thread, uint64_t time_ns, uint64_t bytes_per_sample) noexcept;
+  void depth_change(ThreadId thread, uint64_t time_ns, uint32_t depth) noexcept;
 
   // Seals the current chunk (if it holds any event) and hands it to the sink.
   void flush() noexcept;

@@ -74,6 +74,9 @@ struct Alloc {
   std::optional<AllocId> realloc_of;  // set for a realloc that moved/resized a traced block;
                                       // the reader has just delivered the matching Free
   std::span<const uint64_t> backtrace;
+  // Mode::Sampled: the mean bytes between samples in force when this block was
+  // sampled (the last RateChange before it); 0: the header's bytes_per_sample.
+  uint32_t bytes_per_sample = 0;
 };
 
 struct Free {
@@ -139,6 +142,24 @@ struct TraceEnd {
   EndReason reason = EndReason::Exit;
 };
 
+// memloupe_set_rate() / memloupe_set_depth() (the program changed its sampling
+// while it ran): every later Alloc is sampled at one sample per
+// `bytes_per_sample` bytes on average / recorded with at most `depth` frames.
+// `thread` is the thread that made the change (0 if that thread is not in the
+// trace). The recorder also brackets one Alloc with a RateChange to the old
+// mean and one back when a thread's first sample after a change was drawn at
+// the old mean (recorder/record.cc, with_mean).
+struct RateChange {
+  ThreadId thread;
+  uint64_t time_ns = 0;
+  uint64_t bytes_per_sample = 0;
+};
+struct DepthChange {
+  ThreadId thread;
+  uint64_t time_ns = 0;
+  uint32_t depth = 0;
+};
+
 // Symbols: for one return address, its frames, innermost inlined frame first.
 struct SymbolFrame {
   std::string_view function;  // demangled; empty if unknown
@@ -159,6 +180,6 @@ struct Promote {
 
 using Event = std::variant<Alloc, Free, ThreadStart, ThreadName, ThreadEnd, ModuleLoad,
                            ModuleUnload, RssSample, Marker, CallTotals, TraceEnd, SymbolDef,
-                           Promote>;
+                           Promote, RateChange, DepthChange>;
 
 }  // namespace memloupe::format

@@ -95,7 +95,12 @@ enum class ExtType : uint8_t {
   Marker = 7,        // varint thread, string
   CallTotals = 8,    // varint n (<= kFuncCount), n x (varint calls, varint bytes)
   TraceEnd = 9,      // u8 EndReason
+  // 10-15: the statistical-profiling API's run-time changes (api engineer's range).
+  RateChange = 10,   // varint thread, varint bytes_per_sample (1 .. kMaxChangedRate)
+  DepthChange = 11,  // varint thread, varint depth (<= kMaxFrames)
 };
+// memloupe_set_rate's largest mean: the analysis keeps a block's mean in 32 bits.
+inline constexpr uint64_t kMaxChangedRate = UINT32_MAX;
 
 // Alloc field flags: a set bit means the field is written; a clear bit means it
 // is implied (size, func and alignment: the same as the last alloc with this

@@ -13,6 +13,7 @@ using S = format::Stream;
 
 std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, format::Alloc& a) {
   if (auto e = timed(in, arg, a.time_ns)) return e;
+  a.bytes_per_sample = rate_;
   uint8_t flags;
   BtEntry* entry = nullptr;
   if (code != Code::Alloc) {

@@ -9,9 +9,9 @@ namespace memloupe::reader {
 const std::array<std::string_view, kEventKinds> kEventKindNames = {
     "alloc",   "free",        "thread_start", "thread_name", "thread_end",
     "module_load", "module_unload", "rss", "marker", "call_totals",
-    "trace_end", "symbol", "promote",
+    "trace_end", "symbol", "promote", "rate_change", "depth_change",
 };
-static_assert(kEventKinds == 13, "a new event kind needs a name above and a line below");
+static_assert(kEventKinds == 15, "a new event kind needs a name above and a line below");
 
 namespace {
 
@@ -134,7 +134,14 @@ struct Line {
     if (e.alignment != 0) line.num("align", e.alignment);
     if (e.address != 0) line.hex("addr", e.address);
     if (e.realloc_of) line.num("realloc_of", e.realloc_of->value);
+    if (e.bytes_per_sample != 0) line.num("every", e.bytes_per_sample);
     backtrace(e.backtrace, symbols, out);
+  }
+  void operator()(const format::RateChange& e) {
+    Fields(out, "rate_change").time(e.time_ns).thread(e.thread).num("every", e.bytes_per_sample);
+  }
+  void operator()(const format::DepthChange& e) {
+    Fields(out, "depth_change").time(e.time_ns).thread(e.thread).num("depth", e.depth);
   }
   void operator()(const format::Free& e) {
     Fields(out, "free").id(e.id).time(e.time_ns).thread(e.thread).func(e.func);

@@ -77,6 +77,7 @@ class EventDecoder {
   std::unique_ptr<format::AllocHistory> history_;
   format::Func last_alloc_func_ = format::Func::Malloc;
   uint32_t thread_ = 0;
+  uint32_t rate_ = 0;  // the last RateChange's mean (0: none yet, the header's)
   uint64_t next_id_ = 0;
   uint64_t last_us_ = 0;
 

@@ -96,8 +96,26 @@ std::optional<Error> EventDecoder::ext(Streams& in, uint8_t arg) {
       event_ = e;
       break;
     }
+    case ExtType::RateChange: {
+      format::RateChange e{.time_ns = t};
+      if (!thread(e.thread)) return in.expected(S::Misc, kThread);
+      if (!in.varint_max(S::Misc, e.bytes_per_sample, format::kMaxChangedRate) || e.bytes_per_sample == 0)
+        return in.expected(S::Misc, "a mean of bytes between samples (varint, 1 to " +
+                                        std::to_string(format::kMaxChangedRate) + ")");
+      rate_ = static_cast<uint32_t>(e.bytes_per_sample);
+      event_ = e;
+      break;
+    }
+    case ExtType::DepthChange: {
+      format::DepthChange e{.time_ns = t};
+      if (!thread(e.thread)) return in.expected(S::Misc, kThread);
+      if (!in.varint_max(S::Misc, e.depth, format::kMaxFrames))
+        return in.expected(S::Misc, "a backtrace depth (varint, at most " + std::to_string(format::kMaxFrames) + ")");
+      event_ = e;
+      break;
+    }
     default:
-      return in.expected_at(S::Head, type_at, "an extended event type (1-9), found " + std::to_string(type));
+      return in.expected_at(S::Head, type_at, "an extended event type (1-11), found " + std::to_string(type));
   }
   return std::nullopt;
 }

@@ -3,6 +3,7 @@
 #include "memloupe/memloupe.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -34,6 +35,12 @@ int with_thread(F f) noexcept {
   HooksParked parked(t_state);
   if (!tracking()) return -1;
   return f(*slot);
+}
+
+// The thread a change event names: the caller, or 0 when it is not in the trace
+// (no registry slot). The change is recorded either way: the analysis needs it.
+memloupe::format::ThreadId trace_thread(const ThreadSlot& slot) noexcept {
+  return memloupe::format::ThreadId{slot.announced ? slot.thread_id : 0};
 }
 
 // One kind of callbacks or the other (the rest null). The allocation callback
@@ -146,10 +153,37 @@ int memloupe_set_trackers(memloupe_track_callback on_track, memloupe_untrack_cal
 
 int memloupe_set_depth(unsigned depth) {
   if (depth > memloupe::format::kMaxFrames) return -1;
-  return with_thread([=](ThreadSlot&) {
+  return with_thread([=](ThreadSlot& slot) {
+    const uint64_t now = trace_now_ns();
+    LockGuard g(g_session.lock);
+    if (!tracking()) return -1;
     set_backtrace_depth(depth);
+    g_session.encoder().depth_change(trace_thread(slot), now, depth);
     return 0;
   });
+}
+
+int memloupe_set_rate(double rate) {
+  // The mean gap in bytes, as `memloupe run --rate` rounds it.
+  if (!(rate > 0 && rate <= 1)) return -1;
+  const double mean = std::nearbyint(1 / rate);
+  if (mean > static_cast<double>(memloupe::format::kMaxChangedRate)) return -1;
+  const auto every = static_cast<uint64_t>(mean);
+  const int result = with_thread([=](ThreadSlot& slot) {
+    if (config().mode != memloupe::format::Mode::Sampled) return -1;
+    const uint64_t now = trace_now_ns();
+    LockGuard g(g_session.lock);
+    if (!tracking()) return -1;
+    // Under the trace lock: an allocation recorded after this event was
+    // decided at the new mean, give or take one racing the change.
+    set_sampling_mean(every);
+    g_session.encoder().rate_change(trace_thread(slot), now, every);
+    return 0;
+  });
+  // This thread's next sample point from here, at the new mean (with_thread
+  // put the old gap back). Other threads switch at their next sample point.
+  if (result == 0 && t_state.phase == Phase::Active) t_state.set_gap(gap_for_next_call(t_state));
+  return result;
 }
 
 }  // extern "C"

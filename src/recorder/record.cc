@@ -41,6 +41,10 @@ constexpr size_t kOwnFramesMax = 8;
 struct Decision {
   uint32_t n_samples;
   Gap next;
+  // The rate changed (memloupe_set_rate) while this thread's pending gap,
+  // drawn at the old mean, ran: this block was sampled at that mean (0: at
+  // the current one). Its record is bracketed by RateChange events (with_mean).
+  uint64_t stale_mean = 0;
 };
 
 // `after` is the countdown minus this call's size (<= 0 unless a signal handler
@@ -53,9 +57,25 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
   const bool live = s == State::Recording;
   if (config().mode == format::Mode::All) return {live ? 1u : 0u, {kParked, 0}};
   if (after > 0) return {0, {after, t.offset}};
-  const double mean = static_cast<double>(config().every);
-  const uint32_t n = samples_in_block(t.rng, mean, {before, t.offset}, size);
-  return {live ? n : 0, next_gap(t.rng, mean)};
+  const uint64_t now_mean = sampling_mean();
+  const uint64_t gap_mean = t.gap_mean != 0 ? t.gap_mean : now_mean;
+  const uint32_t n = samples_in_block(t.rng, static_cast<double>(gap_mean), {before, t.offset}, size);
+  t.gap_mean = now_mean;
+  return {live ? n : 0, next_gap(t.rng, static_cast<double>(now_mean)), gap_mean != now_mean ? gap_mean : 0};
+}
+
+// Under the trace lock: writes the record(s) `write` makes as sampled at
+// `stale_mean` when it is not 0: a RateChange to it before them and one back
+// to the current mean after, so the analysis weighs this one block by the mean
+// its sample was drawn at. (Only the first sample of a thread other than the
+// one that changed the rate; that one redraws its gap at once.)
+template <class Write>
+auto with_mean(format::Encoder& enc, ThreadId thread, uint64_t now, uint64_t stale_mean, Write write) noexcept {
+  if (stale_mean == 0) return write();
+  enc.rate_change(thread, now, stale_mean);
+  auto result = write();
+  enc.rate_change(thread, now, sampling_mean());
+  return result;
 }
 
 // Raw return addresses from the hook's caller outwards, unwound into `buf` from
@@ -122,14 +142,14 @@ struct ReallocOutcome {
   bool stored = true;               // false: the table could not grow
 };
 ReallocOutcome end_realloc(format::Encoder& enc, uint64_t old_value, uintptr_t old_address, void* p,
-                           const format::AllocRecord& rec, bool sampled) noexcept {
+                           const format::AllocRecord& rec, bool sampled, uint64_t stale_mean = 0) noexcept {
   const AllocId old_id{old_value & kIdMask};
   ReallocOutcome out;
   if (p == nullptr && rec.size != 0) {
     out.ended = false;
     out.stored = remember(reinterpret_cast<void*>(old_address), old_value);
   } else if (p != nullptr && sampled && sampling()) {
-    out.new_id = enc.realloc(old_id, rec);
+    out.new_id = with_mean(enc, rec.thread, rec.time_ns, stale_mean, [&] { return enc.realloc(old_id, rec); });
     out.stored = remember(p, table_value(out.new_id->value, rec.func));
   } else {
     enc.free(old_id, rec.thread, rec.time_ns, rec.func);
@@ -268,7 +288,7 @@ void wait_for_reallocs() noexcept {
 // --- the direct path ---------------------------------------------------------------
 
 void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void* p, uint64_t now,
-                  std::span<const uint64_t> bt) noexcept {
+                  std::span<const uint64_t> bt, uint64_t stale_mean) noexcept {
   if (g_session.staging.active()) wait_for_reallocs();
   if (staged()) {
     if (sampling() && t.slot->announced) stage(staged_block(StagedKind::Alloc, t, r, p, now), bt, t.slot);
@@ -279,7 +299,9 @@ void commit_alloc(const ThreadState& t, const AllocRequest& r, uint32_t n, void*
   {
     LockGuard g(g_session.lock);
     if (!sampling() || !t.slot->announced) return;
-    id = g_session.encoder().alloc(make_record(t, r, n, p, now, bt));
+    format::Encoder& enc = g_session.encoder();
+    id = with_mean(enc, ThreadId{t.slot->thread_id}, now, stale_mean,
+                   [&] { return enc.alloc(make_record(t, r, n, p, now, bt)); });
     stored = remember(p, table_value(id.value, r.func));
   }
   after_alloc_event(stored, {id.value, n, r.func, r.size, p, bt});
@@ -373,7 +395,7 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
     const std::span<const uint64_t> bt = capture_backtrace(r, frames);
     p = program_errno.real(call);
-    if (p != nullptr) commit_alloc(t, r, d.n_samples, p, now, bt);
+    if (p != nullptr) commit_alloc(t, r, d.n_samples, p, now, bt, d.stale_mean);
   }
   leave(t, d.next);
   return p;
@@ -467,13 +489,13 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
     if (value) {
       p = program_errno.real(call);
       out = end_realloc(g_session.encoder(), *value, old_key, p, make_record(t, r, d.n_samples, p, now, bt),
-                        d.n_samples != 0);
+                        d.n_samples != 0, d.stale_mean);
     }
   }
   realloc_guard.reset();  // commit_alloc waits for it
   if (!value) {
     p = program_errno.real(call);
-    if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, now, bt);
+    if (p != nullptr && d.n_samples != 0) commit_alloc(t, r, d.n_samples, p, now, bt, d.stale_mean);
   } else {
     if (out.ended && (*value & kNotifyFree)) notify_free(*value & kIdMask, old);
     if (out.new_id || !out.stored)

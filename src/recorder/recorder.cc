@@ -25,6 +25,7 @@ constinit std::atomic<State> g_state{State::Uninit};
 constinit volatile uint8_t* g_alive_page = nullptr;
 constinit bool g_alive_wipes = false;
 constinit std::atomic<uint32_t> g_depth{kDefaultDepth};
+constinit std::atomic<uint64_t> g_every{kDefaultEvery};
 }  // namespace detail
 using detail::g_alive_page;
 using detail::g_alive_wipes;
@@ -37,6 +38,11 @@ namespace {
 
 constinit Config g_config;
 constinit SpinLock g_init_lock;
+// The threads' counters when this session started: a later attach's trace
+// counts calls from its own start (the counters of a process that keeps
+// running are never reset: their writers are the threads themselves, without
+// atomics). Zero for a session started with the process or in a fork child.
+constinit format::CallTotals g_totals_base{};
 std::atomic<uint32_t> g_next_thread_id{0};
 std::atomic<uint64_t> g_threads_seeded{0};
 
@@ -88,6 +94,7 @@ bool write_file_header() noexcept {
 // Opens the file and writes the header and the module map; the caller holds no
 // lock and its hooks are parked.
 void start_session() noexcept {
+  set_sampling_mean(g_config.every);
   g_session.pid = static_cast<uint32_t>(::getpid());
   g_session.clock.start();
   g_session.start_mono_ns = g_session.clock.now_ns();
@@ -156,6 +163,9 @@ bool start_session_late(EnvLookup lookup) noexcept {
     g_filter.clear();
     g_session.raw_encoder().reset();
   }
+  // Calls racing this line may land on either side of it.
+  g_totals_base = format::CallTotals{};
+  g_threads.sum(g_totals_base);
   start_session();
   if (!tracking()) return false;
   // Threads registered in an earlier session make no first call again: their
@@ -177,7 +187,8 @@ Gap gap_for_next_call(ThreadState& t) noexcept {
     case State::Recording:
     case State::Paused:
       if (g_config.mode == format::Mode::All) return {kParked, 0};
-      return next_gap(t.rng, static_cast<double>(g_config.every));
+      t.gap_mean = sampling_mean();
+      return next_gap(t.rng, static_cast<double>(t.gap_mean));
     default:
       return {kNever, 0};
   }
@@ -214,6 +225,10 @@ void activate_thread(ThreadState& t) noexcept {
 void write_call_totals() noexcept {
   format::CallTotals totals{};
   g_threads.sum(totals);
+  for (unsigned f = 0; f < format::kFuncCount; ++f) {
+    totals.totals[f].calls -= g_totals_base.totals[f].calls;
+    totals.totals[f].bytes -= g_totals_base.totals[f].bytes;
+  }
   totals.time_ns = trace_now_ns();
   g_session.encoder().call_totals(totals);
 }
@@ -261,6 +276,7 @@ void restart_in_fork_child(ThreadState& t) noexcept {
   g_filter.clear();
   g_session.raw_encoder().reset();
   g_threads.reset_for_child();
+  g_totals_base = format::CallTotals{};
   g_next_thread_id.store(0, std::memory_order_relaxed);
   start_session();
   if (tracking()) start_flush_thread();

@@ -161,6 +161,16 @@ extern std::atomic<uint32_t> g_depth;
 inline uint32_t backtrace_depth() noexcept { return detail::g_depth.load(std::memory_order_relaxed); }
 inline void set_backtrace_depth(uint32_t depth) noexcept { detail::g_depth.store(depth, std::memory_order_relaxed); }
 
+// Mean bytes between samples: MEMLOUPE_EVERY at the session's start,
+// memloupe_set_rate() later (which records each change in the trace). Read on
+// the sampled slow path only; a thread's pending gap keeps the mean it was drawn
+// with (ThreadState::gap_mean) until its next sample point (record.cc, decide()).
+namespace detail {
+extern std::atomic<uint64_t> g_every;
+}
+inline uint64_t sampling_mean() noexcept { return detail::g_every.load(std::memory_order_relaxed); }
+inline void set_sampling_mean(uint64_t every) noexcept { detail::g_every.store(every, std::memory_order_relaxed); }
+
 // memloupe_start()/memloupe_stop().
 bool set_paused(bool paused) noexcept;
 

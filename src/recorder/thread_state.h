@@ -92,6 +92,7 @@ struct ThreadState {
   uint8_t exit_rounds = 0;
   float offset = 0;  // Gap::offset of the pending sample point
   Rng rng;
+  uint64_t gap_mean = 0;  // the mean the pending gap was drawn with (0: none drawn yet)
 
   Gap gap() const noexcept { return {countdown, offset}; }
   void set_gap(Gap g) noexcept { countdown = g.countdown, offset = g.offset; }

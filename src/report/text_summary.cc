@@ -145,7 +145,8 @@ std::string render_summary(const analysis::Model& m, const SummaryOptions& optio
   if (attached != o.markers.end()) {
     out += "Note         recorded by `memloupe attach` from " + human_duration(attached->time_ns) +
            ": blocks allocated before it are unknown (their frees are ignored); leaks and lifetimes count only "
-           "blocks allocated after it\n";
+           "blocks allocated after it; a realloc of a block from before it counts as a new allocation of its new "
+           "size\n";
   }
   if (o.peak_rss) out += "Peak RSS     " + human_bytes(static_cast<double>(o.peak_rss)) + "\n";
   out += mapped_lines(o);

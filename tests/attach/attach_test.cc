@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "support/child_process.h"
@@ -119,6 +120,92 @@ TEST(Attach, RecordsARunningMultiThreadedProgramTwiceWithoutChangingIt) {
       EXPECT_NE(top.out.find("← worker", at), std::string::npos) << top.out;
     }
   }
+}
+
+// attach_target running until DIR/stop exists, once it says it is ready.
+std::unique_ptr<Child> start_target(const TempDir& dir) {
+  auto target = std::make_unique<Child>(ChildSpec{{bin("attach_target"), kIterations, "stop"}, target_environment(),
+                                                  dir.path(), {}, dir / "target.out", dir / "target.err"});
+  EXPECT_TRUE(wait_for_text(dir / "target.out", "ready\n"));
+  return target;
+}
+
+// dump's last call_totals: calls of `func`; the Alloc events of `func`.
+struct FuncCounts {
+  long total_calls = -1, alloc_events = 0;
+};
+FuncCounts func_counts(const std::string& dump, const std::string& func) {
+  FuncCounts c;
+  const size_t totals = dump.rfind("\ncall_totals ");
+  const size_t at = dump.find(" " + func + "=", totals);
+  if (totals != std::string::npos && at != std::string::npos && at < dump.find('\n', totals + 1))
+    c.total_calls = std::stol(dump.substr(at + func.size() + 2));
+  for (size_t p = dump.find("\nalloc "); p != std::string::npos; p = dump.find("\nalloc ", p + 1)) {
+    const size_t end = dump.find('\n', p + 1);
+    c.alloc_events += dump.substr(p, end - p).find(" func=" + func + " ") != std::string::npos;
+  }
+  return c;
+}
+
+// A second attach's exact call totals count from its own start, not from the
+// first attach's: in --all mode they match the calls the trace recorded.
+TEST(Attach, SecondAttachCountsCallsFromItsOwnStart) {
+  TempDir dir;
+  const std::unique_ptr<Child> target = start_target(dir);
+  for (const char* trace : {"one.trace", "two.trace"}) {
+    const Result a = attach(dir, target->pid(), {"--duration", "1s", "-o", trace, "--all"}, trace);
+    ASSERT_EQ(a.status, 0) << a.err;
+  }
+  std::ofstream(dir / "stop").close();
+  EXPECT_EQ(shell_status(target->wait(120s)), 7);
+  for (const char* trace : {"one.trace", "two.trace"}) {
+    SCOPED_TRACE(trace);
+    const Result dump = run(dir, {bin("memloupe"), "dump", trace}, std::string(trace) + ".dump");
+    ASSERT_EQ(dump.status, 0) << dump.err;
+    const FuncCounts malloc_counts = func_counts(dump.out, "malloc");
+    ASSERT_GT(malloc_counts.alloc_events, 100);
+    // Calls racing the start or the end may fall on either side; the first
+    // attach's second of calls (thousands) may not.
+    EXPECT_NEAR(static_cast<double>(malloc_counts.total_calls), static_cast<double>(malloc_counts.alloc_events),
+                0.02 * static_cast<double>(malloc_counts.alloc_events) + 20);
+  }
+}
+
+// A block allocated before the attach and reallocated during it: an allocation
+// of its new size by realloc (its old size is unknown), no free of a block the
+// trace never saw; summary says so.
+TEST(Attach, ReallocOfABlockFromBeforeTheAttachIsANewAllocation) {
+  TempDir dir;
+  ChildSpec spec{{bin("attach_realloc_target"), dir.path().string()}, target_environment(), dir.path(), {},
+                 dir / "target.out", dir / "target.err"};
+  Child target(spec);
+  ASSERT_TRUE(wait_for_text(dir / "target.out", "ready\n"));
+  Child attaching(ChildSpec{{bin("memloupe"), "attach", std::to_string(target.pid()), "--all", "-o", "r.trace",
+                             "--duration", "60s"},
+                            current_environment(), dir.path(), {}, dir / "attach.out", dir / "attach.err"});
+  ASSERT_TRUE(wait_for_text(dir / "attach.err", "memloupe: recording process")) << read_file(dir / "attach.err");
+  std::ofstream(dir / "go").close();
+  ASSERT_TRUE(wait_for_text(dir / "target.out", "grown\n"));
+  const Result detach = run(dir, {bin("memloupe"), "detach", std::to_string(target.pid())}, "detach");
+  EXPECT_EQ(detach.status, 0) << detach.err;
+  EXPECT_EQ(shell_status(attaching.wait(120s)), 0) << read_file(dir / "attach.err");
+  std::ofstream(dir / "stop").close();
+  EXPECT_EQ(shell_status(target.wait(120s)), 0);
+
+  const Result dump = run(dir, {bin("memloupe"), "dump", "r.trace"}, "dump");
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  const size_t grow = dump.out.find("attach_site_grow");
+  ASSERT_NE(grow, std::string::npos) << dump.out;
+  const size_t line = dump.out.rfind("\nalloc ", grow);
+  const std::string alloc = dump.out.substr(line + 1, dump.out.find('\n', line + 1) - line - 1);
+  EXPECT_NE(alloc.find(" func=realloc size=5000"), std::string::npos) << alloc;
+  EXPECT_EQ(alloc.find("realloc_of"), std::string::npos) << alloc;
+  const Result summary = run(dir, {bin("memloupe"), "summary", "r.trace"}, "summary");
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  EXPECT_NE(summary.out.find("a realloc of a block from before it counts as a new allocation of its new size"),
+            std::string::npos)
+      << summary.out;
+  EXPECT_EQ(summary.out.find("frees named blocks the trace never allocated"), std::string::npos) << summary.out;
 }
 
 TEST(Attach, DetachCommandEndsAWaitingAttach) {

@@ -115,5 +115,61 @@ TEST(Live, TextLinesWhenNotATerminal) {
   EXPECT_NE(out.find("(trace ended)\n"), std::string::npos) << out;
 }
 
+
+// `memloupe run --live`: the view opens at once on the trace being written,
+// the program's output goes to TRACE.out (the terminal is the view's), and
+// after q the trace is finalised and run exits with the program's status.
+TEST(Live, RunLiveOpensTheViewAtOnce) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "the sanitized recorder cannot be loaded into uninstrumented programs";
+#endif
+  if (access("/usr/bin/tmux", X_OK) != 0) GTEST_SKIP() << "tmux is not installed (scripts/install-deps.sh)";
+  TempDir dir;
+  Tmux tmux(dir);
+  // The session's shell leaves run's exit status and its stderr behind.
+  const std::string command = bin("memloupe") + " run --live --every 64KiB -o live.trace -- " +
+                              bin("attach_target") + " 5000 2>run.err; echo $? > status";
+  ASSERT_EQ(tmux.run({"new-session", "-d", "-s", "live", "-x", "140", "-y", "40", "-c", dir.path().string(),
+                      "sh", "-c", command}),
+            0);
+  ASSERT_TRUE(tmux.shows("top sites by live bytes in all threads")) << tmux.screen();
+  ASSERT_TRUE(tmux.shows("attach_site_alpha")) << tmux.screen();
+  tmux.run({"send-keys", "-t", "live", "s"});
+  EXPECT_TRUE(tmux.shows("top sites by change")) << tmux.screen();
+  // The program's own output never reaches the screen.
+  EXPECT_EQ(tmux.screen().find("ready"), std::string::npos) << tmux.screen();
+  ASSERT_TRUE(tmux.shows("the program has exited: q to finish", 120s)) << tmux.screen();
+  EXPECT_TRUE(tmux.shows("(trace ended)")) << tmux.screen();
+  tmux.run({"send-keys", "-t", "live", "q"});
+  const auto until = std::chrono::steady_clock::now() + 120s;
+  while (tmux.session_alive() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(100ms);
+  ASSERT_FALSE(tmux.session_alive()) << "q did not end memloupe run --live";
+  EXPECT_EQ(read_file(dir / "status"), "7\n") << read_file(dir / "run.err");
+  const std::string output = read_file(dir / "live.trace.out");
+  EXPECT_EQ(output.rfind("ready\n", 0), 0u) << output;
+  EXPECT_NE(output.find("reader: x\n"), std::string::npos) << output;
+  EXPECT_NE(read_file(dir / "run.err").find("the program's output is in "), std::string::npos);
+  // Finalised as after any run: symbols embedded.
+  std::string info;
+  ASSERT_EQ(run_quiet(dir, {bin("memloupe"), "info", "live.trace"}, &info), 0);
+  EXPECT_NE(info.find("symbols:      symbols section present"), std::string::npos) << info;
+}
+
+// Not on a terminal: one line per refresh, and run returns with the program.
+TEST(Live, RunLiveTextLinesWhenNotATerminal) {
+#ifdef MEMLOUPE_SANITIZED
+  GTEST_SKIP() << "the sanitized recorder cannot be loaded into uninstrumented programs";
+#endif
+  TempDir dir;
+  std::string out;
+  EXPECT_EQ(run_quiet(dir, {bin("memloupe"), "run", "--live", "--every", "64KiB", "-o", "t.trace", "--",
+                            bin("attach_target"), "2500"},
+                      &out),
+            7);
+  EXPECT_NE(out.find(" heap "), std::string::npos) << out;
+  EXPECT_EQ(out.find("ready"), std::string::npos) << out;
+  EXPECT_EQ(read_file(dir / "t.trace.out").rfind("ready\n", 0), 0u);
+}
+
 }  // namespace
 }  // namespace memloupe::test_support

@@ -40,7 +40,8 @@ std::string event_text(const Event& ev) {
             o << "alloc id=" << a.id.value << " t=" << a.thread.value << " time=" << a.time_ns
               << " size=" << a.size << " addr=" << a.address << " align=" << a.alignment
               << " n=" << a.n_samples << " func=" << func_name(a.func) << " realloc_of="
-              << (a.realloc_of ? std::to_string(a.realloc_of->value) : "-") << " bt=";
+              << (a.realloc_of ? std::to_string(a.realloc_of->value) : "-") << " every=" << a.bytes_per_sample
+              << " bt=";
             for (uint64_t f : a.backtrace) o << std::hex << f << std::dec << ',';
           },
           [&](const Free& f) {
@@ -54,6 +55,12 @@ std::string event_text(const Event& ev) {
             o << "thread_name t=" << e.thread.value << " time=" << e.time_ns << " name=" << e.name;
           },
           [&](const ThreadEnd& e) { o << "thread_end t=" << e.thread.value << " time=" << e.time_ns; },
+          [&](const RateChange& e) {
+            o << "rate_change t=" << e.thread.value << " time=" << e.time_ns << " every=" << e.bytes_per_sample;
+          },
+          [&](const DepthChange& e) {
+            o << "depth_change t=" << e.thread.value << " time=" << e.time_ns << " depth=" << e.depth;
+          },
           [&](const ModuleLoad& e) {
             o << "module_load time=" << e.time_ns << " " << e.start << "-" << e.end
               << " bias=" << e.load_bias << " path=" << e.path << " id=" << hex(e.build_id);
