@@ -84,16 +84,18 @@ void Encoder::trace_end(uint64_t time_ns, EndReason reason) noexcept {
 
 void Encoder::rate_change(ThreadId thread, uint64_t time_ns, uint64_t bytes_per_sample) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::RateChange, time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::RateChange, time_ns);
   p = put_varint(p, thread.value);
-  st.end(put_varint(p, bytes_per_sample));
+  p = put_varint(p, bytes_per_sample);
 }
 
 void Encoder::depth_change(ThreadId thread, uint64_t time_ns, uint32_t depth) noexcept {
   State& st = s();
-  uint8_t* p = st.ext(st.begin(), ExtType::DepthChange, time_ns);
+  Out& o = st.begin();
+  uint8_t*& p = st.ext(o, ExtType::DepthChange, time_ns);
   p = put_varint(p, thread.value);
-  st.end(put_varint(p, depth));
+  p = put_varint(p, depth);
 }
 
 }  // namespace memloupe::format
