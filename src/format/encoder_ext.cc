@@ -5,32 +5,24 @@
 namespace memloupe::format {
 
 void Encoder::thread_start(ThreadId thread, uint64_t time_ns, uint32_t os_tid) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::ThreadStart, time_ns);
+  uint8_t*& p = s().ext(ExtType::ThreadStart, time_ns);
   p = put_varint(p, thread.value);
   p = put_varint(p, os_tid);
 }
 
 void Encoder::thread_name(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::ThreadName, time_ns);
+  uint8_t*& p = s().ext(ExtType::ThreadName, time_ns);
   p = put_varint(p, thread.value);
   p = put_string(p, name.data(), name.size(), kMaxString);
 }
 
 void Encoder::thread_end(ThreadId thread, uint64_t time_ns) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::ThreadEnd, time_ns);
+  uint8_t*& p = s().ext(ExtType::ThreadEnd, time_ns);
   p = put_varint(p, thread.value);
 }
 
 void Encoder::module_load(const ModuleLoad& m) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::ModuleLoad, m.time_ns);
+  uint8_t*& p = s().ext(ExtType::ModuleLoad, m.time_ns);
   p = put_varint(p, m.start);
   p = put_varint(p, m.end >= m.start ? m.end - m.start : 0);
   p = put_varint(p, m.load_bias);
@@ -42,31 +34,23 @@ void Encoder::module_load(const ModuleLoad& m) noexcept {
 }
 
 void Encoder::module_unload(uint64_t time_ns, uint64_t start) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::ModuleUnload, time_ns);
+  uint8_t*& p = s().ext(ExtType::ModuleUnload, time_ns);
   p = put_varint(p, start);
 }
 
 void Encoder::rss(uint64_t time_ns, uint64_t rss_bytes) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::Rss, time_ns);
+  uint8_t*& p = s().ext(ExtType::Rss, time_ns);
   p = put_varint(p, rss_bytes);
 }
 
 void Encoder::marker(ThreadId thread, uint64_t time_ns, std::string_view name) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::Marker, time_ns);
+  uint8_t*& p = s().ext(ExtType::Marker, time_ns);
   p = put_varint(p, thread.value);
   p = put_string(p, name.data(), name.size(), kMaxString);
 }
 
 void Encoder::call_totals(const CallTotals& totals) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::CallTotals, totals.time_ns);
+  uint8_t*& p = s().ext(ExtType::CallTotals, totals.time_ns);
   p = put_varint(p, kFuncCount);
   for (const FuncTotal& t : totals.totals) {
     p = put_varint(p, t.calls);
@@ -76,24 +60,19 @@ void Encoder::call_totals(const CallTotals& totals) noexcept {
 
 void Encoder::trace_end(uint64_t time_ns, EndReason reason) noexcept {
   State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::TraceEnd, time_ns);
+  uint8_t*& p = st.ext(ExtType::TraceEnd, time_ns);
   *p++ = static_cast<uint8_t>(reason);
   st.seal();
 }
 
 void Encoder::rate_change(ThreadId thread, uint64_t time_ns, uint64_t bytes_per_sample) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::RateChange, time_ns);
+  uint8_t*& p = s().ext(ExtType::RateChange, time_ns);
   p = put_varint(p, thread.value);
   p = put_varint(p, bytes_per_sample);
 }
 
 void Encoder::depth_change(ThreadId thread, uint64_t time_ns, uint32_t depth) noexcept {
-  State& st = s();
-  Out& o = st.begin();
-  uint8_t*& p = st.ext(o, ExtType::DepthChange, time_ns);
+  uint8_t*& p = s().ext(ExtType::DepthChange, time_ns);
   p = put_varint(p, thread.value);
   p = put_varint(p, depth);
 }

@@ -181,8 +181,10 @@ struct State {
     o[Stream::Misc] = put_varint(o[Stream::Misc], thread);
   }
 
-  // The Ext header; the event's fields go to Stream::Misc.
-  uint8_t*& ext(Out& o, ExtType type, uint64_t time_ns) noexcept {
+  // Opens an Ext event and writes its header; the event's fields go to the
+  // returned cursor, Stream::Misc's.
+  uint8_t*& ext(ExtType type, uint64_t time_ns) noexcept {
+    Out& o = begin();
     timed(o, Code::Ext, time_ns);
     *o[Stream::Head]++ = static_cast<uint8_t>(type);
     return o[Stream::Misc];
