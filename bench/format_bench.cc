@@ -22,6 +22,7 @@
 #include <random>
 #include <vector>
 
+#include "finalize/compact.h"
 #include "format/crc32c.h"
 #include "format/encoder.h"
 #include "reader/chunk_io.h"
@@ -252,7 +253,7 @@ void BM_Compact(benchmark::State& state, Mode mode, int level) {
   const std::vector<uint8_t> raw = encode(w);
   size_t out = 0;
   for (auto _ : state) {
-    auto c = reader::compact_trace(raw, {.zstd_level = level});
+    auto c = finalize::compact_trace(raw, {.zstd_level = level});
     out = c->bytes.size();
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * w.ops.size()));
@@ -269,7 +270,7 @@ BENCHMARK_CAPTURE(BM_Encode, sampled, Mode::Sampled)->Unit(benchmark::kMilliseco
 BENCHMARK_CAPTURE(BM_Encode, all, Mode::All)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Decode, sampled, Mode::Sampled)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Decode, all, Mode::All)->Unit(benchmark::kMillisecond);
-// Level 6 is what `memloupe run` finalises with (src/symbolize/finalize.h).
+// Level 6 is what `memloupe run` finalises with (src/finalize/finalize.h).
 BENCHMARK_CAPTURE(BM_Compact, sampled_zstd6, Mode::Sampled, 6)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compact, all_zstd3, Mode::All, 3)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compact, all_zstd6, Mode::All, 6)->Unit(benchmark::kMillisecond);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/index.h"
+#include "finalize/compact.h"
 #include "format/encoder.h"
 #include "format/snapshot_annex.h"
 #include "format/snapshot_writer.h"
@@ -74,7 +75,7 @@ std::vector<uint8_t> trace(Mode mode, unsigned allocs, bool addresses = true) {
 // Column form; level 0 leaves the chunks uncompressed, so mutations reach the
 // column decoding instead of failing in zstd.
 std::vector<uint8_t> finalised(std::vector<uint8_t> raw, int level) {
-  std::vector<uint8_t> out = reader::compact_trace(raw, {.zstd_level = level})->bytes;
+  std::vector<uint8_t> out = finalize::compact_trace(raw, {.zstd_level = level})->bytes;
   SymbolsEncoder symbols;
   const SymbolFrame frames[] = {{"inlined_helper", "util.h", 12, 3}, {"main", "main.cc", 40, 7}};
   for (uint64_t a = 0x401000; a < 0x401400; a += 0x100) symbols.add(a, frames);

@@ -12,6 +12,7 @@
 
 #include "analysis/index.h"
 #include "analysis/model.h"
+#include "finalize/compact.h"
 #include "reader/chunk_io.h"
 #include "support/test_streams.h"
 
@@ -54,7 +55,7 @@ TEST(AddressFree, AnalysisEqualsTheSameEventsWithAddresses) {
     const std::vector<uint8_t> want = analysed(with.bytes, "with", a);
     ASSERT_FALSE(want.empty());
     EXPECT_EQ(analysed(without.bytes, "without", b), want) << "seed " << seed;
-    auto compacted = reader::compact_trace(without.bytes, {.zstd_level = 1});
+    auto compacted = finalize::compact_trace(without.bytes, {.zstd_level = 1});
     ASSERT_TRUE(compacted.ok()) << compacted.error().message;
     EXPECT_EQ(analysed(compacted->bytes, "columns", c), want) << "seed " << seed;
 

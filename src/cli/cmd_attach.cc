@@ -126,7 +126,7 @@ int attach(const AttachOptions& o) {
     else return kFailed;
   }
   if (o.no_symbolize) return report_unfinalized(raw);
-  const int rc = finalize_and_report(raw, final_path, symbolize::FinalizeOptions{});
+  const int rc = finalize_and_report(raw, final_path, finalize::FinalizeOptions{});
   if (raw != final_path && rc != kFailed) std::remove(raw.c_str());
   return rc;
 }

@@ -58,7 +58,7 @@ void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles
                    FollowingFinaliser* following) {
   const std::string main_raw = expand(plan.pattern, pid);
   const std::string main_final = plan.fixed_output.value_or(main_raw);
-  symbolize::FinalizeOptions finalize;
+  finalize::FinalizeOptions finalize;
   const auto finish = [&](const std::string& raw, const std::string& final_path) {
     if (!o.no_symbolize) {
       if (following && following->raw() == raw) {

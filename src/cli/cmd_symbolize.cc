@@ -33,7 +33,7 @@ int symbolize(const SymbolizeOptions& o) {
       return kNotATrace;
     }
   }
-  symbolize::FinalizeOptions options;
+  finalize::FinalizeOptions options;
   options.resymbolize = o.force;
   return finalize_and_report(o.trace, o.output.empty() ? o.trace : o.output, options, !o.no_index, !o.no_types);
 }

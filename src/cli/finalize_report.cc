@@ -10,8 +10,8 @@
 #include "analysis/index.h"
 #include "cli/commands.h"
 #include "cli/progress_line.h"
+#include "finalize/follow.h"
 #include "reader/reader.h"
-#include "symbolize/follow.h"
 #include "types/finalize_types.h"
 
 namespace memloupe::cli {
@@ -29,7 +29,7 @@ void print_damage(const std::string& path, const Error& damage, uint64_t events)
 // Builds the analysis index on the finaliser's read (the finaliser knows
 // nothing of the analysis; this is where the two meet). Its cost is measured
 // by bench/suite (symbolize with and without --no-index).
-class IndexTap : public symbolize::FinalizeTap {
+class IndexTap : public finalize::FinalizeTap {
  public:
   void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
   void event(const format::Event& e) override {
@@ -64,15 +64,15 @@ class IndexTap : public symbolize::FinalizeTap {
   std::atomic<Stage> stage_{Stage::Reading};
 };
 
-void warn_on_stderr(symbolize::FinalizeOptions& options) {
+void warn_on_stderr(finalize::FinalizeOptions& options) {
   options.symbolizer.warn = [](const std::string& message) {
     fmt::print(stderr, "memloupe: warning: {}\n", message);
   };
 }
 
 // Prints what finalize_trace did (finalize_report.h) and returns the exit status.
-int report(Expected<symbolize::FinalizeStats>& stats, const std::string& input, const std::string& output,
-           const symbolize::FinalizeOptions& options, const types::TypesAddon& types, bool with_index,
+int report(Expected<finalize::FinalizeStats>& stats, const std::string& input, const std::string& output,
+           const finalize::FinalizeOptions& options, const types::TypesAddon& types, bool with_index,
            bool with_types) {
   if (!stats) {
     fmt::print(stderr, "memloupe: cannot finalise {}: {}\n", input, stats.error().message);
@@ -102,18 +102,18 @@ int report(Expected<symbolize::FinalizeStats>& stats, const std::string& input, 
 }  // namespace
 
 int finalize_and_report(const std::string& input, const std::string& output,
-                        symbolize::FinalizeOptions options, bool with_index, bool with_types) {
+                        finalize::FinalizeOptions options, bool with_index, bool with_types) {
   warn_on_stderr(options);
   IndexTap tap;
   if (with_index) options.tap = &tap;
   types::TypesAddon types;
   if (with_types) options.addon = &types;
-  Expected<symbolize::FinalizeStats> stats = Error{""};
+  Expected<finalize::FinalizeStats> stats = Error{""};
   {
     const ProgressLine progress("finalising " + input, [&tap, with_index] {
       return with_index ? tap.status() : std::string("reading the events and symbolising");
     });
-    stats = symbolize::finalize_trace(input, output, options);
+    stats = finalize::finalize_trace(input, output, options);
   }
   return report(stats, input, output, options, types, with_index, with_types);
 }
@@ -121,8 +121,8 @@ int finalize_and_report(const std::string& input, const std::string& output,
 struct FollowingFinaliser::Parts {
   IndexTap tap;
   types::TypesAddon types;
-  symbolize::FinalizeOptions options;
-  std::optional<symbolize::TraceFollower> follower;
+  finalize::FinalizeOptions options;
+  std::optional<finalize::TraceFollower> follower;
 };
 
 FollowingFinaliser::FollowingFinaliser(std::string raw, std::function<bool()> written)
@@ -138,13 +138,13 @@ FollowingFinaliser::~FollowingFinaliser() = default;
 
 int FollowingFinaliser::finish(const std::string& output) {
   Parts& p = *parts_;
-  Expected<symbolize::FinalizeStats> stats = Error{""};
+  Expected<finalize::FinalizeStats> stats = Error{""};
   bool followed = false;
   {
     const ProgressLine progress("finalising " + raw_, [&p] { return p.tap.status(); });
-    Expected<symbolize::FollowedRead> read = p.follower->finish();
+    Expected<finalize::FollowedRead> read = p.follower->finish();
     followed = static_cast<bool>(read);
-    if (followed) stats = symbolize::finalize_trace(raw_, output, p.options, &*read);
+    if (followed) stats = finalize::finalize_trace(raw_, output, p.options, &*read);
   }
   if (!followed) {
     // Nothing is lost: the file is read again, with a tap and addon of its own.

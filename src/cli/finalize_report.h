@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "symbolize/finalize.h"
+#include "finalize/finalize.h"
 
 namespace memloupe::cli {
 
@@ -20,15 +20,15 @@ namespace memloupe::cli {
 // the analysis index on the finaliser's reads and append it. `with_types`: also
 // infer the allocation sites' types and append the types table (src/types/).
 int finalize_and_report(const std::string& input, const std::string& output,
-                        symbolize::FinalizeOptions options, bool with_index = true, bool with_types = true);
+                        finalize::FinalizeOptions options, bool with_index = true, bool with_types = true);
 
 // `memloupe run`'s finalising of the launched program's trace: begun while the
-// program runs (the events are read as they are written, symbolize/follow.h),
+// program runs (the events are read as they are written, finalize/follow.h),
 // finished once it has exited. Prints what finalize_and_report prints; when
 // the trace could not be followed it is finalised as finalize_and_report does.
 class FollowingFinaliser {
  public:
-  // Starts following `raw`; `written` as for symbolize::TraceFollower.
+  // Starts following `raw`; `written` as for finalize::TraceFollower.
   FollowingFinaliser(std::string raw, std::function<bool()> written);
   ~FollowingFinaliser();
   FollowingFinaliser(const FollowingFinaliser&) = delete;

@@ -1,6 +1,5 @@
 // Chunk-level access to memloupe traces, for the finaliser and the reader:
-// listing chunks, inflating zstd payloads (bounded), writing compressed chunks
-// and rewriting a raw recorder trace into its compact, compressed form.
+// listing chunks, inflating zstd payloads (bounded), writing compressed chunks.
 #pragma once
 
 #include <algorithm>
@@ -106,30 +105,6 @@ Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
 // smaller; level <= 0 stores it uncompressed.
 void append_chunk_compressed(std::vector<uint8_t>& out, format::ChunkType type,
                              std::span<const uint8_t> payload, int level);
-
-struct CompactOptions {
-  int zstd_level = 12;  // <= 0: no compression (column form only)
-  uint32_t max_events_payload = 4u << 20;  // events chunks are merged up to this raw size
-  // Called with every event as the compaction decodes it (the same events, in the
-  // same order, that a Reader of the output delivers, SymbolDefs aside), so work
-  // over the events can ride on this read instead of another one. The second
-  // argument is Reader::fresh_frames() for it.
-  std::function<void(const format::Event&, uint32_t fresh_frames)> on_event{};
-  // Called once the last event is decoded, before the compression of the last
-  // chunks is waited for, with Compacted::damage (not called when the header
-  // is unreadable).
-  std::function<void(const std::optional<Error>& damage)> on_events_done{};
-};
-struct Compacted {
-  std::vector<uint8_t> bytes;   // a valid trace: prologue, header, merged compressed chunks
-  std::optional<Error> damage;  // set if the input was cut short or damaged (the rest is kept)
-};
-// Rewrites a trace (typically the recorder's raw output) compactly (compact.cc):
-// the events are regrouped into column-form chunks of up to max_events_payload
-// raw bytes (the encoder's state runs across chunks, so where they are cut does
-// not matter), and every chunk is zstd-compressed. Events are moved, never
-// re-encoded. Fails only if the prologue or header chunk is unreadable.
-Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactOptions& options);
 
 // Appends the symbols section held by `symbols`, compressed.
 void append_symbols(std::vector<uint8_t>& trace, format::SymbolsEncoder& symbols, int zstd_level);

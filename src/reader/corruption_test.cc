@@ -3,6 +3,7 @@
 // precise error — never crash, never invent events.
 #include <gtest/gtest.h>
 
+#include "finalize/compact.h"
 #include "format/symbols_encoder.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
@@ -33,7 +34,7 @@ Trace small_trace(format::Mode mode, int level) {
   symbols.add(0x1010, std::span(frames).first(1));
   std::vector<uint8_t> sym_chunks;
   symbols.finish(sym_chunks);
-  if (level >= 0) t.bytes = compact_trace(t.bytes, {.zstd_level = level})->bytes;
+  if (level >= 0) t.bytes = finalize::compact_trace(t.bytes, {.zstd_level = level})->bytes;
   t.bytes.insert(t.bytes.end(), sym_chunks.begin(), sym_chunks.end());
   t.chunk_ends.clear();
   for (const ChunkView& v : scan_chunks(t.bytes).chunks)

@@ -4,6 +4,7 @@
 
 #include <unordered_set>
 
+#include "finalize/compact.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
 #include "support/test_streams.h"
@@ -40,7 +41,7 @@ TEST(RoundTrip, AllModeWithoutAddresses) {
     const StreamOptions o{.mode = Mode::All, .addresses = false, .flush_often = seed % 2 == 0};
     expect_round_trip(seed, o);
     testing::Stream s = make_stream(seed, o);
-    auto compacted = compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
+    auto compacted = finalize::compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
     ASSERT_TRUE(compacted.ok()) << compacted.error().message;
     std::string error;
     EXPECT_EQ(read_all(compacted->bytes, &error), s.expected) << "seed " << seed;
@@ -68,7 +69,7 @@ TEST(RoundTrip, DirectColumnsEqualCompactedRows) {
       o.columns = true;
       const testing::Stream columns = make_stream(seed, o);
       ASSERT_EQ(columns.chunk_ends.size(), 1u) << "seed " << seed;  // one events chunk
-      auto compacted = compact_trace(rows.bytes, {.zstd_level = 0});
+      auto compacted = finalize::compact_trace(rows.bytes, {.zstd_level = 0});
       ASSERT_TRUE(compacted.ok()) << compacted.error().message;
       EXPECT_EQ(compacted->bytes, columns.bytes) << "seed " << seed << " addresses " << addresses;
     }
@@ -144,7 +145,7 @@ TEST(RoundTrip, FreshFramesCoverEveryNewAddress) {
                                    StreamOptions{.mode = Mode::All, .events = 4000, .flush_often = true}}) {
       testing::Stream s = make_stream(seed, o);
       expect_fresh_frames_cover_new_addresses(s.bytes);
-      auto compacted = compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
+      auto compacted = finalize::compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
       ASSERT_TRUE(compacted.ok());
       expect_fresh_frames_cover_new_addresses(compacted->bytes);
     }

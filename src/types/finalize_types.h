@@ -1,4 +1,4 @@
-// The types table, built at finalise (a symbolize::FinalizeAddon): pass 1
+// The types table, built at finalise (a finalize::FinalizeAddon): pass 1
 // tells it each site's requested sizes, then each distinct site is inferred
 // once (infer_site.h) with the symbolizer's open files, and the first
 // candidate its sizes agree with is kept:
@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "symbolize/finalize.h"
+#include "finalize/finalize.h"
 #include "types/type_table.h"
 
 namespace memloupe::types {
@@ -30,7 +30,7 @@ struct TypesStats {
   uint64_t typed_bytes = 0;
 };
 
-class TypesAddon final : public symbolize::FinalizeAddon {
+class TypesAddon final : public finalize::FinalizeAddon {
  public:
   void alloc(const format::Alloc& alloc) override;
   std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> chunks(

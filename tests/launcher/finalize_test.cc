@@ -1,6 +1,6 @@
 // The finaliser on raw traces written with the real Encoder, holding real
 // return addresses of this test program.
-#include "symbolize/finalize.h"
+#include "finalize/finalize.h"
 
 #include <gtest/gtest.h>
 
@@ -9,18 +9,21 @@
 #include <fstream>
 #include <thread>
 
+#include "finalize/follow.h"
+#include "markers.h"
 #include "process.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
-#include "markers.h"
-#include "support/loaded_modules.h"
-#include "symbolize/follow.h"
 #include "sites.h"
+#include "support/loaded_modules.h"
 #include "trace_builder.h"
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 namespace {
 
+using symbolize::loaded_module_at;
+using symbolize::loaded_modules;
+using symbolize::Module;
 using testing::marker_line;
 using testing::TempDir;
 using testing::TraceBuilder;
@@ -368,4 +371,4 @@ TEST(Finalize, RefusesWhatIsNotATrace) {
 }
 
 }  // namespace
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

@@ -3,8 +3,8 @@
 #include <set>
 #include <sstream>
 
+#include "finalize/finalize.h"
 #include "fixture.h"
-#include "symbolize/finalize.h"
 
 namespace memloupe::recorder_test {
 namespace {
@@ -86,7 +86,7 @@ TEST_F(ExactTest, EveryBacktraceStartsAtTheCaller) {
     const RunResult r = run_both({binary(c.program), c.mode},
                                  {"MEMLOUPE_MODE=all", "MEMLOUPE_OUTPUT=" + raw.string()});
     ASSERT_TRUE(r.exited(0)) << r.describe();
-    auto finalized = symbolize::finalize_trace(raw.string(), final_trace.string(), {});
+    auto finalized = finalize::finalize_trace(raw.string(), final_trace.string(), {});
     ASSERT_TRUE(finalized) << finalized.error().message;
     const TraceData t = complete_trace(final_trace, format::EndReason::Exit);
     std::map<Func, uint64_t> from_caller;

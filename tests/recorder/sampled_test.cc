@@ -3,8 +3,8 @@
 #include <cmath>
 #include <set>
 
+#include "finalize/finalize.h"
 #include "fixture.h"
-#include "symbolize/finalize.h"
 
 namespace memloupe::recorder_test {
 namespace {
@@ -32,7 +32,7 @@ TEST_F(SampledTest, EstimatesAreWithinFiveSigmaAndCallChainsAreComplete) {
                                {"MEMLOUPE_EVERY=64KiB", "MEMLOUPE_SEED=1"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   const fs::path final_trace = dir_ / "final";
-  auto finalized = symbolize::finalize_trace(trace_path().string(), final_trace.string(), {});
+  auto finalized = finalize::finalize_trace(trace_path().string(), final_trace.string(), {});
   ASSERT_TRUE(finalized) << finalized.error().message;
   const TraceData t = complete_trace(final_trace, format::EndReason::Exit);
   EXPECT_EQ(t.info.mode, format::Mode::Sampled);

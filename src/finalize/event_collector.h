@@ -9,19 +9,19 @@
 #include <unordered_set>
 #include <vector>
 
+#include "finalize/finalize.h"
 #include "format/events.h"
 #include "format/expected.h"
-#include "symbolize/finalize.h"
 #include "symbolize/module_map.h"
 #include "symbolize/snapshot_roots.h"
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 
 // The module map over time and each distinct backtrace address with the
 // module it was first seen in.
 struct Collected {
-  ModuleMap modules;
-  std::vector<AddressInModule> addresses;
+  symbolize::ModuleMap modules;
+  std::vector<symbolize::AddressInModule> addresses;
   uint64_t events = 0;
   std::optional<Error> damage;
 };
@@ -30,7 +30,7 @@ class Collector {
  public:
   // `snapshots`: fed every event when given (a follower's read has none to feed:
   // the snapshots come at the end of the trace).
-  Collector(FinalizeTap* tap, FinalizeAddon* addon, SnapshotRoots* snapshots = nullptr)
+  Collector(FinalizeTap* tap, FinalizeAddon* addon, symbolize::SnapshotRoots* snapshots = nullptr)
       : tap_(tap), addon_(addon), snapshots_(snapshots) {}
 
   // `fresh`: Reader::fresh_frames() for an Alloc.
@@ -68,10 +68,10 @@ class Collector {
  private:
   FinalizeTap* tap_;
   FinalizeAddon* addon_;
-  SnapshotRoots* snapshots_;
+  symbolize::SnapshotRoots* snapshots_;
   Collected c_;
   std::unordered_set<uint64_t> seen_;
   std::vector<uint64_t> unmapped_;  // seen while no module covered them
 };
 
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

@@ -1,4 +1,4 @@
-#include "reader/chunk_writer.h"
+#include "finalize/chunk_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -6,14 +6,14 @@
 
 #include "reader/chunk_io.h"
 
-namespace memloupe::reader {
+namespace memloupe::finalize {
 namespace {
 
 using format::ChunkType;
 
 // Payloads that zstd shrinks (repetitive), that it cannot (random) and empty
 // ones, in a mix of chunk types: the writer must give exactly the bytes of
-// append_chunk_compressed, in the order the chunks were appended.
+// reader::append_chunk_compressed, in the order the chunks were appended.
 std::vector<std::pair<ChunkType, std::vector<uint8_t>>> payloads() {
   std::mt19937 rng(7);
   std::vector<std::pair<ChunkType, std::vector<uint8_t>>> out;
@@ -33,7 +33,7 @@ std::vector<std::pair<ChunkType, std::vector<uint8_t>>> payloads() {
 TEST(ChunkWriter, WritesWhatAppendChunkCompressedWrites) {
   for (int level : {0, 1, 6}) {
     std::vector<uint8_t> expected = {1, 2, 3};
-    for (const auto& [type, p] : payloads()) append_chunk_compressed(expected, type, p, level);
+    for (const auto& [type, p] : payloads()) reader::append_chunk_compressed(expected, type, p, level);
     std::vector<uint8_t> out = {1, 2, 3};
     ChunkWriter writer(out, level);
     for (auto& [type, p] : payloads()) writer.append(type, std::move(p));
@@ -48,7 +48,7 @@ TEST(ChunkWriter, FinishesOnDestructionAndFinishIsIdempotent) {
   {
     ChunkWriter writer(out, 3);
     for (auto& [type, p] : payloads()) {
-      append_chunk_compressed(expected, type, p, 3);
+      reader::append_chunk_compressed(expected, type, p, 3);
       writer.append(type, std::move(p));
     }
     writer.finish();
@@ -64,4 +64,4 @@ TEST(ChunkWriter, FinishesOnDestructionAndFinishIsIdempotent) {
 }
 
 }  // namespace
-}  // namespace memloupe::reader
+}  // namespace memloupe::finalize

@@ -1,20 +1,35 @@
 // compact_trace: the finaliser's rewrite of the recorder's raw trace. The
 // events are run through the real decoder with taps on its field streams
 // (streams.h), which splits every event's bytes into the column form.
+#include "finalize/compact.h"
+
 #include <algorithm>
 #include <string>
 
+#include "finalize/chunk_writer.h"
 #include "format/varint.h"
 #include "reader/chunk_io.h"
-#include "reader/chunk_writer.h"
 #include "reader/event_decoder.h"
 #include "reader/header_decoder.h"
 #include "reader/streams.h"
 
-namespace memloupe::reader {
+namespace memloupe::finalize {
 namespace {
 
 using format::ChunkType;
+using reader::append_chunk_compressed;
+using reader::chunk_payload;
+using reader::ChunkList;
+using reader::ChunkView;
+using reader::Cursor;
+using reader::EventDecoder;
+using reader::kStreams;
+using reader::parse_header;
+using reader::read_columns;
+using reader::scan_chunks;
+using reader::Streams;
+using reader::Taps;
+using reader::write_columns;
 
 Cursor payload_cursor(const ChunkView& c, std::span<const uint8_t> payload) {
   const bool packed = c.flags & format::kChunkZstd;
@@ -130,4 +145,4 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
   return out;
 }
 
-}  // namespace memloupe::reader
+}  // namespace memloupe::finalize

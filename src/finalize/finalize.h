@@ -23,7 +23,7 @@
 #include "format/wire.h"
 #include "symbolize/symbolizer.h"
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 
 // Work that rides on the finaliser's one read of the events, for the layers
 // above it (the CLI builds the analysis index with one; this library knows
@@ -58,7 +58,7 @@ class FinalizeAddon {
   // After the symbolisation, on its thread, with its open files and the
   // addresses it resolved: the chunks to append (type, raw payload).
   virtual std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> chunks(
-      Symbolizer& symbolizer, const ModuleMap& modules, std::span<const AddressInModule> addresses) = 0;
+      symbolize::Symbolizer& symbolizer, const symbolize::ModuleMap& modules, std::span<const symbolize::AddressInModule> addresses) = 0;
 };
 
 struct FinalizeOptions {
@@ -68,7 +68,7 @@ struct FinalizeOptions {
   // false: keep the events and the existing symbols, only compact (no libdw).
   bool symbolize = true;
   int zstd_level = 6;
-  SymbolizerOptions symbolizer;
+  symbolize::SymbolizerOptions symbolizer;
   // Optional; must outlive the call. Any index chunk the input had is dropped
   // either way (it described the events before this rewrite).
   FinalizeTap* tap = nullptr;
@@ -100,4 +100,4 @@ struct FollowedRead;  // follow.h
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,
                                        const FinalizeOptions& options, FollowedRead* followed = nullptr);
 
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

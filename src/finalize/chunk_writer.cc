@@ -1,8 +1,10 @@
-#include "reader/chunk_writer.h"
+#include "finalize/chunk_writer.h"
 
 #include "reader/chunk_io.h"
 
-namespace memloupe::reader {
+namespace memloupe::finalize {
+
+using reader::append_chunk_compressed;
 
 ChunkWriter::ChunkWriter(std::vector<uint8_t>& out, int level) : out_(out), level_(level) {
   if (level_ > 0) worker_ = std::thread([this] { run(); });
@@ -64,4 +66,4 @@ void ChunkWriter::run() {
   }
 }
 
-}  // namespace memloupe::reader
+}  // namespace memloupe::finalize

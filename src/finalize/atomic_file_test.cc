@@ -1,4 +1,4 @@
-#include "symbolize/atomic_file.h"
+#include "finalize/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 namespace {
 
 namespace fs = std::filesystem;
@@ -65,4 +65,4 @@ TEST(AtomicFile, MissingDirectoryIsAnError) {
 }
 
 }  // namespace
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

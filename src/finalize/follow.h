@@ -31,16 +31,16 @@
 #include <string>
 #include <thread>
 
+#include "finalize/event_collector.h"
+#include "finalize/finalize.h"
 #include "format/expected.h"
-#include "symbolize/event_collector.h"
-#include "symbolize/finalize.h"
 
 namespace memloupe::reader {
 class GrowingFile;
 class Reader;
 }  // namespace memloupe::reader
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 
 // The finaliser's read, done by a TraceFollower (finalize_trace takes it).
 struct FollowedRead {
@@ -92,4 +92,4 @@ class TraceFollower {
   std::thread thread_;  // last: started once the rest exists
 };
 
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

@@ -16,7 +16,7 @@
 
 #include "format/chunk.h"
 
-namespace memloupe::reader {
+namespace memloupe::finalize {
 
 class ChunkWriter {
  public:
@@ -52,4 +52,4 @@ class ChunkWriter {
   std::thread worker_;
 };
 
-}  // namespace memloupe::reader
+}  // namespace memloupe::finalize

@@ -9,7 +9,7 @@
 
 #include "format/expected.h"
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 
 // A temporary file next to the destination (same directory, so rename(2) is
 // atomic), renamed over the destination by commit(). Until then the
@@ -35,4 +35,4 @@ class AtomicFile {
   int fd_ = -1;  // owned; -1 once committed or moved from
 };
 
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

@@ -1,4 +1,4 @@
-#include "symbolize/atomic_file.h"
+#include "finalize/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <optional>
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 namespace {
 
 Error os_error(const std::string& what, const std::string& path) {
@@ -72,4 +72,4 @@ std::optional<Error> AtomicFile::commit() {
   return std::nullopt;
 }
 
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

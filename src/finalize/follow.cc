@@ -1,4 +1,4 @@
-#include "symbolize/follow.h"
+#include "finalize/follow.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include "reader/native_reader.h"
 #include "reader/reader.h"
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 namespace {
 
 // How often the follower looks at the file when it has read all of it: the
@@ -116,4 +116,4 @@ Expected<FollowedRead> TraceFollower::finish() {
   return read;
 }
 
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

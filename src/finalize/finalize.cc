@@ -1,4 +1,4 @@
-#include "symbolize/finalize.h"
+#include "finalize/finalize.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,18 +6,19 @@
 #include <memory>
 #include <unordered_set>
 
+#include "finalize/atomic_file.h"
+#include "finalize/compact.h"
+#include "finalize/event_collector.h"
+#include "finalize/follow.h"
 #include "format/symbols_encoder.h"
 #include "format/wire.h"
 #include "reader/bytes.h"
 #include "reader/chunk_io.h"
 #include "reader/native_reader.h"
 #include "reader/reader.h"
-#include "symbolize/atomic_file.h"
-#include "symbolize/event_collector.h"
-#include "symbolize/follow.h"
 #include "symbolize/snapshot_roots.h"
 
-namespace memloupe::symbolize {
+namespace memloupe::finalize {
 namespace {
 
 Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) {
@@ -61,13 +62,13 @@ class Compaction {
  public:
   Compaction(std::span<const uint8_t> file, int zstd_level, Collector* riding) {
     job_ = std::async(std::launch::async, [this, file, zstd_level, riding] {
-      reader::CompactOptions compact{.zstd_level = zstd_level};
+      CompactOptions compact{.zstd_level = zstd_level};
       if (riding) {
         compact.on_event = [riding](const format::Event& e, uint32_t fresh) { riding->add(e, fresh); };
         compact.on_events_done = [this](const std::optional<Error>& damage) { decoding_over(damage); };
       }
       try {
-        auto result = reader::compact_trace(file, compact);
+        auto result = compact_trace(file, compact);
         decoding_over(result ? result->damage : result.error());
         return result;
       } catch (...) {
@@ -86,7 +87,7 @@ class Compaction {
   // Once the read is over: the damage it stopped at. The wait orders the
   // compaction thread's work on the riding Collector before the caller's.
   std::optional<Error> decoded() { return decoded_.get_future().get(); }
-  Expected<reader::Compacted> result() { return job_.get(); }
+  Expected<Compacted> result() { return job_.get(); }
 
  private:
   // Set by the compaction's thread, once.
@@ -102,7 +103,7 @@ class Compaction {
 
   std::promise<std::optional<Error>> decoded_;
   bool decoded_set_ = false;  // touched by the compaction's thread only
-  std::future<Expected<reader::Compacted>> job_;  // last: started once the rest exists
+  std::future<Expected<Compacted>> job_;  // last: started once the rest exists
 };
 
 bool is(const reader::ChunkView& chunk, format::ChunkType type) {
@@ -167,7 +168,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   const bool one_read = compact && !followed && one_read_will_do(input_bytes);
   // Heap snapshots: their frames' pcs are symbolised with the return
   // addresses, and each gets its annex (symbolize/snapshot_roots.h).
-  SnapshotRoots snapshots(options.symbolize ? input_bytes : std::span<const uint8_t>());
+  symbolize::SnapshotRoots snapshots(options.symbolize ? input_bytes : std::span<const uint8_t>());
   Collector collector(options.tap, addon, &snapshots);
   std::optional<Compaction> compaction;
   if (compact) compaction.emplace(input_bytes, options.zstd_level, one_read ? &collector : nullptr);
@@ -188,7 +189,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
 
   if (!snapshots.frame_pcs().empty()) {
     std::unordered_set<uint64_t> known;
-    for (const AddressInModule& a : c.addresses) known.insert(a.address);
+    for (const symbolize::AddressInModule& a : c.addresses) known.insert(a.address);
     for (uint64_t pc : snapshots.frame_pcs())
       if (auto m = c.modules.find_any_time(pc); m && known.insert(pc).second) c.addresses.push_back({pc, *m});
   }
@@ -198,9 +199,9 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   if (options.symbolize) {
     symbols = std::async(std::launch::async, [&] {
       const auto start = std::chrono::steady_clock::now();
-      Symbolizer symbolizer(options.symbolizer);
+      symbolize::Symbolizer symbolizer(options.symbolizer);
       reader::SymbolTable table;
-      symbolize_all(symbolizer, c.modules, c.addresses, table);
+      symbolize::symbolize_all(symbolizer, c.modules, c.addresses, table);
       const auto symbolized = std::chrono::steady_clock::now();
       stats.symbolize_seconds = std::chrono::duration<double>(symbolized - start).count();
       if (addon) {
@@ -271,4 +272,4 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   return stats;
 }
 
-}  // namespace memloupe::symbolize
+}  // namespace memloupe::finalize

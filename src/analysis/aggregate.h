@@ -1,0 +1,116 @@
+// Pass 2 of the model (model.h): the Aggregate, the Query applied (per
+// distinct backtrace and per thread, the Metrics of the selected allocations;
+// lifetimes; optional time series), built by AggregateBuilder (aggregate.cc)
+// after an Overview or alongside an OverviewBuilder.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "analysis/metrics.h"
+#include "analysis/overview.h"
+#include "analysis/query.h"
+#include "format/events.h"
+#include "reader/reader.h"
+
+namespace memloupe::analysis {
+
+// One stack's activity in one time bucket of Aggregate::series_bucket_ns.
+struct SeriesBucket {
+  uint32_t index = 0;
+  Count allocated;  // selected blocks allocated in the bucket
+  Count freed;      // ... freed in the bucket
+  Count leaked;     // ... allocated in the bucket and never freed
+};
+
+// One distinct backtrace (raw return addresses) with its selected allocations.
+struct StackStats {
+  uint32_t frames_begin = 0;  // into Aggregate::frame_pool, innermost first
+  uint32_t frames_size = 0;
+  Metrics metrics;
+  std::vector<SeriesBucket> series;  // sparse, by index; empty unless Query::series_buckets
+};
+
+struct ThreadStats {
+  format::ThreadId thread;
+  Metrics metrics;
+};
+
+// Lifetimes of the selected blocks: bucket 0 holds lifetime 0, bucket i ≥ 1
+// holds [2^(i−1), 2^i) ns.
+struct LifetimeHistogram {
+  static constexpr size_t kBuckets = 65;
+  std::array<Count, kBuckets> freed{};
+  Count never_freed;
+  static size_t bucket_of(uint64_t lifetime_ns);
+  static uint64_t bucket_floor(size_t i) { return i == 0 ? 0 : uint64_t{1} << (i - 1); }
+};
+
+struct Aggregate {
+  Query query;
+  Estimator estimator;
+  std::vector<StackStats> stacks;   // indexed by StackId; only stacks with selected blocks
+  std::vector<uint64_t> frame_pool;
+  std::vector<ThreadStats> threads; // threads with selected blocks
+  Metrics totals;                   // over all selected blocks
+  LifetimeHistogram lifetimes;
+  uint64_t rejected_blocks = 0;     // blocks the filter dropped
+  // Freed by their own thread before it allocated anything else: heaptrack's
+  // "temporary" (beside Metric::Temporary's lifetime threshold). Only an --all
+  // trace sees every allocation in between; in a sampled one this is an upper
+  // bound the views do not print.
+  Count immediate;
+  uint32_t series_buckets = 0;
+  uint64_t series_bucket_ns = 1;
+
+  std::span<const uint64_t> frames(StackId id) const {
+    const StackStats& s = stacks[id.value];
+    return {frame_pool.data() + s.frames_begin, s.frames_size};
+  }
+};
+
+// Two ways to run it:
+//  - pass 2, after an Overview: knows the peak's allocation, so "live at the
+//    peak" is decided per block; any Query.
+//  - in one pass, driving an OverviewBuilder: add() passes each event on to it
+//    (after its own work), so one table of live blocks serves both. Each site
+//    keeps its live count and, lazily, a copy of it as it was at the latest new
+//    maximum of the heap (a site's count is copied the first time it changes
+//    after a new maximum; untouched since, it still holds that value), so the
+//    peak costs O(1) per event. Only for queries whose filter is decided when a
+//    block is allocated: !needs_first_pass(args).
+class AggregateBuilder {
+ public:
+  // `overview` (pass 1) and `symbols` (read while streaming, for --focus) must
+  // outlive the builder.
+  AggregateBuilder(const Overview& overview, const reader::SymbolTable& symbols,
+                   const Query& query);
+  // One pass: add() feeds `overview` too; finish this builder before it.
+  AggregateBuilder(OverviewBuilder& overview, const format::TraceInfo& info,
+                   const reader::SymbolTable& symbols, const Query& query);
+  ~AggregateBuilder();
+  AggregateBuilder(AggregateBuilder&&) noexcept;
+  void add(const format::Event& event);
+  // add() in parts, for a caller that interns the backtraces itself (the index
+  // builder, on another thread than this builder's). add_interned: an Alloc
+  // whose backtrace (not read) has the stack id `stack`, numbered from 0 in
+  // order of first appearance among all Allocs so far; a new one (`is_new`)
+  // comes with its frames. add() numbers stacks among the Allocs the filter's
+  // size, thread and window clauses keep, so the two number them alike when
+  // those clauses keep every Alloc, as the index's query does. add_time: any
+  // event but an Alloc or a Free, by its time (in pass 2 that is all add()
+  // uses of it). Not for one pass (OverviewBuilder alongside).
+  void add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,
+                    std::span<const uint64_t> frames);
+  void add_time(uint64_t time_ns);
+  Aggregate finish() &&;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace memloupe::analysis
