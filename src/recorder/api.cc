@@ -8,9 +8,11 @@
 #include <optional>
 
 #include "recorder/callbacks.h"
-#include "recorder/hook_paths.h"
+#include "recorder/event_path.h"
 #include "recorder/modules.h"
+#include "recorder/record.h"
 #include "recorder/recorder.h"
+#include "recorder/session.h"
 #include "recorder/snapshot/snapshot.h"
 
 namespace memloupe::recorder {
@@ -121,7 +123,7 @@ void memloupe_marker(const char* name) {
     const std::string_view text = name ? std::string_view(name, strnlen(name, 4096)) : "";
     LockGuard g(g_session.lock);
     if (!tracking() || !slot.announced) return -1;
-    g_session.encoder().marker(memloupe::format::ThreadId{slot.thread_id}, now, text);
+    trace_encoder().marker(memloupe::format::ThreadId{slot.thread_id}, now, text);
     return 0;
   });
 }
@@ -158,7 +160,7 @@ int memloupe_set_depth(unsigned depth) {
     LockGuard g(g_session.lock);
     if (!tracking()) return -1;
     set_backtrace_depth(depth);
-    g_session.encoder().depth_change(trace_thread(slot), now, depth);
+    trace_encoder().depth_change(trace_thread(slot), now, depth);
     return 0;
   });
 }
@@ -177,7 +179,7 @@ int memloupe_set_rate(double rate) {
     // Under the trace lock: an allocation recorded after this event was
     // decided at the new mean, give or take one racing the change.
     set_sampling_mean(every);
-    g_session.encoder().rate_change(trace_thread(slot), now, every);
+    trace_encoder().rate_change(trace_thread(slot), now, every);
     return 0;
   });
   // This thread's next sample point from here, at the new mean (with_thread
