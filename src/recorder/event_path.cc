@@ -19,7 +19,8 @@ namespace {
 
 // The one converter from a call's record to the encoder's. (The encoder writes
 // the address only in --all mode with addresses, so it is passed as it is.)
-format::AllocRecord to_alloc_record(const StagedRecord& s, std::span<const uint64_t> bt, uint32_t n_samples) noexcept {
+format::AllocRecord to_alloc_record(const StagedRecord& s, std::span<const uint64_t> bt,
+                                    uint32_t n_samples) noexcept {
   format::AllocRecord rec;
   rec.thread = ThreadId{s.thread};
   rec.time_ns = s.time_ns;
@@ -38,7 +39,8 @@ format::AllocRecord to_alloc_record(const StagedRecord& s, std::span<const uint6
 // its sample was drawn at. (Only the first sample of a thread other than the
 // one that changed the rate; that one redraws its gap at once.)
 template <class Write>
-auto with_mean(format::Encoder& enc, ThreadId thread, uint64_t now, uint64_t stale_mean, Write write) noexcept {
+[[gnu::always_inline]] inline auto with_mean(format::Encoder& enc, ThreadId thread, uint64_t now,
+                                             uint64_t stale_mean, Write write) noexcept {
   if (stale_mean == 0) return write();
   enc.rate_change(thread, now, stale_mean);
   auto result = write();
@@ -46,12 +48,7 @@ auto with_mean(format::Encoder& enc, ThreadId thread, uint64_t now, uint64_t sta
   return result;
 }
 
-// The free filter screens frees: its summary bits on the fast path, the block's
-// count slot on the slow paths before they take the lock. In --all mode no hook
-// takes a fast path (every countdown is parked) and every free is looked up, so
-// the filter is not kept there: it would cost random accesses into its 1 MiB
-// per call for nothing.
-bool uses_filter() noexcept { return config().mode != format::Mode::All; }
+using event_detail::uses_filter;
 
 // Under the trace lock: makes `p` findable by its free.
 bool remember(uint64_t p, uint64_t value) noexcept {
@@ -70,8 +67,8 @@ bool remember(uint64_t p, uint64_t value) noexcept {
 }
 
 // Under the trace lock: a new block, if new blocks are recorded now.
-Applied record_block(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
-                     Sample sample) noexcept {
+[[gnu::always_inline]] inline Applied record_block(format::Encoder& enc, const StagedRecord& s,
+                                                   std::span<const uint64_t> bt, Sample sample) noexcept {
   Applied out;
   if (!sampling()) return out;
   out.id = with_mean(enc, ThreadId{s.thread}, s.time_ns, sample.stale_mean,
@@ -84,8 +81,9 @@ Applied record_block(format::Encoder& enc, const StagedRecord& s, std::span<cons
 // `s.old_address`) returned `s.address`: the event it makes. A failed call
 // leaves the old block alive; a recorded new block continues it (a linked
 // realloc event); otherwise the old block ends with a free event.
-Applied end_realloc(format::Encoder& enc, uint64_t old_value, const StagedRecord& s,
-                    std::span<const uint64_t> bt, Sample sample) noexcept {
+[[gnu::always_inline]] inline Applied end_realloc(format::Encoder& enc, uint64_t old_value,
+                                                  const StagedRecord& s, std::span<const uint64_t> bt,
+                                                  Sample sample) noexcept {
   const AllocId old_id{old_value & kIdMask};
   const ThreadId thread{s.thread};
   Applied out;
@@ -112,9 +110,10 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
   if (old_address != 0) g_session.table.prefetch(old_address);
 }
 
-}  // namespace
-
-Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept {
+// apply(), inlined into the staged records' consumer (where only `stored` is
+// used, and the rest of the result need not be built).
+[[gnu::always_inline]] inline Applied apply_inline(format::Encoder& enc, const StagedRecord& s,
+                                                   std::span<const uint64_t> bt, Sample sample) noexcept {
   Applied out;
   if (!tracking()) return out;  // drained after the trace ended: only the slots are freed
   switch (s.kind) {
@@ -131,6 +130,13 @@ Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint6
       return out;
   }
   return out;
+}
+
+}  // namespace
+
+Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
+              Sample sample) noexcept {
+  return apply_inline(enc, s, bt, sample);
 }
 
 namespace event_detail {
@@ -158,9 +164,10 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
       tracking() && slot.announced && event_detail::may_be_recorded(block.old_address);
   std::optional<LockGuard> realloc_guard;
   if (old_maybe && g_session.staging.active()) realloc_guard.emplace(g_session.realloc_lock);
+  const auto keep = [&out](const Applied& a) { out = a; };
   if (old_maybe && event_detail::staged()) {
     block.address = reinterpret_cast<uintptr_t>(real());
-    out = commit(block, bt, &slot.staged, sample);
+    commit(block, bt, &slot.staged, sample, keep);
     return reinterpret_cast<void*>(block.address);
   }
   // Direct: a recorded old block's end and the new block are written together,
@@ -182,7 +189,7 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
     block.kind = StagedKind::Alloc;
     block.address = reinterpret_cast<uintptr_t>(p);
     block.old_address = 0;
-    out = record_alloc(slot, block, bt, sample);
+    record_alloc(slot, block, bt, sample, keep);
   }
   return p;
 }
@@ -192,7 +199,7 @@ size_t drain_staged(uint64_t settle_ns) noexcept {
   // inlines the prefetch. Runs on the flush thread too, so nothing it calls
   // touches thread-local state.
   const auto consume = [](const StagedRecord& s, std::span<const uint64_t> bt) {
-    if (!apply(g_session.raw_encoder(), s, bt, {}).stored)
+    if (!apply_inline(g_session.raw_encoder(), s, bt, {}).stored)
       event_detail::g_table_failed.store(true, std::memory_order_relaxed);
   };
   const auto ahead = [](uint64_t address, uint64_t old) { prefetch_staged(address, old); };

@@ -64,8 +64,10 @@ struct Sample {
 };
 
 // What a committed call did, for the caller's work outside the lock (the
-// program's callbacks). Staged, only `stored` can be known, and late: a false
-// one reports a failure seen by the consumer since.
+// program's callbacks), which it gets as an `after(const Applied&)` callable:
+// called after an event written directly, and after a staged one only when
+// `stored` is false (a failure the consumer has seen since), so that a staged
+// call costs no more than staging it.
 struct Applied {
   std::optional<uint64_t> ended;        // the table value of the block the call ended
   std::optional<format::AllocId> id;    // the block the call recorded
@@ -74,7 +76,8 @@ struct Applied {
 
 // The record of a call by the thread of `slot`; its block's fields are the
 // caller's to fill in.
-inline StagedRecord call_record(StagedKind kind, const ThreadSlot& slot, format::Func f, uint64_t now) noexcept {
+inline StagedRecord call_record(StagedKind kind, const ThreadSlot& slot, format::Func f,
+                                uint64_t now) noexcept {
   StagedRecord rec;
   rec.kind = kind;
   rec.func = f;
@@ -83,7 +86,7 @@ inline StagedRecord call_record(StagedKind kind, const ThreadSlot& slot, format:
   return rec;
 }
 
-// --- below: the entries' inline parts ------------------------------------------
+// --- what the entries below inline ------------------------------------------------
 
 namespace event_detail {
 
@@ -98,10 +101,14 @@ void help_drain() noexcept;
 // sends the records the direct way.
 inline bool staged() noexcept { return g_session.staging.active() && !has_alloc_callback(); }
 
-// The free filter screens frees before they take the lock; in --all mode it is
-// not kept (event_path.cc) and every address may be recorded.
+// The free filter screens frees: its summary bits on the fast path, the block's
+// count slot on the slow paths before they take the lock. In --all mode no hook
+// takes a fast path (every countdown is parked) and every free is looked up, so
+// the filter is not kept there: it would cost random accesses into its 1 MiB
+// per call for nothing.
+inline bool uses_filter() noexcept { return config().mode != format::Mode::All; }
 inline bool may_be_recorded(uintptr_t address) noexcept {
-  return config().mode == format::Mode::All || g_filter.slot_may_contain(address);
+  return !uses_filter() || g_filter.slot_may_contain(address);
 }
 
 // Into the ring. `frames`: the calling thread's, for a record with a backtrace:
@@ -113,7 +120,8 @@ inline bool may_be_recorded(uintptr_t address) noexcept {
 [[gnu::always_inline]] inline bool stage(const StagedRecord& rec, std::span<const uint64_t> bt,
                                          StagedFrames* frames) noexcept {
   StagedFrames* mine = bt.size() > StagingRing::kHeadFrames ? frames : nullptr;
-  if (g_session.staging.put(rec, bt, help_drain, mine) >= StagingRing::kSlots / 4) g_session.flush_wake.wake();
+  if (g_session.staging.put(rec, bt, help_drain, mine) >= StagingRing::kSlots / 4)
+    g_session.flush_wake.wake();
   return !(g_table_failed.load(std::memory_order_relaxed) && g_table_failed.exchange(false));
 }
 
@@ -121,14 +129,23 @@ inline bool may_be_recorded(uintptr_t address) noexcept {
 
 // Under the trace lock, on both paths: what record `s` does to the table and the
 // trace (nothing once the session is over).
-Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept;
+Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
+              Sample sample) noexcept;
 
 // The one place where --all's staging and the direct way part.
-[[gnu::always_inline]] inline Applied commit(const StagedRecord& s, std::span<const uint64_t> bt,
-                                             StagedFrames* frames, Sample sample) noexcept {
-  if (event_detail::staged()) return {.stored = event_detail::stage(s, bt, frames)};
-  LockGuard g(g_session.lock);
-  return apply(trace_encoder(), s, bt, sample);
+template <class After>
+[[gnu::always_inline]] inline void commit(const StagedRecord& s, std::span<const uint64_t> bt,
+                                          StagedFrames* frames, Sample sample, After after) noexcept {
+  if (event_detail::staged()) {
+    if (!event_detail::stage(s, bt, frames)) [[unlikely]] after(Applied{.stored = false});
+    return;
+  }
+  Applied a;
+  {
+    LockGuard g(g_session.lock);
+    a = apply(trace_encoder(), s, bt, sample);
+  }
+  after(a);
 }
 
 // An allocation's address may be one that a realloc in progress has just given
@@ -139,20 +156,24 @@ inline void wait_for_reallocs() noexcept {
 
 // A new block `block` (kind Alloc, address and size filled in), after the real
 // call returned it.
-[[gnu::always_inline]] inline Applied record_alloc(ThreadSlot& slot, const StagedRecord& block,
-                                                   std::span<const uint64_t> bt, Sample sample) noexcept {
+template <class After>
+[[gnu::always_inline]] inline void record_alloc(ThreadSlot& slot, const StagedRecord& block,
+                                                std::span<const uint64_t> bt, Sample sample,
+                                                After after) noexcept {
   if (g_session.staging.active()) wait_for_reallocs();
-  if (!slot.announced || !sampling()) return {};
-  return commit(block, bt, &slot.staged, sample);
+  if (!slot.announced || !sampling()) return;
+  commit(block, bt, &slot.staged, sample, after);
 }
 
 // The end of the block at `p` (not null), before the real free.
-[[gnu::always_inline]] inline Applied record_free(const ThreadSlot& slot, format::Func f, void* p) noexcept {
+template <class After>
+[[gnu::always_inline]] inline void record_free(const ThreadSlot& slot, format::Func f, void* p,
+                                               After after) noexcept {
   const auto key = reinterpret_cast<uintptr_t>(p);
-  if (!slot.announced || !tracking() || !event_detail::may_be_recorded(key)) return {};
+  if (!slot.announced || !tracking() || !event_detail::may_be_recorded(key)) return;
   StagedRecord rec = call_record(StagedKind::Free, slot, f, trace_now_ns());
   rec.address = key;
-  return commit(rec, {}, nullptr, {});
+  commit(rec, {}, nullptr, {}, after);
 }
 
 // A realloc of `block.old_address` (kind Realloc; size, alignment and `sampled`

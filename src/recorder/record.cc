@@ -86,7 +86,7 @@ StagedRecord block_record(StagedKind kind, const ThreadState& t, const AllocRequ
 
 // After an event, outside the lock: the table's failure, the flush thread's
 // wake and the program's callbacks.
-void after_event_slow(const Applied& a, const SampledBlock& block) noexcept {
+void after_event(const Applied& a, const SampledBlock& block) noexcept {
   if (!a.stored) {
     (LogLine() << "out of memory for the table of recorded blocks; recording disabled").emit();
     end_session(format::EndReason::Stopped);
@@ -97,12 +97,9 @@ void after_event_slow(const Applied& a, const SampledBlock& block) noexcept {
   if (has_alloc_callback() && notify_alloc(block)) {
     LockGuard g(g_session.lock);
     const auto key = reinterpret_cast<uintptr_t>(block.address);
-    if (g_session.table.take(key)) (void)g_session.table.insert(key, table_value(block.id, block.func) | kNotifyFree);
+    if (g_session.table.take(key))
+      (void)g_session.table.insert(key, table_value(block.id, block.func) | kNotifyFree);
   }
-}
-// Inline, so that a staged record (nothing to do here) costs one test.
-[[gnu::always_inline]] inline void after_event(const Applied& a, const SampledBlock& block) noexcept {
-  if (!a.stored || a.id) after_event_slow(a, block);
 }
 
 void* pass_through(const AllocRequest& r, RealCall call) noexcept {
@@ -193,11 +190,11 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
     const std::span<const uint64_t> bt = capture_backtrace(r, frames);
     p = program_errno.real(call);
-    if (p != nullptr) {
-      const Applied a = record_alloc(*t.slot, block_record(StagedKind::Alloc, t, r, p, now), bt,
-                                     {d.n_samples, d.stale_mean});
-      after_event(a, {a.id ? a.id->value : 0, d.n_samples, r.func, r.size, p, bt});
-    }
+    if (p != nullptr)
+      record_alloc(*t.slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {d.n_samples, d.stale_mean},
+                   [&](const Applied& a) {
+                     after_event(a, {a.id ? a.id->value : 0, d.n_samples, r.func, r.size, p, bt});
+                   });
   }
   leave(t, d.next);
   return p;
@@ -224,11 +221,10 @@ namespace {
     next = *after < kSlowBelow ? gap_for_next_call(t) : Gap{*after, t.offset};
     t.slot->counters.add_call(f);
   }
-  if (p != nullptr) {
-    const Applied a = record_free(*t.slot, f, p);
+  if (p != nullptr) record_free(*t.slot, f, p, [p](const Applied& a) {
     if (a.ended && (*a.ended & kNotifyFree)) notify_free(*a.ended & kIdMask, p);
     if (!a.stored) after_event(a, {});
-  }
+  });
   if (real_free) program_errno.real_free(p);
   leave(t, next);
 }
