@@ -110,15 +110,19 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
   if (old_address != 0) g_session.table.prefetch(old_address);
 }
 
-// apply(), inlined into the staged records' consumer (where only `stored` is
-// used, and the rest of the result need not be built).
-[[gnu::always_inline]] inline Applied apply_inline(format::Encoder& enc, const StagedRecord& s,
-                                                   std::span<const uint64_t> bt, Sample sample) noexcept {
+// apply() of a record of kind `kind`: a constant on the direct path (one small
+// function per kind), the record's own in the staged records' consumer, which
+// inlines it (and uses only `stored`, so the rest of the result is not built).
+[[gnu::always_inline]] inline Applied apply_as(StagedKind kind, format::Encoder& enc, const StagedRecord& s,
+                                               std::span<const uint64_t> bt, Sample sample) noexcept {
+  // Drained after the trace ended, a record only frees its slots. (An Alloc's
+  // test is record_block's: sampling() implies tracking().)
   Applied out;
-  if (!tracking()) return out;  // drained after the trace ended: only the slots are freed
-  switch (s.kind) {
+  if (kind == StagedKind::Alloc) return record_block(enc, s, bt, sample);
+  if (!tracking()) return out;
+  switch (kind) {
     case StagedKind::Alloc:
-      return record_block(enc, s, bt, sample);
+      break;
     case StagedKind::Free:
       if ((out.ended = take_recorded(s.address)))
         enc.free(AllocId{*out.ended & kIdMask}, ThreadId{s.thread}, s.time_ns, s.func);
@@ -134,10 +138,17 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 
 }  // namespace
 
+template <StagedKind K>
 Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
               Sample sample) noexcept {
-  return apply_inline(enc, s, bt, sample);
+  return apply_as(K, enc, s, bt, sample);
 }
+template Applied apply<StagedKind::Alloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
+                                          Sample) noexcept;
+template Applied apply<StagedKind::Free>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
+                                         Sample) noexcept;
+template Applied apply<StagedKind::Realloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
+                                            Sample) noexcept;
 
 namespace event_detail {
 
@@ -167,7 +178,7 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
   const auto keep = [&out](const Applied& a) { out = a; };
   if (old_maybe && event_detail::staged()) {
     block.address = reinterpret_cast<uintptr_t>(real());
-    commit(block, bt, &slot.staged, sample, keep);
+    commit<StagedKind::Realloc>(block, bt, &slot.staged, sample, keep);
     return reinterpret_cast<void*>(block.address);
   }
   // Direct: a recorded old block's end and the new block are written together,
@@ -199,7 +210,7 @@ size_t drain_staged(uint64_t settle_ns) noexcept {
   // inlines the prefetch. Runs on the flush thread too, so nothing it calls
   // touches thread-local state.
   const auto consume = [](const StagedRecord& s, std::span<const uint64_t> bt) {
-    if (!apply_inline(g_session.raw_encoder(), s, bt, {}).stored)
+    if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}).stored)
       event_detail::g_table_failed.store(true, std::memory_order_relaxed);
   };
   const auto ahead = [](uint64_t address, uint64_t old) { prefetch_staged(address, old); };

@@ -127,24 +127,24 @@ inline bool may_be_recorded(uintptr_t address) noexcept {
 
 }  // namespace event_detail
 
-// Under the trace lock, on both paths: what record `s` does to the table and the
-// trace (nothing once the session is over).
+// Under the trace lock, on both paths: what record `s` (of kind K) does to the
+// table and the trace (nothing once the session is over).
+template <StagedKind K>
 Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
               Sample sample) noexcept;
 
-// The one place where --all's staging and the direct way part.
-template <class After>
+// The one place where --all's staging and the direct way part. `s` is of kind K.
+template <StagedKind K, class After>
 [[gnu::always_inline]] inline void commit(const StagedRecord& s, std::span<const uint64_t> bt,
                                           StagedFrames* frames, Sample sample, After after) noexcept {
   if (event_detail::staged()) {
     if (!event_detail::stage(s, bt, frames)) [[unlikely]] after(Applied{.stored = false});
     return;
   }
-  Applied a;
-  {
+  const Applied a = [&] {
     LockGuard g(g_session.lock);
-    a = apply(trace_encoder(), s, bt, sample);
-  }
+    return apply<K>(trace_encoder(), s, bt, sample);
+  }();
   after(a);
 }
 
@@ -162,7 +162,7 @@ template <class After>
                                                 After after) noexcept {
   if (g_session.staging.active()) wait_for_reallocs();
   if (!slot.announced || !sampling()) return;
-  commit(block, bt, &slot.staged, sample, after);
+  commit<StagedKind::Alloc>(block, bt, &slot.staged, sample, after);
 }
 
 // The end of the block at `p` (not null), before the real free.
@@ -173,7 +173,7 @@ template <class After>
   if (!slot.announced || !tracking() || !event_detail::may_be_recorded(key)) return;
   StagedRecord rec = call_record(StagedKind::Free, slot, f, trace_now_ns());
   rec.address = key;
-  commit(rec, {}, nullptr, {}, after);
+  commit<StagedKind::Free>(rec, {}, nullptr, {}, after);
 }
 
 // A realloc of `block.old_address` (kind Realloc; size, alignment and `sampled`
