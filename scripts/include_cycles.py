@@ -6,9 +6,15 @@ that make a folder hard to read are between units, e.g. `a.cc` includes `b.h`
 while `b.cc` includes `a.h`, which no compiler complains about. Tests
 (`*_test.cc`) are left out: they sit on top of what they test.
 
+The graph is only true if a header declares what its own .cc defines: a
+function declared in `a.h` but defined in `b.cc` is an edge a -> b that no
+include shows. Such functions are reported too (a heuristic: non-inline
+`noexcept` functions declared at the start of a line).
+
     scripts/include_cycles.py [--root src] recorder
 
-Prints the unit graph's edges, then each cycle found; exits 1 if there is one.
+Prints the unit graph's edges, then each misplaced definition and each cycle
+found; exits 1 if there is either.
 """
 import argparse
 import pathlib
@@ -37,6 +43,27 @@ def graph(root: pathlib.Path, folder: str) -> dict[str, set[str]]:
             if target != unit:
                 targets.add(target)
     return edges
+
+
+DECLARATION = re.compile(
+    r"^(?!\s*(?:return|inline|static|constexpr|template|#|//))[A-Za-z_][\w:<>&*, ]*?[ *&]"
+    r"([a-z_]\w*)\(([^;{]*)\)\s*(?:const\s*)?noexcept;", re.M)
+
+
+def misplaced(root: pathlib.Path, folder: str) -> list[str]:
+    """Functions a header declares that a .cc other than its own defines."""
+    sources = {unit_of(p, root): p.read_text() for p in sorted((root / folder).rglob("*.cc"))
+               if not p.stem.endswith("_test")}
+    found = []
+    for header in sorted((root / folder).rglob("*.h")):
+        unit = unit_of(header, root)
+        for name in dict.fromkeys(m.group(1) for m in DECLARATION.finditer(header.read_text())):
+            definition = re.compile(
+                r"(^|[\s:*&])" + re.escape(name) + r"\([^;]*?\)\s*(const\s*)?noexcept\s*\{", re.M)
+            where = [u for u, text in sources.items() if definition.search(text)]
+            if where and unit not in where:
+                found.append(f"{unit}.h declares {name}, defined in {', '.join(w + '.cc' for w in where)}")
+    return found
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -86,11 +113,15 @@ def main() -> int:
         for unit in sorted(edges):
             if edges[unit]:
                 print(f"{unit} -> {', '.join(sorted(edges[unit]))}")
+    elsewhere = misplaced(args.root, args.folder)
+    for line in elsewhere:
+        print(line)
     found = cycles(edges)
     for component in found:
         print("cycle: " + " <-> ".join(component))
-    print(f"{len(edges)} units, {sum(map(len, edges.values()))} edges, {len(found)} cycles")
-    return 1 if found else 0
+    print(f"{len(edges)} units, {sum(map(len, edges.values()))} edges, {len(found)} cycles, "
+          f"{len(elsewhere)} functions defined outside their unit")
+    return 1 if found or elsewhere else 0
 
 
 if __name__ == "__main__":
