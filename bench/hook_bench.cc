@@ -13,6 +13,11 @@
 // BM_AddedCostPerPair interleaves batches of glibc and unsampled pairs and keeps
 // the fastest batch of each, which is robust to the noise of a shared machine;
 // its `added_ns` counter is the headline number (target: <= 1.5 ns).
+//
+// Before/after a change to the recorder: MEMLOUPE_HOOK_BENCH_BEFORE=<another
+// build's libmemloupe_preload.so> loads that library too, and
+// BM_BeforeAfterPerPair interleaves glibc, it and this build's, per mode, in the
+// same process: `after_minus_before_ns` is what the change costs per pair.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -42,8 +47,8 @@ fs::path g_scratch;
 
 // Loads a private copy of the preload library with `env` set while it
 // initialises (it reads its configuration then).
-Allocator load_recorder(const std::string& name, const std::vector<std::pair<std::string, std::string>>& env) {
-  const fs::path library = fs::path(MEMLOUPE_BINARY_DIR) / "bin" / "libmemloupe_preload.so";
+Allocator load_recorder(const std::string& name, const std::vector<std::pair<std::string, std::string>>& env,
+                        fs::path library = fs::path(MEMLOUPE_BINARY_DIR) / "bin" / "libmemloupe_preload.so") {
   const fs::path copy = g_scratch / ("lib" + name + ".so");
   fs::copy_file(library, copy, fs::copy_options::overwrite_existing);
   for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
@@ -115,6 +120,33 @@ void BM_AddedCostPerPair(benchmark::State& state) {
   state.counters["ratio"] = best_hook / best_glibc;
 }
 BENCHMARK(BM_AddedCostPerPair)->Arg(64)->Iterations(200);
+
+// MEMLOUPE_HOOK_BENCH_BEFORE's library, configured as g_unsampled, g_all and
+// g_every_call are (pick()'s numbering).
+Allocator g_before[5];
+
+void BM_BeforeAfterPerPair(benchmark::State& state) {
+  constexpr int kBatch = 20'000;
+  const int which = static_cast<int>(state.range(0));
+  const size_t size = static_cast<size_t>(state.range(1));
+  double best_glibc = 1e9, best_before = 1e9, best_after = 1e9;
+  int turn = 0;  // rotated: whichever runs after another pays for its heap churn
+  for (auto _ : state) {
+    for (int k = 0; k < 3; ++k) {
+      switch ((turn + k) % 3) {
+        case 0: best_glibc = std::min(best_glibc, batch_ns(g_glibc, size, kBatch)); break;
+        case 1: best_before = std::min(best_before, batch_ns(g_before[which], size, kBatch)); break;
+        default: best_after = std::min(best_after, batch_ns(pick(which), size, kBatch)); break;
+      }
+    }
+    turn = (turn + 1) % 3;
+  }
+  state.counters["glibc_ns"] = best_glibc;
+  state.counters["before_added_ns"] = best_before - best_glibc;
+  state.counters["after_added_ns"] = best_after - best_glibc;
+  state.counters["after_minus_before_ns"] = best_after - best_before;
+  state.SetLabel(kNames[which]);
+}
 
 // A malloc-heavy loop like the reference measurements: 4096 live slots (or up to
 // kMaxLive: frees spread over a larger heap, where the free filter's accesses miss
@@ -224,6 +256,14 @@ int main(int argc, char** argv) {
   g_sampled = load_recorder("sampled", {});
   g_all = load_recorder("all", {{"MEMLOUPE_MODE", "all"}});
   g_every_call = load_recorder("every_call", {{"MEMLOUPE_EVERY", "1"}});
+  if (const char* before = getenv("MEMLOUPE_HOOK_BENCH_BEFORE")) {
+    g_before[1] = load_recorder("before_unsampled", {{"MEMLOUPE_EVERY", "1TiB"}}, before);
+    g_before[3] = load_recorder("before_all", {{"MEMLOUPE_MODE", "all"}}, before);
+    g_before[4] = load_recorder("before_every_call", {{"MEMLOUPE_EVERY", "1"}}, before);
+    benchmark::RegisterBenchmark("BM_BeforeAfterPerPair", BM_BeforeAfterPerPair)->Args({1, 64})->Iterations(200);
+    benchmark::RegisterBenchmark("BM_BeforeAfterPerPair", BM_BeforeAfterPerPair)->Args({3, 64})->Iterations(20);
+    benchmark::RegisterBenchmark("BM_BeforeAfterPerPair", BM_BeforeAfterPerPair)->Args({4, 64})->Iterations(20);
+  }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

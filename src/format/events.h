@@ -148,7 +148,7 @@ struct TraceEnd {
 // `thread` is the thread that made the change (0 if that thread is not in the
 // trace). The recorder also brackets one Alloc with a RateChange to the old
 // mean and one back when a thread's first sample after a change was drawn at
-// the old mean (recorder/record.cc, with_mean).
+// the old mean (recorder/event_path.cc, with_mean).
 struct RateChange {
   ThreadId thread;
   uint64_t time_ns = 0;

@@ -1,4 +1,5 @@
-// The public C API (include/memloupe/memloupe.h) and the callbacks behind it.
+// The public C API (include/memloupe/memloupe.h); the callbacks it installs
+// are kept by callbacks.cc.
 #define MEMLOUPE_API __attribute__((visibility("default")))
 #include "memloupe/memloupe.h"
 
@@ -8,25 +9,15 @@
 #include <optional>
 
 #include "recorder/callbacks.h"
-#include "recorder/hook_paths.h"
+#include "recorder/event_path.h"
 #include "recorder/modules.h"
+#include "recorder/record.h"
 #include "recorder/recorder.h"
+#include "recorder/session.h"
 #include "recorder/snapshot/snapshot.h"
 
 namespace memloupe::recorder {
 namespace {
-
-std::atomic<memloupe_alloc_callback> g_on_alloc{nullptr};
-std::atomic<memloupe_free_callback> g_on_free{nullptr};
-std::atomic<void*> g_user{nullptr};
-// memloupe_set_trackers: the same, with the program's tracker per tracked block,
-// kept by address (the block's table value has no room for it) under its own
-// lock: notify_* run outside the trace lock.
-std::atomic<memloupe_track_callback> g_on_track{nullptr};
-std::atomic<memloupe_untrack_callback> g_on_untrack{nullptr};
-constinit NoDestructor<AddressTable> g_trackers_storage;
-AddressTable& g_trackers = g_trackers_storage.value;
-constinit SpinLock g_trackers_lock;
 
 // Runs an API call with the thread registered and its hooks parked.
 template <class F>
@@ -43,63 +34,14 @@ memloupe::format::ThreadId trace_thread(const ThreadSlot& slot) noexcept {
   return memloupe::format::ThreadId{slot.announced ? slot.thread_id : 0};
 }
 
-// One kind of callbacks or the other (the rest null). The allocation callback
-// is stored last: a hook that sees it finds the others in place.
-struct CallbackSet {
-  memloupe_alloc_callback on_alloc;
-  memloupe_free_callback on_free;
-  memloupe_track_callback on_track;
-  memloupe_untrack_callback on_untrack;
-};
 int install_callbacks(const CallbackSet& c, void* user) noexcept {
   return with_thread([&](ThreadSlot&) {
-    g_on_alloc.store(nullptr, std::memory_order_release);
-    g_on_track.store(nullptr, std::memory_order_release);
-    g_user.store(user, std::memory_order_release);
-    g_on_free.store(c.on_free, std::memory_order_release);
-    g_on_untrack.store(c.on_untrack, std::memory_order_release);
-    g_on_track.store(c.on_track, std::memory_order_release);
-    g_on_alloc.store(c.on_alloc, std::memory_order_release);
+    set_callbacks(c, user);
     return 0;
   });
 }
 
 }  // namespace
-
-bool has_alloc_callback() noexcept {
-  return g_on_alloc.load(std::memory_order_acquire) != nullptr ||
-         g_on_track.load(std::memory_order_acquire) != nullptr;
-}
-
-bool notify_alloc(const SampledBlock& b) noexcept {
-  const memloupe_sample s{b.id,    b.n_samples,         format::func_name(b.func).data(),
-                          b.size,  b.address,           b.backtrace.data(),
-                          b.backtrace.size()};
-  void* const user = g_user.load(std::memory_order_acquire);
-  if (const memloupe_track_callback track = g_on_track.load(std::memory_order_acquire)) {
-    void* tracker = track(&s, user);
-    if (tracker == nullptr) return false;
-    LockGuard g(g_trackers_lock);
-    return g_trackers.insert(reinterpret_cast<uintptr_t>(b.address), reinterpret_cast<uintptr_t>(tracker));
-  }
-  const memloupe_alloc_callback cb = g_on_alloc.load(std::memory_order_acquire);
-  return cb != nullptr && cb(&s, user) != 0;
-}
-
-void notify_free(uint64_t id, void* address) noexcept {
-  void* const user = g_user.load(std::memory_order_acquire);
-  std::optional<uint64_t> tracker;
-  {
-    LockGuard g(g_trackers_lock);
-    tracker = g_trackers.take(reinterpret_cast<uintptr_t>(address));
-  }
-  if (tracker) {
-    if (const memloupe_untrack_callback cb = g_on_untrack.load(std::memory_order_acquire))
-      cb(id, address, reinterpret_cast<void*>(*tracker), user);
-    return;
-  }
-  if (const memloupe_free_callback cb = g_on_free.load(std::memory_order_acquire)) cb(id, address, user);
-}
 
 }  // namespace memloupe::recorder
 
@@ -121,7 +63,7 @@ void memloupe_marker(const char* name) {
     const std::string_view text = name ? std::string_view(name, strnlen(name, 4096)) : "";
     LockGuard g(g_session.lock);
     if (!tracking() || !slot.announced) return -1;
-    g_session.encoder().marker(memloupe::format::ThreadId{slot.thread_id}, now, text);
+    trace_encoder().marker(memloupe::format::ThreadId{slot.thread_id}, now, text);
     return 0;
   });
 }
@@ -158,7 +100,7 @@ int memloupe_set_depth(unsigned depth) {
     LockGuard g(g_session.lock);
     if (!tracking()) return -1;
     set_backtrace_depth(depth);
-    g_session.encoder().depth_change(trace_thread(slot), now, depth);
+    trace_encoder().depth_change(trace_thread(slot), now, depth);
     return 0;
   });
 }
@@ -177,7 +119,7 @@ int memloupe_set_rate(double rate) {
     // Under the trace lock: an allocation recorded after this event was
     // decided at the new mean, give or take one racing the change.
     set_sampling_mean(every);
-    g_session.encoder().rate_change(trace_thread(slot), now, every);
+    trace_encoder().rate_change(trace_thread(slot), now, every);
     return 0;
   });
   // This thread's next sample point from here, at the new mean (with_thread

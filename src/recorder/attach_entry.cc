@@ -10,6 +10,7 @@
 
 #include "format/attach_marker.h"
 #include "memloupe/memloupe.h"
+#include "recorder/flush_thread.h"
 #include "recorder/got_patch.h"
 #include "recorder/lifecycle.h"
 #include "recorder/modules.h"

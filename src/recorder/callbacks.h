@@ -9,6 +9,7 @@
 #include <span>
 
 #include "format/funcs.h"
+#include "memloupe/memloupe.h"
 
 namespace memloupe::recorder {
 
@@ -20,6 +21,16 @@ struct SampledBlock {
   void* address;
   std::span<const uint64_t> backtrace;
 };
+
+// One kind of callbacks or the other (the rest null): memloupe_set_callbacks()
+// or memloupe_set_trackers() (api.cc).
+struct CallbackSet {
+  memloupe_alloc_callback on_alloc;
+  memloupe_free_callback on_free;
+  memloupe_track_callback on_track;
+  memloupe_untrack_callback on_untrack;
+};
+void set_callbacks(const CallbackSet& c, void* user) noexcept;
 
 bool has_alloc_callback() noexcept;
 // True when the callback asked to be told when this block is freed.

@@ -26,9 +26,9 @@
 #include "format/funcs.h"
 #include "recorder/real_funcs.h"
 #include "recorder/record.h"
-#include "recorder/recorder.h"
+#include "recorder/session.h"
 #include "recorder/thread_state.h"
-#include "recorder/unwind/unwind.h"
+#include "recorder/unwind/regs.h"
 
 namespace memloupe::recorder {
 

@@ -8,7 +8,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "recorder/recorder.h"
+#include "recorder/event_path.h"
+#include "recorder/session.h"
 #include "recorder/unwind/unwind.h"
 
 namespace memloupe::recorder {
@@ -132,7 +133,7 @@ bool scanned(uint64_t start, uint64_t path_hash) noexcept {
 
 // Writes the differences between g_known and g_scan; under the trace lock.
 bool emit_changes() noexcept {
-  format::Encoder& enc = g_session.encoder();
+  format::Encoder& enc = trace_encoder();
   const uint64_t now = trace_now_ns();
   bool changed = false;
   for (size_t i = 0; i < g_known_count; ++i) {

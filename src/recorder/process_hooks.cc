@@ -15,7 +15,11 @@
 #include <climits>
 #include <cstring>
 
-#include "recorder/hook_paths.h"
+#include "recorder/event_path.h"
+#include "recorder/real_funcs.h"
+#include "recorder/record.h"
+#include "recorder/recorder.h"
+#include "recorder/session.h"
 
 #define MEMLOUPE_HOOK extern "C" __attribute__((visibility("default")))
 
@@ -181,7 +185,7 @@ MEMLOUPE_HOOK int pthread_setname_np(pthread_t thread, const char* name) {
     const uint64_t now = trace_now_ns();
     LockGuard g(g_session.lock);
     if (tracking())
-      g_session.encoder().thread_name(memloupe::format::ThreadId{slot->thread_id}, now,
+      trace_encoder().thread_name(memloupe::format::ThreadId{slot->thread_id}, now,
                                       {name, strnlen(name, 16)});
   }
   return rc;

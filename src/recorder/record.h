@@ -7,25 +7,13 @@
 #include <cstdint>
 
 #include "format/funcs.h"
+#include "recorder/real_call.h"
 #include "recorder/thread_state.h"
-#include "recorder/unwind/unwind.h"
+#include "recorder/unwind/regs.h"
 
 namespace memloupe::recorder {
 
 using format::Func;
-
-// "Do the real allocation", type-erased for the slow paths.
-class RealCall {
- public:
-  template <class F>
-  explicit RealCall(F& f) noexcept
-      : ctx_(&f), fn_([](void* c) -> void* { return (*static_cast<F*>(c))(); }) {}
-  void* operator()() const noexcept { return fn_(ctx_); }
-
- private:
-  void* ctx_;
-  void* (*fn_)(void*);
-};
 
 struct AllocRequest {
   Func func;

@@ -7,36 +7,23 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <new>
 
+#include "recorder/event_path.h"
 #include "recorder/exec_follow.h"
-#include "recorder/lifecycle.h"
 #include "recorder/modules.h"
 #include "recorder/real_funcs.h"
 #include "recorder/sys.h"
+#include "recorder/thread_exit.h"
 
 namespace memloupe::recorder {
 
-namespace {
-constinit NoDestructor<Session> g_session_storage;
-}  // namespace
-namespace detail {
-constinit std::atomic<State> g_state{State::Uninit};
-constinit volatile uint8_t* g_alive_page = nullptr;
-constinit bool g_alive_wipes = false;
-constinit std::atomic<uint32_t> g_depth{kDefaultDepth};
-constinit std::atomic<uint64_t> g_every{kDefaultEvery};
-}  // namespace detail
 using detail::g_alive_page;
 using detail::g_alive_wipes;
+using detail::g_config;
 using detail::g_state;
-constinit Session& g_session = g_session_storage.value;
-constinit SampleFilter g_filter;
-constinit ThreadRegistry g_threads;
 
 namespace {
 
-constinit Config g_config;
 constinit SpinLock g_init_lock;
 // The threads' counters when this session started: a later attach's trace
 // counts calls from its own start (the counters of a process that keeps
@@ -126,12 +113,6 @@ void start_session() noexcept {
 
 }  // namespace
 
-const Config& config() noexcept { return g_config; }
-
-bool detail::pid_is_session_owner() noexcept {
-  return static_cast<uint32_t>(::getpid()) == g_session.pid;
-}
-
 void ensure_process_init() noexcept {
   if (state() != State::Uninit) return;
   LockGuard once(g_init_lock);
@@ -174,10 +155,10 @@ bool start_session_late(EnvLookup lookup) noexcept {
   LockGuard g(g_session.lock);
   g_threads.for_each_claimed([&](ThreadSlot& slot) {
     if (!slot.announced) return;
-    g_session.encoder().thread_start(format::ThreadId{slot.thread_id}, now, slot.os_tid);
+    trace_encoder().thread_start(format::ThreadId{slot.thread_id}, now, slot.os_tid);
     char name[32];
     const size_t len = read_thread_name(slot.os_tid, name, sizeof(name));
-    if (len > 0) g_session.encoder().thread_name(format::ThreadId{slot.thread_id}, now, {name, len});
+    if (len > 0) trace_encoder().thread_name(format::ThreadId{slot.thread_id}, now, {name, len});
   });
   return true;
 }
@@ -214,8 +195,8 @@ void activate_thread(ThreadState& t) noexcept {
       slot->thread_id = g_next_thread_id.fetch_add(1, std::memory_order_relaxed);
       slot->announced = true;
       const format::ThreadId id{slot->thread_id};
-      g_session.encoder().thread_start(id, now, tid);
-      if (len > 0) g_session.encoder().thread_name(id, now, {name, len});
+      trace_encoder().thread_start(id, now, tid);
+      if (len > 0) trace_encoder().thread_name(id, now, {name, len});
     }
   }
   t.set_gap(gap_for_next_call(t));
@@ -230,7 +211,7 @@ void write_call_totals() noexcept {
     totals.totals[f].bytes -= g_totals_base.totals[f].bytes;
   }
   totals.time_ns = trace_now_ns();
-  g_session.encoder().call_totals(totals);
+  trace_encoder().call_totals(totals);
 }
 
 void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
@@ -247,17 +228,17 @@ void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
   if (ours) {
     // A last RSS sample, so the RSS curve reaches the end of the run (the flush
     // thread's samples are 50 ms apart and the last can be long before exit).
-    if (const uint64_t rss = resident_bytes(); rss != 0) g_session.encoder().rss(trace_now_ns(), rss);
+    if (const uint64_t rss = resident_bytes(); rss != 0) trace_encoder().rss(trace_now_ns(), rss);
     write_call_totals();
-    g_session.encoder().trace_end(trace_now_ns(), reason);
-    g_session.encoder().flush();
+    trace_encoder().trace_end(trace_now_ns(), reason);
+    trace_encoder().flush();
     g_state.store(State::Ended, std::memory_order_release);
   }
   g_session.lock.unlock();
   if (ours) g_session.output.close();
 }
 
-void restart_in_fork_child(ThreadState& t) noexcept {
+bool restart_in_fork_child(ThreadState& t) noexcept {
   // Locks held by the parent's other threads at the fork are held by no one now
   // (a realloc lock left held would make every allocation of the child wait).
   g_session.lock.reset();
@@ -265,10 +246,10 @@ void restart_in_fork_child(ThreadState& t) noexcept {
   g_init_lock.reset();
   g_session.output.abandon_in_child();
   const State s = state();
-  if (s != State::Recording && s != State::Paused) return;
+  if (s != State::Recording && s != State::Paused) return false;
   if (!g_config.follow_fork) {
     g_state.store(State::Ended, std::memory_order_release);
-    return;
+    return false;
   }
   const Phase phase = t.phase;
   t.phase = Phase::InHook;
@@ -279,18 +260,11 @@ void restart_in_fork_child(ThreadState& t) noexcept {
   g_totals_base = format::CallTotals{};
   g_next_thread_id.store(0, std::memory_order_relaxed);
   start_session();
-  if (tracking()) start_flush_thread();
   // The thread registers again, in the child's trace, on its next call.
   t.slot = &g_unregistered_slot;
   t.countdown = kParked;
   t.phase = phase == Phase::InHook ? Phase::InHook : Phase::Fresh;
-}
-
-bool set_paused(bool paused) noexcept {
-  State expected = paused ? State::Recording : State::Paused;
-  const State wanted = paused ? State::Paused : State::Recording;
-  return g_state.compare_exchange_strong(expected, wanted, std::memory_order_acq_rel) ||
-         expected == wanted;
+  return tracking();
 }
 
 void periodic_flush(bool flush_due, bool rss_due) noexcept {
@@ -304,10 +278,10 @@ void periodic_flush(bool flush_due, bool rss_due) noexcept {
     const uint64_t rss = rss_due ? resident_bytes() : 0;
     LockGuard g(g_session.lock);
     if (!tracking()) return;
-    if (rss != 0) g_session.encoder().rss(trace_now_ns(), rss);
+    if (rss != 0) trace_encoder().rss(trace_now_ns(), rss);
     if (flush_due) {
       write_call_totals();
-      g_session.encoder().flush();
+      trace_encoder().flush();
     }
   }
   g_session.output.drain();

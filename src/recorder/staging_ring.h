@@ -16,7 +16,7 @@
 // The ticket order is the trace's one total order (docs/FORMAT.md §6), so it must
 // agree with the order in which the allocator hands addresses out: an allocation
 // takes its ticket after the real call returns, a free before the real free runs,
-// and a realloc under a lock that allocations wait for (the rules in record.cc).
+// and a realloc under a lock that allocations wait for (the rules in event_path.h).
 // A record is a 48-byte head (after its publication word) plus its frames: 9 in
 // the head's slot, 15 in each further slot, so one record takes
 // 1 + ceil((n - 9) / 15) consecutive tickets. A writer whose slots are still

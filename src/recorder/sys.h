@@ -4,7 +4,7 @@
 // System calls here are raw (sys_call below), never through libc's wrappers, so
 // that they touch no thread-local state: they leave the program's errno alone,
 // and they work on the flush thread, which glibc does not know about and which
-// has no thread-local storage of its own (lifecycle.cc). The one exception is
+// has no thread-local storage of its own (flush_thread.cc). The one exception is
 // the clocks, read through the vDSO: glibc's clock_gettime touches errno only on
 // failure, which cannot happen for these clocks.
 #pragma once

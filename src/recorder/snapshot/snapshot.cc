@@ -11,11 +11,12 @@
 #include <cstring>
 
 #include "format/snapshot_writer.h"
-#include "recorder/hook_paths.h"
-#include "recorder/lifecycle.h"
+#include "recorder/event_path.h"
+#include "recorder/flush_thread.h"
 #include "recorder/modules.h"
 #include "recorder/real_funcs.h"
-#include "recorder/recorder.h"
+#include "recorder/record.h"
+#include "recorder/session.h"
 #include "recorder/snapshot/heap_scan.h"
 #include "recorder/snapshot/stack_frames.h"
 #include "recorder/snapshot/world_stop.h"
@@ -310,9 +311,9 @@ int run_locked(dl_phdr_info*, size_t, void* data) {
     char text[96] = "snapshot: ";
     const size_t len = req.label ? strnlen(req.label, sizeof(text) - 11) : 0;
     std::memcpy(text + 10, req.label ? req.label : "", len);
-    g_session.encoder().marker(format::ThreadId{slot->thread_id}, now, {text, 10 + len});
+    trace_encoder().marker(format::ThreadId{slot->thread_id}, now, {text, 10 + len});
   }
-  g_session.encoder().flush();
+  trace_encoder().flush();
   write_snapshot(s, req, world, n_blocks, now, stopped_at);
   resume_world(world);
   req.result = 0;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "recorder/unwind/unwind.h"
+#include "recorder/unwind/regs.h"
 
 namespace memloupe::recorder::unwind_detail {
 

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "recorder/unwind/regs.h"
+
 namespace memloupe::recorder {
 
 // Writes up to `max_frames` return addresses of the calling thread into `out`,
@@ -20,19 +22,6 @@ namespace memloupe::recorder {
 // Safe to call from any thread concurrently and from signal handlers, also one
 // that interrupted unwind_here on the same thread. See docs/UNWINDING.md.
 size_t unwind_here(uint64_t* out, size_t max_frames, size_t skip) noexcept;
-
-// The registers a walk starts from, taken inside a function F by
-// MEMLOUPE_CAPTURE_REGS. `pc` is the address just after the lea, so it (and pc - 1)
-// lies in F at an instruction where `sp` and `bp` hold exactly the values read:
-// the CFI row at pc describes them.
-struct UnwindRegs {
-  uintptr_t pc = 0, sp = 0, bp = 0;
-};
-
-// Early-clobber outputs: no output may share a register with RBP before it is read.
-#define MEMLOUPE_CAPTURE_REGS(regs)                                                  \
-  asm volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"              \
-               : "=&r"((regs).pc), "=&r"((regs).sp), "=&r"((regs).bp))
 
 // As unwind_here, from registers taken further out: out[0] is the return address
 // of the function F that took `start` (an address in F's caller), out[1] its
