@@ -525,6 +525,16 @@ void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, 
   s.on_alloc(t, alloc, s.accepts(t, alloc) ? s.kept(stack) : std::nullopt);
 }
 
+bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {
+  const Impl& s = *impl_;
+  if (!s.streaming) return false;
+  bool whole = true;
+  s.live.for_each([&](uint64_t, const Block& b) { whole = whole && b.stack != kDropped; });
+  if (!whole) return false;
+  s.live.for_each([&](uint64_t id, const Block& b) { fn(id, b.size, s.stack_table.frames(b.stack)); });
+  return true;
+}
+
 Aggregate AggregateBuilder::finish() && {
   Impl& s = *impl_;
   s.finish_blocks();

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -117,6 +118,12 @@ class AggregateBuilder {
   void add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,
                     std::span<const uint64_t> frames);
   Aggregate finish() &&;
+  // After finish(), pass 2 as it streams: calls fn(allocation id, size,
+  // backtrace) for each block still live at the end, as its Alloc gave them.
+  // False (and no call) in the other modes or when the filter dropped a
+  // block (its backtrace is not kept).
+  using LiveBlockFn = std::function<void(uint64_t, uint64_t, std::span<const uint64_t>)>;
+  bool for_each_live(const LiveBlockFn& fn) const;
 
  private:
   struct Impl;

@@ -520,6 +520,10 @@ void IndexBuilder::events_over() {
   if (!s.result) s.result = std::move(s.model).finish();
 }
 
+bool IndexBuilder::for_each_live(const AggregateBuilder::LiveBlockFn& fn) const {
+  return impl_->result && impl_->model.for_each_live(fn);
+}
+
 std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t> trace) {
   Impl& s = *impl_;
   if (s.rate_changed) return std::nullopt;

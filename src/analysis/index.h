@@ -76,6 +76,8 @@ class IndexBuilder {
   void events_over();
   // `trace`: the finished file the index will be appended to.
   std::optional<std::vector<uint8_t>> finish(std::span<const uint8_t> trace);
+  // After events_over(): the blocks still live at the end (AggregateBuilder::for_each_live).
+  bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const;
 
  private:
   struct Impl;

@@ -109,6 +109,10 @@ class ThreadedOverview {
   // Waits for the worker, then finishes what needed the events to be over;
   // rethrows what the worker threw.
   Result finish() &&;
+  // After finish(), with a query: AggregateBuilder::for_each_live.
+  bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const {
+    return aggregate_ && aggregate_->for_each_live(fn);
+  }
 
  private:
   ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query);

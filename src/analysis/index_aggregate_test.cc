@@ -142,3 +142,37 @@ TEST(ThreadedOverview, DestroyedUnfinishedStopsItsWorker) {
 
 }  // namespace
 }  // namespace memloupe::analysis
+
+namespace memloupe::analysis {
+namespace {
+
+// A damaged trace's thread id past any real thread (the largest a varint can
+// name): its blocks are counted per site, with no row for the thread, in every
+// mode (the thread tables once grew to id + 1, which wrapped to 0).
+TEST(AggregateBuilder, AThreadIdPastTheLimitGetsNoRow) {
+  Script s(format::Mode::All);
+  const format::AllocId a = s.alloc(1, 100, {0x10}, UINT32_MAX);
+  s.alloc(2, 50, {0x20}, 0);
+  s.free(a, 3, UINT32_MAX);
+  s.alloc(4, 30, {0x10}, UINT32_MAX);
+  s.end(5);
+  QueryArgs args;
+  args.series_buckets = kIndexSeriesBuckets;
+  for (Passes passes : {Passes::Fewest, Passes::Two}) {
+    QueryArgs plain;
+    const Model m = s.run(passes == Passes::Fewest ? plain : args, passes);
+    EXPECT_EQ(m.aggregate.totals[Metric::Allocated].bytes, 180u);
+    EXPECT_EQ(m.aggregate.totals[Metric::Leaked].bytes, 80u);
+    ASSERT_EQ(m.aggregate.threads.size(), 1u);
+    EXPECT_EQ(m.aggregate.threads[0].thread.value, 0u);
+  }
+  ThreadedOverview threaded(s.info, resolve(args, Overview{}).value());
+  for (const format::Event& e : s.events) threaded.add(e);
+  const ThreadedOverview::Result got = std::move(threaded).finish();
+  EXPECT_EQ(got.aggregate.totals[Metric::Allocated].bytes, 180u);
+  EXPECT_EQ(got.aggregate.totals[Metric::Peak].bytes, 150u);
+  ASSERT_EQ(got.aggregate.threads.size(), 1u);
+}
+
+}  // namespace
+}  // namespace memloupe::analysis
