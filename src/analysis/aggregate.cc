@@ -65,6 +65,11 @@ void add_masked(Metrics& m, unsigned mask, const Count& c) {
 }
 
 void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
+  // Most blocks die young, in the bucket of the latest event: the last one.
+  if (!series.empty() && series.back().index == index) {
+    series.back().*field += c;
+    return;
+  }
   auto it = std::lower_bound(series.begin(), series.end(), index,
                              [](const SeriesBucket& b, uint32_t i) { return b.index < i; });
   if (it == series.end() || it->index != index) it = series.insert(it, SeriesBucket{index});
