@@ -37,6 +37,13 @@ Script random_trace(format::Mode mode, uint64_t seed, int events) {
   return s;
 }
 
+// The index's query, resolved before the events as IndexBuilder does.
+Query index_query() {
+  QueryArgs args;
+  args.series_buckets = kIndexSeriesBuckets;
+  return resolve(args, Overview{}).value();
+}
+
 std::vector<uint8_t> encoded(const Overview& overview, Aggregate aggregate) {
   Index index;
   index.overview = overview;
@@ -63,8 +70,7 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
       for (const format::Event& e : s.events) serial.add(e);
       const Aggregate expected = std::move(serial).finish();
 
-      // Resolved before the events, as IndexBuilder does.
-      ThreadedOverview threaded(s.info, resolve(args, Overview{}).value());
+      ThreadedOverview threaded(s.info, index_query());
       for (const format::Event& e : s.events) threaded.add(e);
       ThreadedOverview::Result got = std::move(threaded).finish();
 
@@ -91,13 +97,7 @@ TEST(ThreadedOverview, PeakIsTheLastNewMaximum) {
   s.free(a1, 5);                                        // freed after the final peak: at it
   s.alloc(6, 50, b_site, 1);                            // after the peak: not at it
   s.end(7);
-  OverviewBuilder ob(s.info);
-  for (const format::Event& e : s.events) ob.add(e);
-  const Overview overview = std::move(ob).finish();
-  QueryArgs args;
-  args.series_buckets = kIndexSeriesBuckets;
-  const Query query = resolve(args, overview).value();
-  ThreadedOverview threaded(s.info, query);
+  ThreadedOverview threaded(s.info, index_query());
   for (const format::Event& e : s.events) threaded.add(e);
   const ThreadedOverview::Result got = std::move(threaded).finish();
   ASSERT_EQ(got.aggregate.stacks.size(), 2u);
@@ -140,11 +140,6 @@ TEST(ThreadedOverview, DestroyedUnfinishedStopsItsWorker) {
   // Leaving the scope must join the workers (a damaged input never asks for the index).
 }
 
-}  // namespace
-}  // namespace memloupe::analysis
-
-namespace memloupe::analysis {
-namespace {
 
 // A damaged trace's thread id past any real thread (the largest a varint can
 // name): its blocks are counted per site, with no row for the thread, in every
@@ -166,7 +161,7 @@ TEST(AggregateBuilder, AThreadIdPastTheLimitGetsNoRow) {
     ASSERT_EQ(m.aggregate.threads.size(), 1u);
     EXPECT_EQ(m.aggregate.threads[0].thread.value, 0u);
   }
-  ThreadedOverview threaded(s.info, resolve(args, Overview{}).value());
+  ThreadedOverview threaded(s.info, index_query());
   for (const format::Event& e : s.events) threaded.add(e);
   const ThreadedOverview::Result got = std::move(threaded).finish();
   EXPECT_EQ(got.aggregate.totals[Metric::Allocated].bytes, 180u);
