@@ -1,6 +1,5 @@
 #include "analysis/index_aggregate.h"
 
-#include <algorithm>
 #include <utility>
 
 
@@ -160,21 +159,10 @@ ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const std::opt
   if (query) aggregate_.emplace(AggregateBuilder::Streaming{}, builder_, info, no_symbols_, *query);
 }
 
-std::pair<uint32_t, bool> ThreadedOverview::intern(const format::Alloc& a) {
-  const uint32_t thread = a.thread.value;
-  if (thread >= kLastStacks) return stacks_.intern(a.backtrace);
-  if (thread >= last_stack_.size()) last_stack_.resize(thread + 1);
-  uint32_t& last = last_stack_[thread];
-  if (last != 0 && std::ranges::equal(a.backtrace, stacks_.frames(last - 1))) return {last - 1, false};
-  const std::pair<uint32_t, bool> interned = stacks_.intern(a.backtrace);
-  last = interned.first + 1;
-  return interned;
-}
-
 void ThreadedOverview::add(const format::Event& event) {
   if (const auto* a = std::get_if<format::Alloc>(&event)) {
     if (aggregate_) {
-      const auto [stack, is_new] = intern(*a);
+      const auto [stack, is_new] = stacks_.intern(a->backtrace);
       pipe_.push(record_of(*a, stack, is_new), a->backtrace);
     } else {
       pipe_.push(record_of(*a));

@@ -25,7 +25,6 @@
 #include <optional>
 #include <span>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "analysis/model.h"
@@ -121,13 +120,6 @@ class ThreadedOverview {
   reader::SymbolTable no_symbols_;  // the index's query has no --focus
   std::optional<AggregateBuilder> aggregate_;  // drives builder_; the worker's, as builder_
   StackTable stacks_;              // the caller's
-  // The caller's: per thread (the first kLastStacks), 1 + the stack id of its
-  // latest Alloc (0: none). A loop allocates from one place over and over, so
-  // comparing with the thread's last backtrace usually spares the hash over
-  // every frame (8% of a finalise on 30-80-frame stacks).
-  static constexpr uint32_t kLastStacks = 4096;
-  std::vector<uint32_t> last_stack_;
-  std::pair<uint32_t, bool> intern(const format::Alloc& a);
   EventPipe pipe_;                 // declared last: stopped first
 };
 
