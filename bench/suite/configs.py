@@ -4,7 +4,9 @@ memloupe is driven through its preload library and environment variables
 (MEMLOUPE_OUTPUT, MEMLOUPE_MODE) — what `memloupe run` sets up — so that the timed run is
 the target alone; the launcher's finalise step (symbolise + embed) is timed separately
 afterwards. heaptrack is timed as users run it: its script, the target and its
-concurrent interpreter together.
+concurrent interpreter together; so is `memloupe run --all` ("run-all": the launcher,
+the target, the finaliser that follows the trace while it runs, and what is left of
+the finalise after the target exits, in one command).
 """
 import dataclasses
 import os
@@ -24,6 +26,8 @@ class Config:
             return f"n/a (skipped: --no-{self.key})"
         if self.key in ("sampled", "all"):
             return None if tools.preload else NOT_BUILT
+        if self.key == "run-all":
+            return None if tools.preload and tools.has("run") else NOT_BUILT
         if self.key == "heaptrack":
             return None if tools.heaptrack else "n/a (heaptrack not installed)"
         if self.key == "massif":
@@ -41,6 +45,8 @@ class Config:
         if self.key in ("sampled", "all"):
             return ["env", f"LD_PRELOAD={tools.preload}", f"MEMLOUPE_OUTPUT={trace_path}",
                     f"MEMLOUPE_MODE={self.key}", *argv], workload.environ()
+        if self.key == "run-all":
+            return [tools.memloupe, "run", "--all", "-o", trace_path, "--", *argv], workload.environ()
         if self.key == "heaptrack":
             # heaptrack appends ".zst" to the -o name.
             base = trace_path[: -len(".zst")]
@@ -54,10 +60,11 @@ class Config:
 NATIVE = Config("native", "native", None)
 SAMPLED = Config("sampled", "memloupe sampled", ".trace")
 ALL = Config("all", "memloupe --all", ".trace")
+RUN_ALL = Config("run-all", "memloupe run --all", ".trace")
 HEAPTRACK = Config("heaptrack", "heaptrack", ".zst")
 MASSIF = Config("massif", "valgrind massif", ".massif")
 
-MAIN_CONFIGS = (NATIVE, SAMPLED, ALL, HEAPTRACK)
+MAIN_CONFIGS = (NATIVE, SAMPLED, ALL, RUN_ALL, HEAPTRACK)
 MASSIF_CONFIGS = (NATIVE, MASSIF)
 
 

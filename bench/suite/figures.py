@@ -29,6 +29,8 @@ class Row:
     wait_x_native: float | None = None
     wait_cpu_x_heaptrack: float | None = None
     finalise_x_native: float | None = None
+    # run-all: the wall after the program's exit over the native run, paired.
+    after_exit_x_native: float | None = None
 
 
 def _ok(runs, field):
@@ -50,6 +52,30 @@ def row(result, key):
     ht = result.configs.get("heaptrack")
     ht_runs = ht.runs if ht and ht.runs else []
     runs = cr.runs
+    if key == "run-all":
+        # `memloupe run --all` as the user runs it: its wall and CPU are the whole wait;
+        # its "finalise" is what is left after the program's exit.
+        waits, waits_cpu = _ok(runs, "wall_s"), _ok(runs, "cpu_s")
+        after = [r.after_exit_s if r.exit_code == 0 else None for r in runs]
+        return Row(
+            status=cr.status,
+            wall_s=median(waits),
+            cpu_s=median(waits_cpu),
+            rss_kib=median(_ok(runs, "maxrss_kib")),
+            x_native=paired_ratio(waits, _ok(native, "wall_s")),
+            x_native_cpu=paired_ratio(waits_cpu, _ok(native, "cpu_s")),
+            x_heaptrack=paired_ratio(waits, _ok(ht_runs, "wall_s")) if ht_runs else None,
+            finalise_s=median(after),
+            x_heaptrack_finalised=paired_ratio(waits, _ok(ht_runs, "wall_s")) if ht_runs else None,
+            outputs_same=sum(r.same_output for r in runs),
+            outputs_total=len(runs),
+            wait_s=median(waits),
+            wait_cpu_s=median(waits_cpu),
+            wait_x_native=paired_ratio(waits, _ok(native, "wall_s")),
+            wait_cpu_x_heaptrack=paired_ratio(waits_cpu, _ok(ht_runs, "cpu_s")) if ht_runs else None,
+            finalise_x_native=paired_ratio(after, _ok(native, "wall_s")),
+            after_exit_x_native=paired_ratio(after, _ok(native, "wall_s")),
+        )
     return Row(
         status=cr.status,
         wall_s=median(_ok(runs, "wall_s")),

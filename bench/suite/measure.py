@@ -25,6 +25,10 @@ class RunRecord:
     final_bytes: int | None = None  # after finalise
     finalise_s: float | None = None
     finalise_cpu_s: float | None = None
+    # run-all only (its wall already holds the finalise): the program's own duration in
+    # its trace, and the wall after it (what is left of the finalise once it exits).
+    program_s: float | None = None
+    after_exit_s: float | None = None
 
 
 @dataclasses.dataclass
@@ -88,6 +92,11 @@ def _one_run(result, config, tools, trace_dir, run_index, keep):
     rec = RunRecord(m.wall_s, m.cpu_s, m.maxrss_kib, m.exit_code,
                     same_output=line is not None and line == result.reference_output,
                     trace_bytes=_file_size(path))
+    if config.key == "run-all" and m.ok and rec.trace_bytes:
+        rec.final_bytes = rec.trace_bytes
+        rec.program_s = memloupe_cli.duration_s(tools, path)
+        if rec.program_s is not None:
+            rec.after_exit_s = max(0.0, m.wall_s - rec.program_s)
     if config.key in ("sampled", "all") and m.ok and rec.trace_bytes:
         fin = memloupe_cli.finalise(tools, path)
         if fin is not None and fin.ok:

@@ -34,6 +34,15 @@ def finalise(tools, trace):
     return runner.run([tools.memloupe, "symbolize", trace])
 
 
+def duration_s(tools, trace):
+    """The program's duration in its trace (`memloupe summary --json`), in seconds."""
+    if not tools.has("summary"):
+        return None
+    m = _run([tools.memloupe, "summary", "--json", trace])
+    found = re.search(r'"duration_ns":\s*(\d+)', m.stdout) if m else None
+    return int(found.group(1)) / 1e9 if found else None
+
+
 def info(tools, trace):
     """From `memloupe info`: 'samples', its per-kind event count "  alloc   N" (in a
     sampled trace, one Alloc event per sampled block), and 'every', the mean bytes

@@ -11,6 +11,11 @@
 // peak comes from PeakTrackers (below). The table of live blocks holds every
 // block, those the filter drops too (marked kDropped), because the overview's
 // heap needs their sizes when they are freed.
+//
+// Pass 2 as the events stream (driving an OverviewBuilder, as the one pass
+// does): pass 2's settle() at each free, with the three things that need the
+// finished Overview deferred to finish() (aggregate.h): PeakSince per site and
+// thread, the SeriesLog, and the blocks still live.
 #include <algorithm>
 #include <cassert>
 
@@ -19,6 +24,7 @@
 #include "analysis/live_table.h"
 #include "analysis/model.h"
 #include "analysis/stack_table.h"
+#include "format/varint.h"
 
 namespace memloupe::analysis {
 namespace {
@@ -59,6 +65,11 @@ void add_masked(Metrics& m, unsigned mask, const Count& c) {
 }
 
 void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
+  // Most blocks die young, in the bucket of the latest event: the last one.
+  if (!series.empty() && series.back().index == index) {
+    series.back().*field += c;
+    return;
+  }
   auto it = std::lower_bound(series.begin(), series.end(), index,
                              [](const SeriesBucket& b, uint32_t i) { return b.index < i; });
   if (it == series.end() || it->index != index) it = series.insert(it, SeriesBucket{index});
@@ -83,6 +94,94 @@ struct PeakTracker {
   const Count& peak(uint64_t maxima) const { return epoch == maxima ? at_peak : live; }
 };
 
+// Pass 2 as it streams: a site's (or thread's) blocks freed since the latest
+// new maximum of the heap, by then live at that peak. Pass 2 counts a freed
+// block at the peak when it was allocated up to the peak's allocation and
+// freed after it; the streaming pass knows only the peak so far, so it sums
+// the blocks freed since then (whose ids it compares with that peak's) and
+// starts again from zero at the next new maximum (lazily: `epoch` is the
+// number of new maxima when the sum was started). The last sum is pass 2's
+// "freed after the peak", added in the same order, so its doubles are too.
+struct PeakSince {
+  Count freed;
+  uint64_t epoch = 0;
+
+  void add(uint64_t maxima, const Count& c) {
+    if (epoch != maxima) {
+      freed = Count{};
+      epoch = maxima;
+    }
+    freed += c;
+  }
+  Count at(uint64_t maxima) const { return epoch == maxima ? freed : Count{}; }
+};
+
+// Pass 2 as it streams: the series of the freed blocks, which need the
+// duration for their bucket width, kept until finish() as a few bytes per
+// block in the order pass 2 settles them (so each bucket's doubles are summed
+// in pass 2's order): stack, free time (from the previous), lifetime, size,
+// n_samples, bytes_per_sample; varints, in blocks appended to without moving.
+class SeriesLog {
+ public:
+  struct Entry {
+    uint32_t stack = 0;
+    uint64_t alloc_ns = 0, free_ns = 0, size = 0;
+    uint32_t n_samples = 0, bytes_per_sample = 0;
+  };
+  void append(const Entry& e) {
+    constexpr size_t kMaxEntry = 6 * format::kMaxVarint;
+    if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < kMaxEntry) {
+      blocks_.emplace_back().reserve(kBlock);
+    }
+    uint8_t buf[kMaxEntry];
+    uint8_t* p = format::put_varint(buf, e.stack);
+    p = format::put_varint(p, e.free_ns - free_ns_);  // the clock is monotone
+    p = format::put_varint(p, e.free_ns - e.alloc_ns);
+    p = format::put_varint(p, e.size);
+    p = format::put_varint(p, e.n_samples);
+    p = format::put_varint(p, e.bytes_per_sample);
+    free_ns_ = e.free_ns;
+    blocks_.back().insert(blocks_.back().end(), buf, p);
+  }
+  // Calls fn(entry) for each, in order; the log is emptied.
+  template <class Fn>
+  void drain(Fn&& fn) {
+    uint64_t free_ns = 0;
+    for (std::vector<uint8_t>& block : blocks_) {
+      const uint8_t* p = block.data();
+      const uint8_t* const end = p + block.size();
+      while (p < end) {
+        Entry e;
+        e.stack = static_cast<uint32_t>(get(p));
+        free_ns += get(p);
+        e.free_ns = free_ns;
+        e.alloc_ns = free_ns - get(p);
+        e.size = get(p);
+        e.n_samples = static_cast<uint32_t>(get(p));
+        e.bytes_per_sample = static_cast<uint32_t>(get(p));
+        fn(e);
+      }
+      block = {};
+    }
+    blocks_.clear();
+    free_ns_ = 0;
+  }
+
+ private:
+  static constexpr size_t kBlock = size_t{1} << 20;
+  // Our own bytes, written by append(): no bounds to check.
+  static uint64_t get(const uint8_t*& p) {
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      const uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+  }
+  std::vector<std::vector<uint8_t>> blocks_;
+  uint64_t free_ns_ = 0;
+};
+
 }  // namespace
 
 size_t LifetimeHistogram::bucket_of(uint64_t lifetime_ns) {
@@ -90,9 +189,11 @@ size_t LifetimeHistogram::bucket_of(uint64_t lifetime_ns) {
 }
 
 struct AggregateBuilder::Impl {
-  // Pass 2: the finished Overview; one pass: the OverviewBuilder this one drives.
+  // Pass 2: the finished Overview; one pass and pass 2 as it streams: the
+  // OverviewBuilder this one drives.
   const Overview* overview = nullptr;
   OverviewBuilder* alongside = nullptr;
+  bool streaming = false;  // pass 2 as it streams (alongside is set)
   const reader::SymbolTable& symbols;
   Aggregate a;
   MonotoneClock clock;
@@ -104,6 +205,12 @@ struct AggregateBuilder::Impl {
   std::vector<PeakTracker> stack_peaks, thread_peaks;
   LiveTable<Block> live;
   bool peak_passed = false;
+  // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
+  std::vector<PeakSince> stack_since, thread_since;
+  SeriesLog series_log;
+  bool series_ready = true;  // the bucket width is known (not yet, while streaming)
+  uint64_t maxima_seen = 0;
+  std::optional<format::AllocId> peak_so_far;
 
   Impl(const reader::SymbolTable& s, const Query& q, const format::TraceInfo& info) : symbols(s) {
     a.query = q;
@@ -112,6 +219,11 @@ struct AggregateBuilder::Impl {
 
   const std::vector<ModuleInfo>& modules() const {
     return overview ? overview->modules : alongside->modules_so_far();
+  }
+  bool one_pass() const { return alongside && !streaming; }
+  uint64_t duration() const { return overview ? overview->duration_ns : alongside->last_time(); }
+  void set_series_width(uint64_t duration_ns) {
+    a.series_bucket_ns = std::max<uint64_t>(1, duration_ns / a.series_buckets + 1);
   }
 
   bool stack_passes_focus(std::span<const uint64_t> frames) const {
@@ -130,7 +242,8 @@ struct AggregateBuilder::Impl {
     if (thread >= kMaxThreads) return nullptr;
     if (threads.size() <= thread) {
       threads.resize(thread + 1);
-      if (alongside) thread_peaks.resize(thread + 1);
+      if (one_pass()) thread_peaks.resize(thread + 1);
+      if (streaming) thread_since.resize(thread + 1);
     }
     return &threads[thread];
   }
@@ -174,7 +287,8 @@ struct AggregateBuilder::Impl {
     if (is_new) {
       stacks.emplace_back();
       stack_kept.push_back(stack_passes_focus(frames) ? 1 : 0);
-      if (alongside) stack_peaks.emplace_back();
+      if (one_pass()) stack_peaks.emplace_back();
+      if (streaming) stack_since.emplace_back();
     }
     return stack;
   }
@@ -197,8 +311,10 @@ struct AggregateBuilder::Impl {
   }
 
   void on_alloc(uint64_t t, const format::Alloc& e, std::optional<uint32_t> stack) {
-    if (e.thread.value >= last_alloc.size()) last_alloc.resize(e.thread.value + 1);
-    last_alloc[e.thread.value] = e.id.value + 1;
+    if (e.thread.value < kMaxThreads) {  // (a larger id is damage: no slot, see thread_metrics)
+      if (e.thread.value >= last_alloc.size()) last_alloc.resize(e.thread.value + 1);
+      last_alloc[e.thread.value] = e.id.value + 1;
+    }
     if (overview && overview->peak.alloc && *overview->peak.alloc == e.id) peak_passed = true;
     if (!stack) ++a.rejected_blocks;
     if (!alongside) {
@@ -208,6 +324,14 @@ struct AggregateBuilder::Impl {
     const Block b{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample};
     live.insert(e.id.value, b);
     const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
+    if (streaming) {
+      alongside->add_alloc(e, c);
+      if (alongside->new_maxima() != maxima_seen) {  // this block made a new maximum
+        maxima_seen = alongside->new_maxima();
+        peak_so_far = e.id;
+      }
+      return;
+    }
     if (stack) {
       count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
       track(b, c, true);
@@ -219,6 +343,15 @@ struct AggregateBuilder::Impl {
   void on_free(uint64_t t, const format::Free& e) {
     Block b;
     const bool known = live.take(e.id.value, b);
+    if (streaming) {
+      if (!known) return alongside->add_free(e, nullptr);
+      const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
+      if (b.stack != kDropped) {
+        const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
+        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b));
+      }
+      return alongside->add_free(e, &c);
+    }
     if (alongside) {
       if (!known) return alongside->add_free(e, nullptr);
       const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
@@ -237,7 +370,7 @@ struct AggregateBuilder::Impl {
   void settle(const Block& b, uint64_t free_t, bool freed, uint32_t free_thread, bool at_peak,
               bool immediate = false) {
     const Filter& f = a.query.filter;
-    const uint64_t end = freed ? free_t : std::max(overview->duration_ns, b.time);
+    const uint64_t end = freed ? free_t : std::max(duration(), b.time);
     const uint64_t lifetime = end - b.time;
     const uint64_t free_or_never = freed ? free_t : kForever;
     if (lifetime < f.min_lifetime_ns || lifetime > f.max_lifetime_ns ||
@@ -248,10 +381,29 @@ struct AggregateBuilder::Impl {
     const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     unsigned mask = bit(Metric::Allocated);
     if (a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never)) mask |= bit(Metric::Live);
-    if (at_peak) mask |= bit(Metric::Peak);
+    if (at_peak) {
+      if (streaming && freed) {
+        peak_since(b, c);
+      } else {
+        mask |= bit(Metric::Peak);
+      }
+    }
     count(b, mask, c);
-    if (a.series_buckets > 0) add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+    if (a.series_buckets > 0) {
+      if (!series_ready) {
+        // end_of() adds nothing to the series then: this entry stands for both.
+        series_log.append({b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample});
+      } else {
+        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+      }
+    }
     end_of(b, c, free_t, freed, free_thread, end, immediate);
+  }
+
+  // Pass 2 as it streams: a freed block that is live at the peak so far.
+  void peak_since(const Block& b, const Count& c) {
+    stack_since[b.stack].add(maxima_seen, c);
+    if (thread_metrics(b.thread)) thread_since[b.thread].add(maxima_seen, c);
   }
 
   // What a block's end adds (both modes): freed or leaked, temporary, its lifetime.
@@ -267,15 +419,38 @@ struct AggregateBuilder::Impl {
     } else {
       a.lifetimes.never_freed += c;
     }
-    if (a.series_buckets > 0) {
+    if (a.series_buckets > 0 && series_ready) {
       std::vector<SeriesBucket>& series = stacks[b.stack].series;
       if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c);
       if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c);
     }
   }
 
+  // Pass 2 as it streams: what needed the finished Overview, now that the
+  // events are over: the series' width and what the freed blocks add to them,
+  // the peak's freed part, then the blocks still live, as pass 2 ends.
+  void finish_streaming() {
+    if (a.series_buckets > 0) {
+      set_series_width(duration());
+      series_ready = true;
+      series_log.drain([&](const SeriesLog::Entry& e) {
+        const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
+        std::vector<SeriesBucket>& series = stacks[e.stack].series;
+        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
+        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
+      });
+    }
+    for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
+    for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
+    live.for_each([&](uint64_t id, const Block& b) {
+      if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
+    });
+  }
+
   void finish_blocks() {
-    if (alongside) {
+    if (streaming) {
+      finish_streaming();
+    } else if (alongside) {
       const uint64_t end = alongside->last_time();
       live.for_each([&](uint64_t, const Block& b) {
         if (b.stack != kDropped) {
@@ -305,7 +480,18 @@ AggregateBuilder::AggregateBuilder(const Overview& overview, const reader::Symbo
   Aggregate& a = impl_->a;
   if (query.series_buckets > 0) {
     a.series_buckets = query.series_buckets;
-    a.series_bucket_ns = std::max<uint64_t>(1, overview.duration_ns / query.series_buckets + 1);
+    impl_->set_series_width(overview.duration_ns);
+  }
+}
+
+AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const format::TraceInfo& info,
+                                   const reader::SymbolTable& symbols, const Query& query)
+    : impl_(std::make_unique<Impl>(symbols, query, info)) {
+  impl_->alongside = &alongside;
+  impl_->streaming = true;
+  if (query.series_buckets > 0) {
+    impl_->a.series_buckets = query.series_buckets;
+    impl_->series_ready = false;
   }
 }
 
@@ -344,9 +530,14 @@ void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, 
   s.on_alloc(t, alloc, s.accepts(t, alloc) ? s.kept(stack) : std::nullopt);
 }
 
-void AggregateBuilder::add_time(uint64_t time_ns) {
-  Impl& s = *impl_;
-  s.clock(time_ns);
+bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {
+  const Impl& s = *impl_;
+  if (!s.streaming) return false;
+  bool whole = true;
+  s.live.for_each([&](uint64_t, const Block& b) { whole = whole && b.stack != kDropped; });
+  if (!whole) return false;
+  s.live.for_each([&](uint64_t id, const Block& b) { fn(id, b.size, s.stack_table.frames(b.stack)); });
+  return true;
 }
 
 Aggregate AggregateBuilder::finish() && {

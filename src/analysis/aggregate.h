@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -72,7 +73,7 @@ struct Aggregate {
   }
 };
 
-// Two ways to run it:
+// Three ways to run it:
 //  - pass 2, after an Overview: knows the peak's allocation, so "live at the
 //    peak" is decided per block; any Query.
 //  - in one pass, driving an OverviewBuilder: add() passes each event on to it
@@ -82,6 +83,15 @@ struct Aggregate {
 //    after a new maximum; untouched since, it still holds that value), so the
 //    peak costs O(1) per event. Only for queries whose filter is decided when a
 //    block is allocated: !needs_first_pass(args).
+//  - pass 2 as the events stream, driving an OverviewBuilder (for the analysis
+//    index, built while the program runs): pass 2's counting, each freed block
+//    settled at its free, with what needs the finished Overview kept until
+//    finish(): the peak as the sum of the blocks freed since the latest new
+//    maximum (reset there), the series as a few bytes per freed block, replayed
+//    into the buckets once the duration is known, and the blocks still live.
+//    The result is pass 2's, to the bit, for a query that keeps every block and
+//    whose resolution needs no first pass except for its series (the index's);
+//    index_aggregate_test checks it.
 class AggregateBuilder {
  public:
   // `overview` (pass 1) and `symbols` (read while streaming, for --focus) must
@@ -91,22 +101,29 @@ class AggregateBuilder {
   // One pass: add() feeds `overview` too; finish this builder before it.
   AggregateBuilder(OverviewBuilder& overview, const format::TraceInfo& info,
                    const reader::SymbolTable& symbols, const Query& query);
+  // Pass 2 as the events stream, feeding `overview` like the one pass does.
+  struct Streaming {};
+  AggregateBuilder(Streaming, OverviewBuilder& overview, const format::TraceInfo& info,
+                   const reader::SymbolTable& symbols, const Query& query);
   ~AggregateBuilder();
   AggregateBuilder(AggregateBuilder&&) noexcept;
   void add(const format::Event& event);
-  // add() in parts, for a caller that interns the backtraces itself (the index
-  // builder, on another thread than this builder's). add_interned: an Alloc
-  // whose backtrace (not read) has the stack id `stack`, numbered from 0 in
-  // order of first appearance among all Allocs so far; a new one (`is_new`)
-  // comes with its frames. add() numbers stacks among the Allocs the filter's
-  // size, thread and window clauses keep, so the two number them alike when
-  // those clauses keep every Alloc, as the index's query does. add_time: any
-  // event but an Alloc or a Free, by its time (in pass 2 that is all add()
-  // uses of it). Not for one pass (OverviewBuilder alongside).
+  // An Alloc for a caller that interns the backtraces itself (the index
+  // builder, on another thread than this builder's): the backtrace (not read)
+  // has the stack id `stack`, numbered from 0 in order of first appearance
+  // among all Allocs so far; a new one (`is_new`) comes with its frames. add()
+  // numbers stacks among the Allocs the filter's size, thread and window
+  // clauses keep, so the two number them alike when those clauses keep every
+  // Alloc, as the index's query does. Pass 2 only (either way).
   void add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,
                     std::span<const uint64_t> frames);
-  void add_time(uint64_t time_ns);
   Aggregate finish() &&;
+  // After finish(), pass 2 as it streams: calls fn(allocation id, size,
+  // backtrace) for each block still live at the end, as its Alloc gave them.
+  // False (and no call) in the other modes or when the filter dropped a
+  // block (its backtrace is not kept).
+  using LiveBlockFn = std::function<void(uint64_t, uint64_t, std::span<const uint64_t>)>;
+  bool for_each_live(const LiveBlockFn& fn) const;
 
  private:
   struct Impl;

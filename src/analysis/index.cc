@@ -490,14 +490,18 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
 
 // ---------------------------------------------------------------- building
 
+// The index's query resolves without the Overview (resolve() looks at it only
+// for times and lifetimes, which the index's query has none of); its series
+// get their width when the events are over (aggregate.h, pass 2 as it streams).
+namespace {
+Query index_query() { return resolve(index_args(), Overview{}).value(); }  // the defaults always resolve
+}  // namespace
+
 struct IndexBuilder::Impl {
-  explicit Impl(const format::TraceInfo& info) : overview_builder(info, stacks, log) {}
-  StackTable stacks;
-  AggregateLog log;
-  ThreadedOverview overview_builder;  // declared after what it writes to
-  std::optional<Overview> overview;
-  std::optional<Query> query;
-  std::optional<Aggregate> aggregate;
+  explicit Impl(const format::TraceInfo& info) : query(index_query()), model(info, query) {}
+  Query query;
+  ThreadedOverview model;  // the Overview and the Aggregate, as the events come
+  std::optional<ThreadedOverview::Result> result;
   // The index stores each Count without its per-block weights: a trace whose
   // rate changed (memloupe_set_rate) gets no index, and its views read the events.
   bool rate_changed = false;
@@ -508,20 +512,16 @@ IndexBuilder::~IndexBuilder() = default;
 
 void IndexBuilder::add(const format::Event& event) {
   if (std::holds_alternative<format::RateChange>(event)) impl_->rate_changed = true;
-  impl_->overview_builder.add(event);
+  impl_->model.add(event);
 }
 
 void IndexBuilder::events_over() {
   Impl& s = *impl_;
-  if (s.aggregate) return;
-  s.overview = std::move(s.overview_builder).finish();
-  s.query = resolve(index_args(), *s.overview).value();  // the default arguments always resolve
-  // The index's query has no filter and no --focus, as AggregateLog::replay needs.
-  const reader::SymbolTable no_symbols;
-  AggregateBuilder builder(*s.overview, no_symbols, *s.query);
-  s.log.replay(builder, s.stacks);
-  s.log = AggregateLog{};  // its memory is not needed any more
-  s.aggregate = std::move(builder).finish();
+  if (!s.result) s.result = std::move(s.model).finish();
+}
+
+bool IndexBuilder::for_each_live(const AggregateBuilder::LiveBlockFn& fn) const {
+  return impl_->result && impl_->model.for_each_live(fn);
 }
 
 std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t> trace) {
@@ -529,11 +529,11 @@ std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t
   if (s.rate_changed) return std::nullopt;
   events_over();
   Index index;
-  index.aggregate = std::move(*s.aggregate);
-  index.overview = std::move(*s.overview);
+  index.aggregate = std::move(s.result->aggregate);
+  index.overview = std::move(s.result->overview);
   index.overview.events += symbol_entries(trace, trace.size());
   index.fingerprint = index_fingerprint(trace, trace.size());
-  index.key = IndexKey{s.query->temporary_ns, s.query->series_buckets};
+  index.key = IndexKey{s.query.temporary_ns, s.query.series_buckets};
   return encode_index(index);
 }
 

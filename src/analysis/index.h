@@ -64,19 +64,20 @@ std::vector<uint8_t> encode_index(const Index& index);
 Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info);
 
 // Builds the index from the finaliser's one read of the events: add() sees
-// every event (the Overview, and the events kept reduced for the Aggregate,
-// index_aggregate.h), then events_over() builds the Aggregate of the index's
-// query (which needs the finished Overview) from what was kept.
+// every event and builds the Overview and the Aggregate of the index's query as
+// they come (index_aggregate.h); events_over() waits for the last of them and
+// finishes what needed the events to be over (the series, the peak's live blocks).
 class IndexBuilder {
  public:
   explicit IndexBuilder(const format::TraceInfo& info);
   ~IndexBuilder();
   void add(const format::Event& event);
-  // Every event was added. The costly part after the read; finish() calls it
-  // if the caller did not.
+  // Every event was added. finish() calls it if the caller did not.
   void events_over();
   // `trace`: the finished file the index will be appended to.
   std::optional<std::vector<uint8_t>> finish(std::span<const uint8_t> trace);
+  // After events_over(): the blocks still live at the end (AggregateBuilder::for_each_live).
+  bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const;
 
  private:
   struct Impl;

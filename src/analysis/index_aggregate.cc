@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "analysis/event_time.h"
-#include "format/varint.h"
 
 namespace memloupe::analysis {
 namespace {
@@ -35,20 +33,6 @@ Record record_of(const format::Free& f) {
   return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, f.time_ns, f.id.value, 0};
 }
 
-// A logged record's first byte: its func, and its kind (a new stack's Alloc
-// is a kind of its own, kNewStack).
-constexpr uint8_t kNewStack = 3;
-static_assert(format::kFuncCount <= 64, "the func takes the tag's upper six bits");
-
-uint64_t get_varint(const uint8_t*& p) {
-  uint64_t v = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    const uint8_t b = *p++;
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) return v;
-  }
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- EventPipe
@@ -65,6 +49,7 @@ void EventPipe::send() {
   changed_.wait(lock, [&] { return queue_.size() < kMaxQueued || failure_; });
   if (failure_) {
     filling_.records.clear();  // drain() or finish() rethrows; nothing more is consumed
+    filling_.frames.clear();
     return;
   }
   queue_.push_back(std::move(filling_));
@@ -125,6 +110,7 @@ void EventPipe::run() {
       failure = std::current_exception();
     }
     batch.records.clear();
+    batch.frames.clear();
     std::lock_guard lock(mutex_);
     busy_ = false;
     if (failure) {
@@ -137,118 +123,68 @@ void EventPipe::run() {
   }
 }
 
-// ---------------------------------------------------------------- AggregateLog
-
-void AggregateLog::append(const Record& r) {
-  constexpr size_t kMaxRecord = 1 + 6 * format::kMaxVarint;
-  if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < kMaxRecord) {
-    blocks_.emplace_back().reserve(kBlock);
-  }
-  std::vector<uint8_t>& block = blocks_.back();
-  uint8_t buf[kMaxRecord];
-  uint8_t* p = buf;
-  const uint8_t kind = r.kind == Kind::Alloc && r.new_stack ? kNewStack : static_cast<uint8_t>(r.kind);
-  *p++ = static_cast<uint8_t>(static_cast<uint8_t>(r.func) << 2 | kind);
-  p = format::put_varint(p, format::zigzag(static_cast<int64_t>(r.time_ns - time_)));
-  time_ = r.time_ns;
-  if (r.kind != Kind::Time) {
-    p = format::put_varint(p, r.thread);
-    p = format::put_varint(p, format::zigzag(static_cast<int64_t>(r.id - id_)));
-    id_ = r.id;
-  }
-  if (r.kind == Kind::Alloc) {
-    p = format::put_varint(p, r.size);
-    p = format::put_varint(p, r.n_samples);
-    if (!r.new_stack) p = format::put_varint(p, r.stack);  // a new one's is the next id
-  }
-  block.insert(block.end(), buf, p);
-}
-
-void AggregateLog::replay(AggregateBuilder& builder, const StackTable& stacks) const {
-  uint64_t time = 0, id = 0;
-  uint32_t next_stack = 0;
-  for (const std::vector<uint8_t>& block : blocks_) {
-    const uint8_t* p = block.data();
-    const uint8_t* const end = p + block.size();
-    while (p < end) {
-      Record r{};
-      const uint8_t tag = *p++;
-      const uint8_t kind = tag & 3;
-      r.func = static_cast<format::Func>(tag >> 2);
-      r.kind = kind == kNewStack ? Kind::Alloc : static_cast<Kind>(kind);
-      r.new_stack = kind == kNewStack;
-      time += static_cast<uint64_t>(format::unzigzag(get_varint(p)));
-      r.time_ns = time;
-      if (r.kind == Kind::Time) {
-        builder.add_time(time);
-        continue;
-      }
-      r.thread = static_cast<uint32_t>(get_varint(p));
-      id += static_cast<uint64_t>(format::unzigzag(get_varint(p)));
-      r.id = id;
-      if (r.kind == Kind::Free) {
-        builder.add(free_of(r));
-        continue;
-      }
-      r.size = get_varint(p);
-      r.n_samples = static_cast<uint32_t>(get_varint(p));
-      r.stack = r.new_stack ? next_stack++ : static_cast<uint32_t>(get_varint(p));
-      builder.add_interned(alloc_of(r), r.stack, r.new_stack,
-                           r.new_stack ? stacks.frames(r.stack) : std::span<const uint64_t>{});
-    }
-  }
-}
-
-uint64_t AggregateLog::bytes() const {
-  uint64_t n = 0;
-  for (const std::vector<uint8_t>& block : blocks_) n += block.capacity();
-  return n;
-}
-
 // ---------------------------------------------------------------- ThreadedOverview
 
-ThreadedOverview::ThreadedOverview(const format::TraceInfo& info)
-    : builder_(info), pipe_([this](const EventPipe::Batch& batch) {
-        for (const Record& r : batch.records) {
-          if (log_) log_->append(r);
-          if (r.kind == Kind::Alloc) {
-            builder_.add(alloc_of(r));
-          } else if (r.kind == Kind::Free) {
-            builder_.add(free_of(r));
-          }  // a Time record is for the log only
-        }
-      }) {}
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info) : ThreadedOverview(info, std::nullopt) {}
 
-ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, StackTable& stacks, AggregateLog& log)
-    : ThreadedOverview(info) {
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const Query& query)
+    : ThreadedOverview(info, std::optional<Query>(query)) {}
+
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query)
+    : builder_(info), pipe_([this](const EventPipe::Batch& batch) {
+        if (!aggregate_) {
+          for (const Record& r : batch.records) {
+            if (r.kind == Kind::Alloc) {
+              builder_.add(alloc_of(r));
+            } else {
+              builder_.add(free_of(r));
+            }
+          }
+          return;
+        }
+        size_t frames = 0;  // into batch.frames
+        for (const Record& r : batch.records) {
+          if (r.kind == Kind::Free) {
+            aggregate_->add(free_of(r));
+          } else if (!r.new_stack) {
+            aggregate_->add_interned(alloc_of(r), r.stack, false, {});
+          } else {
+            const size_t n = batch.frames[frames];
+            aggregate_->add_interned(alloc_of(r), r.stack, true, {batch.frames.data() + frames + 1, n});
+            frames += 1 + n;
+          }
+        }
+      }) {
   // Set before the first push(); the pipe's hand-over orders it before the worker's reads.
-  stacks_ = &stacks;
-  log_ = &log;
+  if (query) aggregate_.emplace(AggregateBuilder::Streaming{}, builder_, info, no_symbols_, *query);
 }
 
 void ThreadedOverview::add(const format::Event& event) {
   if (const auto* a = std::get_if<format::Alloc>(&event)) {
-    if (stacks_) {
-      const auto [stack, is_new] = stacks_->intern(a->backtrace);
-      pipe_.push(record_of(*a, stack, is_new));
+    if (aggregate_) {
+      const auto [stack, is_new] = stacks_.intern(a->backtrace);
+      pipe_.push(record_of(*a, stack, is_new), a->backtrace);
     } else {
       pipe_.push(record_of(*a));
     }
   } else if (const auto* f = std::get_if<format::Free>(&event)) {
     pipe_.push(record_of(*f));
   } else {
-    // Pass 2 uses nothing of the other events but their time (AggregateBuilder::add).
-    if (const std::optional<uint64_t> t = log_ ? event_time(event) : std::nullopt) {
-      pipe_.push(Record{Kind::Time, false, format::Func::Malloc, 0, 0, 0, *t, 0, 0});
-    }
     pipe_.drain();
-    builder_.add(event);
+    if (aggregate_) {
+      aggregate_->add(event);  // its time, and the OverviewBuilder's add()
+    } else {
+      builder_.add(event);
+    }
   }
 }
 
-Overview ThreadedOverview::finish() && {
+ThreadedOverview::Result ThreadedOverview::finish() && {
   pipe_.finish();
-  return std::move(builder_).finish();
+  Result out;
+  if (aggregate_) out.aggregate = std::move(*aggregate_).finish();  // before the OverviewBuilder it drives
+  out.overview = std::move(builder_).finish();
+  return out;
 }
 
 }  // namespace memloupe::analysis

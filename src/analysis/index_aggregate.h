@@ -1,21 +1,19 @@
-// The index in one read of the events. Finalising an --all trace spends that
-// read decoding and compacting the events and building the Overview; the
-// Aggregate of the index's query needs the finished Overview (the duration for
-// its series, the peak's allocation for "live at the peak"), so it cannot be
-// built alongside. Instead of decoding the events a second time, the read
-// keeps them reduced to what AggregateBuilder reads (AggregateLog: a few bytes
-// per event, the backtraces interned) and pass 2 replays that.
+// The index in one read of the events, built as they are read (by the
+// follower while the program runs, docs/RECORDER.md): the Overview, and the
+// Aggregate of the index's query by pass 2 as it streams (aggregate.h), so
+// that when the events are over only what needs the finished Overview is left
+// (the series' buckets, the peak's still-live blocks).
 //
-// The thread that decodes hands the reduced events in batches (EventPipe) to a
-// worker thread that runs the OverviewBuilder and appends to the log. The
-// results are those of the builders' add() over the same events, in the same
-// order:
-//  - ThreadedOverview: OverviewBuilder::add. Events other than Alloc and Free
-//    (a few per thread, module and second) are added on the caller's thread
-//    once the worker has caught up, so nothing but the reduced events crosses.
-//  - AggregateLog::replay: AggregateBuilder::add, for a query whose size,
-//    thread and window clauses keep every Alloc (model.h, add_interned), as the
-//    index's does. The caller's thread interns the backtraces.
+// The thread that decodes interns the backtraces and hands the reduced events
+// in batches (EventPipe) to a worker thread that runs the AggregateBuilder,
+// which drives the OverviewBuilder. Events other than Alloc and Free (a few
+// per thread, module and second) are added on the caller's thread once the
+// worker has caught up, so nothing but the reduced events (and each new
+// stack's frames, once) crosses. The results are those of the builders' add()
+// over the same events, in the same order: OverviewBuilder::add, and
+// AggregateBuilder::add after that Overview, for a query whose size, thread
+// and window clauses keep every Alloc (aggregate.h, add_interned) and that
+// needs no first pass but for its series, as the index's.
 #pragma once
 
 #include <condition_variable>
@@ -24,6 +22,8 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -36,7 +36,7 @@ namespace memloupe::analysis {
 // worker thread.
 class EventPipe {
  public:
-  enum class Kind : uint8_t { Alloc, Free, Time };
+  enum class Kind : uint8_t { Alloc, Free };
   struct Record {
     Kind kind;
     bool new_stack;  // the first Alloc with its stack (ids number the stacks in order)
@@ -50,6 +50,8 @@ class EventPipe {
   };
   struct Batch {
     std::vector<Record> records;
+    // For each new_stack record, in order: its frame count, then its frames.
+    std::vector<uint64_t> frames;
   };
   static constexpr size_t kBatch = 8192;   // records per hand-over
   static constexpr size_t kMaxQueued = 4;  // batches waiting (bounds memory)
@@ -59,7 +61,12 @@ class EventPipe {
   EventPipe(const EventPipe&) = delete;
   EventPipe& operator=(const EventPipe&) = delete;
 
-  void push(const Record& r) {
+  // `new_frames`: a new_stack record's frames.
+  void push(const Record& r, std::span<const uint64_t> new_frames = {}) {
+    if (r.new_stack) {
+      filling_.frames.push_back(new_frames.size());
+      filling_.frames.insert(filling_.frames.end(), new_frames.begin(), new_frames.end());
+    }
     filling_.records.push_back(r);
     if (filling_.records.size() == kBatch) send();
   }
@@ -88,40 +95,31 @@ class EventPipe {
   std::thread worker_;
 };
 
-// The reduced events, a few bytes each (varints, times and ids as differences),
-// in blocks that are appended to without moving what is written.
-class AggregateLog {
- public:
-  // On the worker thread, in the order of the events.
-  void append(const EventPipe::Record& r);
-  // Calls `builder`'s add_interned, add and add_time as AggregateBuilder::add
-  // would for the logged events, in order; a new stack's frames come from
-  // `stacks` (the table the caller interned them in).
-  void replay(AggregateBuilder& builder, const StackTable& stacks) const;
-  uint64_t bytes() const;  // held, for the record
-
- private:
-  static constexpr size_t kBlock = size_t{1} << 20;
-  std::vector<std::vector<uint8_t>> blocks_;
-  uint64_t time_ = 0;  // of the last record appended
-  uint64_t id_ = 0;    // of the last Alloc or Free appended
-};
-
 class ThreadedOverview {
  public:
+  // The Overview only.
   explicit ThreadedOverview(const format::TraceInfo& info);
-  // Also keeps the events for the Aggregate: interns the backtraces in
-  // `stacks` and logs every event in `log` (both the caller's; `log` is written
-  // by the worker, and is the caller's again once finish() returns).
-  ThreadedOverview(const format::TraceInfo& info, StackTable& stacks, AggregateLog& log);
+  // Also the Aggregate of `query` (see above for which queries).
+  ThreadedOverview(const format::TraceInfo& info, const Query& query);
   void add(const format::Event& event);
-  // Waits for the worker; rethrows what it threw.
-  Overview finish() &&;
+  struct Result {
+    Overview overview;
+    Aggregate aggregate;  // empty without a query
+  };
+  // Waits for the worker, then finishes what needed the events to be over;
+  // rethrows what the worker threw.
+  Result finish() &&;
+  // After finish(), with a query: AggregateBuilder::for_each_live.
+  bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const {
+    return aggregate_ && aggregate_->for_each_live(fn);
+  }
 
  private:
+  ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query);
   OverviewBuilder builder_;        // the worker's, but between drain() and push()
-  StackTable* stacks_ = nullptr;   // the caller's
-  AggregateLog* log_ = nullptr;    // the worker's until finish()
+  reader::SymbolTable no_symbols_;  // the index's query has no --focus
+  std::optional<AggregateBuilder> aggregate_;  // drives builder_; the worker's, as builder_
+  StackTable stacks_;              // the caller's
   EventPipe pipe_;                 // declared last: stopped first
 };
 

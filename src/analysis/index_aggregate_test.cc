@@ -1,7 +1,8 @@
-// ThreadedOverview and AggregateLog's replay against OverviewBuilder::add and
-// AggregateBuilder::add over the same events: the encoded index (every count,
-// f64 bits included, every heap point and series bucket, the stacks in order)
-// must be the same bytes.
+// ThreadedOverview (the Overview, and the Aggregate by pass 2 as it streams)
+// against OverviewBuilder::add and AggregateBuilder::add after that Overview
+// over the same events: the encoded index (every count, f64 bits included,
+// every heap point and series bucket, the stacks in order) must be the same
+// bytes. One counting rule: pass 2's.
 #include "analysis/index_aggregate.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,13 @@ Script random_trace(format::Mode mode, uint64_t seed, int events) {
   return s;
 }
 
+// The index's query, resolved before the events as IndexBuilder does.
+Query index_query() {
+  QueryArgs args;
+  args.series_buckets = kIndexSeriesBuckets;
+  return resolve(args, Overview{}).value();
+}
+
 std::vector<uint8_t> encoded(const Overview& overview, Aggregate aggregate) {
   Index index;
   index.overview = overview;
@@ -44,12 +52,12 @@ std::vector<uint8_t> encoded(const Overview& overview, Aggregate aggregate) {
   return bytes ? *bytes : std::vector<uint8_t>{};
 }
 
-// The one read: the Overview on its worker, the events logged, then the
-// Aggregate replayed from the log, as IndexBuilder does.
-TEST(AggregateLog, ReplayGivesTheBytesOfAggregateBuilder) {
+// The one read: the Overview and the Aggregate on the worker, as IndexBuilder
+// does, against the two passes.
+TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
   for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
     for (uint64_t seed : {1, 2, 3}) {
-      // More events than a few batches and log blocks, and a seed whose trace ends mid-batch.
+      // More events than a few batches, and a seed whose trace ends mid-batch.
       const Script s = random_trace(mode, seed, 3 * static_cast<int>(EventPipe::kBatch) * static_cast<int>(seed) + 17);
       OverviewBuilder ob(s.info);
       for (const format::Event& e : s.events) ob.add(e);
@@ -62,23 +70,43 @@ TEST(AggregateLog, ReplayGivesTheBytesOfAggregateBuilder) {
       for (const format::Event& e : s.events) serial.add(e);
       const Aggregate expected = std::move(serial).finish();
 
-      StackTable stacks;
-      AggregateLog log;
-      ThreadedOverview threaded(s.info, stacks, log);
+      ThreadedOverview threaded(s.info, index_query());
       for (const format::Event& e : s.events) threaded.add(e);
-      const Overview got_overview = std::move(threaded).finish();
-      ASSERT_GT(log.bytes(), 0u);
-      AggregateBuilder replayed(got_overview, no_symbols, query);
-      log.replay(replayed, stacks);
-      const Aggregate got = std::move(replayed).finish();
+      ThreadedOverview::Result got = std::move(threaded).finish();
 
       ASSERT_GT(expected.stacks.size(), 100u);
       ASSERT_GT(expected.series_buckets, 0u);
+      ASSERT_FALSE(expected.totals[Metric::Peak].empty());
+      ASSERT_FALSE(expected.totals[Metric::Leaked].empty());
       const std::vector<uint8_t> want = encoded(overview, expected);
       ASSERT_FALSE(want.empty());
-      EXPECT_EQ(encoded(got_overview, got), want) << "mode " << static_cast<int>(mode) << " seed " << seed;
+      EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want) << "mode " << static_cast<int>(mode) << " seed " << seed;
     }
   }
+}
+
+// The peak moves: a site's blocks freed before a later, higher peak are not
+// live at it, those freed after it are; the thread's figures follow.
+TEST(ThreadedOverview, PeakIsTheLastNewMaximum) {
+  Script s(format::Mode::All, 4096);
+  const std::vector<uint64_t> a_site{0x10, 0x20}, b_site{0x30};
+  const format::AllocId a0 = s.alloc(1, 100, a_site);
+  const format::AllocId a1 = s.alloc(2, 100, a_site);  // first maximum, 200
+  s.free(a0, 3);                                        // freed before the final peak: not at it
+  s.alloc(4, 500, b_site, 1);                           // new maximum, 600: the final peak
+  s.free(a1, 5);                                        // freed after the final peak: at it
+  s.alloc(6, 50, b_site, 1);                            // after the peak: not at it
+  s.end(7);
+  ThreadedOverview threaded(s.info, index_query());
+  for (const format::Event& e : s.events) threaded.add(e);
+  const ThreadedOverview::Result got = std::move(threaded).finish();
+  ASSERT_EQ(got.aggregate.stacks.size(), 2u);
+  EXPECT_EQ(got.aggregate.stacks[0].metrics[Metric::Peak].bytes, 100u);
+  EXPECT_EQ(got.aggregate.stacks[1].metrics[Metric::Peak].bytes, 500u);
+  EXPECT_EQ(got.aggregate.totals[Metric::Peak].bytes, got.overview.peak.live.bytes);
+  ASSERT_EQ(got.aggregate.threads.size(), 2u);
+  EXPECT_EQ(got.aggregate.threads[0].metrics[Metric::Peak].bytes, 100u);
+  EXPECT_EQ(got.aggregate.threads[1].metrics[Metric::Peak].bytes, 500u);
 }
 
 TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
@@ -92,7 +120,7 @@ TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
         threaded.add(e);
       }
       const Overview want = std::move(serial).finish();
-      const Overview got = std::move(threaded).finish();
+      const Overview got = std::move(threaded).finish().overview;
       ASSERT_GT(want.markers.size(), 1u);  // rare events were interleaved
       const std::vector<uint8_t> bytes = encoded(want, Aggregate{});
       ASSERT_GT(bytes.size(), 1000u);  // the heap series is in there
@@ -104,13 +132,41 @@ TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
 
 TEST(ThreadedOverview, DestroyedUnfinishedStopsItsWorker) {
   const Script s = random_trace(format::Mode::All, 4, 20000);
-  StackTable stacks;
-  AggregateLog log;
-  ThreadedOverview logging(s.info, stacks, log);
-  for (const format::Event& e : s.events) logging.add(e);
+  QueryArgs args;
+  ThreadedOverview aggregating(s.info, resolve(args, Overview{}).value());
+  for (const format::Event& e : s.events) aggregating.add(e);
   ThreadedOverview plain(s.info);
   for (const format::Event& e : s.events) plain.add(e);
   // Leaving the scope must join the workers (a damaged input never asks for the index).
+}
+
+
+// A damaged trace's thread id past any real thread (the largest a varint can
+// name): its blocks are counted per site, with no row for the thread, in every
+// mode (the thread tables once grew to id + 1, which wrapped to 0).
+TEST(AggregateBuilder, AThreadIdPastTheLimitGetsNoRow) {
+  Script s(format::Mode::All);
+  const format::AllocId a = s.alloc(1, 100, {0x10}, UINT32_MAX);
+  s.alloc(2, 50, {0x20}, 0);
+  s.free(a, 3, UINT32_MAX);
+  s.alloc(4, 30, {0x10}, UINT32_MAX);
+  s.end(5);
+  QueryArgs args;
+  args.series_buckets = kIndexSeriesBuckets;
+  for (Passes passes : {Passes::Fewest, Passes::Two}) {
+    QueryArgs plain;
+    const Model m = s.run(passes == Passes::Fewest ? plain : args, passes);
+    EXPECT_EQ(m.aggregate.totals[Metric::Allocated].bytes, 180u);
+    EXPECT_EQ(m.aggregate.totals[Metric::Leaked].bytes, 80u);
+    ASSERT_EQ(m.aggregate.threads.size(), 1u);
+    EXPECT_EQ(m.aggregate.threads[0].thread.value, 0u);
+  }
+  ThreadedOverview threaded(s.info, index_query());
+  for (const format::Event& e : s.events) threaded.add(e);
+  const ThreadedOverview::Result got = std::move(threaded).finish();
+  EXPECT_EQ(got.aggregate.totals[Metric::Allocated].bytes, 180u);
+  EXPECT_EQ(got.aggregate.totals[Metric::Peak].bytes, 150u);
+  ASSERT_EQ(got.aggregate.threads.size(), 1u);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "finalize/finalize.h"
@@ -24,6 +26,10 @@ struct Collected {
   std::vector<symbolize::AddressInModule> addresses;
   uint64_t events = 0;
   std::optional<Error> damage;
+  // A follower's read (which has no snapshots to feed: they come at the end):
+  // the thread events, which the snapshots' annex names the threads by.
+  std::vector<format::ThreadStart> thread_starts;
+  std::vector<std::pair<format::ThreadId, std::string>> thread_names;
 };
 
 class Collector {
@@ -38,7 +44,13 @@ class Collector {
     if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
     ++c_.events;
     if (tap_) tap_->event(e);
-    if (snapshots_) snapshots_->add(e);
+    if (snapshots_) {
+      snapshots_->add(e);
+    } else if (const auto* start = std::get_if<format::ThreadStart>(&e)) {
+      c_.thread_starts.push_back(*start);
+    } else if (const auto* name = std::get_if<format::ThreadName>(&e)) {
+      c_.thread_names.emplace_back(name->thread, name->name);
+    }
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
       if (addon_) addon_->alloc(*alloc);
       // The other frames were seen with an earlier Alloc.

@@ -176,10 +176,13 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
                 : one_read ? std::move(collector).finish(compaction->decoded())
                            : collect(r, std::move(collector));
   // A follower read the events before the snapshots (written at their end,
-  // at exit) named the blocks to look for, so their sizes and stacks take one
-  // more read of the events then, for them alone.
-  if (followed && !snapshots.empty()) {
-    while (const format::Event* e = r.next()) snapshots.add(*e);
+  // at exit) named the blocks to look for: their sizes and stacks come from
+  // the tap's blocks still live at the end (below, after events_over()), or
+  // from one more read of the events.
+  const bool sites_later = followed && !snapshots.empty();
+  if (sites_later) {
+    for (const format::ThreadStart& t : c.thread_starts) snapshots.add(t);
+    for (const auto& [thread, name] : c.thread_names) snapshots.add(format::ThreadName{thread, 0, name});
   }
   opened->reset();  // unmaps: three live mappings of the input would count thrice in RSS
   stats.events = c.events;
@@ -215,6 +218,18 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   // After damage no index is written, so the tap's work after the read is not needed then.
   const bool want_index = options.tap && !stats.damage;
   if (want_index) options.tap->events_over();
+  if (sites_later) {
+    // An at-exit snapshot's blocks are those live at the end; a block freed
+    // after an earlier snapshot is not, and is looked for in the events.
+    const bool from_tap = want_index && options.tap->live_blocks([&](uint64_t id, uint64_t size, std::span<const uint64_t> frames) {
+      snapshots.add_block(id, size, frames);
+    });
+    if (!from_tap || !snapshots.sites_complete()) {
+      auto again = open_native(input);
+      if (!again) return again.error();
+      while (const format::Event* e = (*again)->next()) snapshots.add(*e);
+    }
+  }
 
   // The events as the output keeps them: compacted, or the input's as stored.
   std::vector<uint8_t> out;

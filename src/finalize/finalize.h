@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,6 +44,12 @@ class FinalizeTap {
   // The finished trace (prologue through symbols); returns the analysis index
   // to append (in as many chunks as its size needs), or nothing. Not called for a damaged input.
   virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
+  // After events_over(): calls fn(allocation id, requested size, backtrace) for
+  // each block still live when the events ended, as its Alloc gave them, if
+  // the tap kept them (true); a followed read's snapshots' annex is then made
+  // without reading the events again.
+  using LiveBlockFn = std::function<void(uint64_t, uint64_t, std::span<const uint64_t>)>;
+  virtual bool live_blocks(const LiveBlockFn&) const { return false; }
 };
 
 // More chunks derived from the binaries, appended behind the symbols and before

@@ -26,6 +26,11 @@ class SnapshotRoots {
 
   // Every event of the finaliser's first read, in file order (SnapshotSites::add).
   void add(const format::Event& event) { sites_.add(event); }
+  // Or the blocks and the thread events without the Allocs (SnapshotSites::add_block).
+  void add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
+    sites_.add_block(id, size, backtrace);
+  }
+  bool sites_complete() const { return sites_.complete(); }
 
   bool empty() const { return snapshots_.empty(); }
 

@@ -33,18 +33,7 @@ size_t SnapshotSites::wanted(uint64_t id) {
 void SnapshotSites::add(const format::Event& event) {
   if (alloc_ids_.empty()) return;
   if (const auto* a = std::get_if<format::Alloc>(&event)) {
-    const size_t i = wanted(a->id.value);
-    if (i == SIZE_MAX) return;
-    // The annex keeps as many frames as its format allows.
-    const auto frames = a->backtrace.first(std::min(a->backtrace.size(), format::SnapshotWriter::kMaxAnnexFrames));
-    auto it = stack_index_.find(frames);
-    if (it == stack_index_.end()) {
-      it = stack_index_.emplace(std::vector<uint64_t>(frames.begin(), frames.end()),
-                                static_cast<uint32_t>(stacks_.size())).first;
-      stacks_.push_back(&it->first);
-    }
-    stack_plus_one_[i] = it->second + 1;
-    size_[i] = a->size;
+    add_block(a->id.value, a->size, a->backtrace);
   } else if (const auto* t = std::get_if<format::ThreadStart>(&event)) {
     reader::RawSnapshotThread& thread = threads_[t->thread.value];
     thread.id = t->thread.value;
@@ -54,6 +43,25 @@ void SnapshotSites::add(const format::Event& event) {
     thread.id = n->thread.value;
     thread.name = n->name;
   }
+}
+
+void SnapshotSites::add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
+  const size_t i = wanted(id);
+  if (i == SIZE_MAX) return;
+  // The annex keeps as many frames as its format allows.
+  const auto frames = backtrace.first(std::min(backtrace.size(), format::SnapshotWriter::kMaxAnnexFrames));
+  auto it = stack_index_.find(frames);
+  if (it == stack_index_.end()) {
+    it = stack_index_.emplace(std::vector<uint64_t>(frames.begin(), frames.end()),
+                              static_cast<uint32_t>(stacks_.size())).first;
+    stacks_.push_back(&it->first);
+  }
+  stack_plus_one_[i] = it->second + 1;
+  size_[i] = size;
+}
+
+bool SnapshotSites::complete() const {
+  return std::ranges::find(stack_plus_one_, 0u) == stack_plus_one_.end();
 }
 
 BlockSites SnapshotSites::sites(size_t i) const {

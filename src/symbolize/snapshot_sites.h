@@ -30,6 +30,12 @@ class SnapshotSites {
 
   // Every event, in file order.
   void add(const format::Event& event);
+  // Instead of the Allocs (and in any order): a block's allocation id, requested
+  // size and backtrace, as its Alloc gave them (a follower keeps the blocks
+  // still live at the end: finalize.cc).
+  void add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace);
+  // Every block of every snapshot has its size and backtrace.
+  bool complete() const;
 
   // Of raw.snapshots[i]; its stacks numbered in the order its blocks first use them.
   BlockSites sites(size_t i) const;

@@ -8,12 +8,16 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
+#include <type_traits>
 
+#include "analysis/index.h"
 #include "finalize/follow.h"
 #include "markers.h"
 #include "process.h"
+#include "reader/bytes.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
+#include "reader/snapshot_decoder.h"
 #include "sites.h"
 #include "support/loaded_modules.h"
 #include "trace_builder.h"
@@ -216,23 +220,87 @@ TEST(Finalize, DamageInsideAnIntactChunkIsReportedAsAReaderReportsIt) {
   EXPECT_FALSE(out->error());
 }
 
+// The analysis index's tap (as the CLI's): the index built as the events come,
+// and the blocks still live at the end for the snapshots' annex.
+class IndexingTap : public FinalizeTap {
+ public:
+  void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
+  void event(const format::Event& e) override {
+    ++events;
+    builder_->add(e);
+  }
+  void events_over() override {
+    ++overs;
+    builder_->events_over();
+  }
+  std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) override {
+    asked = true;
+    return builder_->finish(trace);
+  }
+  bool live_blocks(const LiveBlockFn& fn) const override {
+    ++live_asks;
+    live_given = builder_->for_each_live(fn);
+    return live_given;
+  }
+  uint64_t events = 0, overs = 0;
+  bool asked = false;
+  mutable int live_asks = 0;
+  mutable bool live_given = false;
+
+ private:
+  std::unique_ptr<analysis::IndexBuilder> builder_;
+};
+
+enum class Extras : uint8_t;
+void expect_annexed(const std::string& path, const IndexingTap& followed_tap, const Sites& sites, Extras extras);
+
+// What the followed trace holds beside its allocations.
+enum class Extras : uint8_t {
+  None,
+  // Frees, thread names, the analysis index and an at-exit snapshot of the
+  // blocks still live: its annex comes from the index's live blocks.
+  ExitSnapshot,
+  // Also an earlier snapshot holding a block freed after it: the annex needs
+  // one more read of the events for it.
+  EarlierSnapshot,
+};
+
 // The trace written piece by piece while a TraceFollower reads it (a chunk's
 // first half, a pause, its second half, as a recorder's writes may land), then
 // finalised with the follower's read: the same file, byte for byte, and the
 // same counts and damage, as finalising the finished file by itself. `cut`:
 // the last chunk is cut in half, as a SIGKILL during its write leaves it.
-void expect_following_changes_nothing(bool cut) {
+template <class Tap>
+void expect_following_changes_nothing(bool cut, Extras extras = Extras::None) {
   const Sites sites = capture_sites();
   TraceBuilder trace(format::Mode::All);
   for (const Module& m : loaded_modules()) trace.module_load(m);
+  if (extras != Extras::None) trace.thread(format::ThreadId{0}, 0, 4242, "main");
   trace.flush();
+  std::vector<format::AllocId> live, freed_later;
   for (int chunk = 0; chunk < 6; ++chunk) {
-    for (int i = 0; i < 40; ++i) trace.alloc({sites.widgets, sites.c, 0x1000u + static_cast<uint64_t>(i)}, 64 + i, 100 * chunk + i);
+    for (int i = 0; i < 40; ++i) {
+      const auto t = static_cast<uint64_t>(100 * chunk + i);
+      const format::AllocId id = trace.alloc({sites.widgets, sites.c, 0x1000u + static_cast<uint64_t>(i)}, 64 + i, t);
+      if (extras == Extras::None) continue;
+      if (i % 3 == 0) {
+        trace.free(id, t);
+      } else {
+        live.push_back(id);
+      }
+    }
     trace.flush();
+  }
+  if (extras == Extras::EarlierSnapshot) {
+    trace.snapshot(0, false, live, 700);
+    freed_later = {live.front()};
+    trace.free(live.front(), 701);
+    live.erase(live.begin());
   }
   if (!cut) {
     trace.end(10000);
     trace.flush();
+    if (extras != Extras::None) trace.snapshot(extras == Extras::EarlierSnapshot ? 1 : 0, true, live, 10000);
   }
   std::vector<uint8_t> bytes = trace.bytes();
   if (cut) {
@@ -241,7 +309,7 @@ void expect_following_changes_nothing(bool cut) {
   }
   TempDir dir;
   const std::string path = dir / "followed.trace";
-  CountingTap followed_tap;
+  Tap followed_tap;
   FinalizeOptions followed_options{.tap = &followed_tap};
   TraceFollower follower(path, followed_options, [&path] { return std::filesystem::exists(path); });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));  // it waits for the file
@@ -265,7 +333,7 @@ void expect_following_changes_nothing(bool cut) {
   auto followed = finalize_trace(path, dir / "followed.out", followed_options, &*read);
   ASSERT_TRUE(followed) << followed.error().message;
 
-  CountingTap tap;
+  Tap tap;
   auto alone = finalize_trace(path, dir / "alone.out", {.tap = &tap});
   ASSERT_TRUE(alone) << alone.error().message;
   EXPECT_EQ(followed->events, alone->events);
@@ -288,10 +356,44 @@ void expect_following_changes_nothing(bool cut) {
   const std::vector<char> want = read_file(dir / "alone.out");
   ASSERT_GT(want.size(), bytes.size() / 4);
   EXPECT_TRUE(read_file(dir / "followed.out") == want);
+  if constexpr (std::is_same_v<Tap, IndexingTap>) {
+    if (extras != Extras::None) expect_annexed(dir / "followed.out", followed_tap, sites, extras);
+  }
 }
 
-TEST(Finalize, FollowingTheWrittenFileChangesNothing) { expect_following_changes_nothing(false); }
-TEST(Finalize, FollowingAKilledProgramsFileChangesNothing) { expect_following_changes_nothing(true); }
+// The annex names every block with its Alloc's size and stack, and the thread.
+void expect_annexed(const std::string& path, const IndexingTap& followed_tap, const Sites& sites, Extras extras) {
+  ASSERT_EQ(followed_tap.live_asks, 1);
+  ASSERT_TRUE(followed_tap.live_given);  // (the earlier snapshot's block is then read for)
+  ASSERT_TRUE(followed_tap.asked);
+  auto out = reader::Bytes::map_file(path);
+  ASSERT_TRUE(out);
+  const reader::RawSnapshots snaps = reader::decode_snapshots((*out)->data());
+  ASSERT_EQ(snaps.snapshots.size(), extras == Extras::EarlierSnapshot ? 2u : 1u) << snaps.damage;
+  for (const reader::RawSnapshot& s : snaps.snapshots) {
+    ASSERT_TRUE(s.annexed);
+    ASSERT_EQ(s.sites.size(), s.blocks.size());
+    for (const reader::RawSnapshotSite& site : s.sites) {
+      ASSERT_NE(site.stack_plus_one, 0u);
+      ASSERT_LE(site.stack_plus_one, s.stacks.size());
+      const std::vector<uint64_t>& stack = s.stacks[site.stack_plus_one - 1];
+      ASSERT_EQ(stack.size(), 3u);
+      EXPECT_EQ(stack[0], sites.widgets);
+      EXPECT_EQ(site.size, 64 + (stack[2] - 0x1000u));  // the size its Alloc gave, as its stack says
+    }
+    ASSERT_EQ(s.thread_names.size(), 1u);
+    EXPECT_EQ(s.thread_names[0].name, "main");
+  }
+}
+
+TEST(Finalize, FollowingTheWrittenFileChangesNothing) { expect_following_changes_nothing<CountingTap>(false); }
+TEST(Finalize, FollowingAKilledProgramsFileChangesNothing) { expect_following_changes_nothing<CountingTap>(true); }
+TEST(Finalize, FollowingWithTheIndexAndAnExitSnapshotChangesNothing) {
+  expect_following_changes_nothing<IndexingTap>(false, Extras::ExitSnapshot);
+}
+TEST(Finalize, FollowingWithASnapshotOfABlockFreedSinceChangesNothing) {
+  expect_following_changes_nothing<IndexingTap>(false, Extras::EarlierSnapshot);
+}
 
 TEST(Finalize, AFollowerOfAFileNeverWrittenSaysSo) {
   TempDir dir;

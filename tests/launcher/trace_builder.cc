@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "format/snapshot_writer.h"
+
 namespace memloupe::testing {
 
 TraceBuilder::TraceBuilder(format::Mode mode) {
@@ -32,13 +34,34 @@ void TraceBuilder::module_unload(const symbolize::Module& m, uint64_t time_ns) {
   ++events_;
 }
 
-void TraceBuilder::alloc(const std::vector<uint64_t>& backtrace, uint64_t size, uint64_t time_ns) {
+format::AllocId TraceBuilder::alloc(const std::vector<uint64_t>& backtrace, uint64_t size, uint64_t time_ns) {
   format::AllocRecord record;
   record.time_ns = time_ns;
   record.size = size;
+  record.address = 0x10000 + 64 * events_;
   record.backtrace = backtrace;
-  encoder_->alloc(record);
   ++events_;
+  return encoder_->alloc(record);
+}
+
+void TraceBuilder::free(format::AllocId id, uint64_t time_ns) {
+  encoder_->free(id, format::ThreadId{0}, time_ns, format::Func::Free);
+  ++events_;
+}
+
+void TraceBuilder::thread(format::ThreadId thread, uint64_t time_ns, uint32_t os_tid, std::string_view name) {
+  encoder_->thread_start(thread, time_ns, os_tid);
+  encoder_->thread_name(thread, time_ns, name);
+  events_ += 2;
+}
+
+void TraceBuilder::snapshot(uint32_t number, bool at_exit, const std::vector<format::AllocId>& blocks,
+                            uint64_t time_ns) {
+  std::vector<uint8_t> buffer(format::SnapshotWriter::kBufferBytes);
+  format::SnapshotWriter w(sink_, buffer.data(), number);
+  w.begin({time_ns, at_exit, at_exit ? "exit" : "signal", 1, 0});
+  for (format::AllocId id : blocks) w.block(0x10000 + 64 * id.value, 32, id.value);
+  w.end(4096, time_ns + 1);
 }
 
 void TraceBuilder::end(uint64_t time_ns) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/encoder.h"
@@ -17,8 +18,13 @@ class TraceBuilder {
 
   void module_load(const symbolize::Module& m, uint64_t time_ns = 0);
   void module_unload(const symbolize::Module& m, uint64_t time_ns);
-  void alloc(const std::vector<uint64_t>& backtrace, uint64_t size, uint64_t time_ns);
+  // Returns the id the trace gives the allocation.
+  format::AllocId alloc(const std::vector<uint64_t>& backtrace, uint64_t size, uint64_t time_ns);
+  void free(format::AllocId id, uint64_t time_ns);
+  void thread(format::ThreadId thread, uint64_t time_ns, uint32_t os_tid, std::string_view name);
   void end(uint64_t time_ns);
+  // A heap snapshot (its own chunks) holding these blocks, with no roots or edges.
+  void snapshot(uint32_t number, bool at_exit, const std::vector<format::AllocId>& blocks, uint64_t time_ns);
   // Seals the chunk: everything so far is in the file.
   void flush();
 
