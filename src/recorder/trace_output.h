@@ -3,7 +3,8 @@
 // write_chunk() runs under the trace lock (inside some thread's malloc), so it
 // only copies the chunk into the ring. drain() — the flush thread, or exit — does
 // the write(2)s, under the output lock, which is never held while taking the trace
-// lock. Only when the ring is full (the flush thread is 4 MiB behind) does the
+// lock, and compresses the events and snapshot chunks on the way
+// (chunk_compressor.h): what reaches the file is their final form. Only when the ring is full (the flush thread is 4 MiB behind) does the
 // producer drain it itself, still under the trace lock: rare, and better than
 // dropping a chunk (AllocIds count Alloc events, so a lost chunk would shift them).
 //
@@ -24,6 +25,7 @@
 
 #include "format/encoder.h"
 #include "recorder/byte_ring.h"
+#include "recorder/chunk_compressor.h"
 #include "recorder/spin_lock.h"
 #include "recorder/sys.h"
 
@@ -37,7 +39,9 @@ class TraceOutput final : public format::ChunkSink {
 
   // Creates (truncating) `path`; with `never_overwrite`, an existing file is kept
   // and PATH.1, PATH.2, ... tried instead. False after reporting the failure.
-  bool open(const char* path, bool never_overwrite, FailureHandler on_failure) noexcept;
+  // Events and snapshot chunks are compressed at `zstd_level` (0: written raw).
+  bool open(const char* path, bool never_overwrite, FailureHandler on_failure,
+            int zstd_level = 0) noexcept;
 
   void write_chunk(std::span<const uint8_t> chunk) noexcept override;
 
@@ -55,13 +59,16 @@ class TraceOutput final : public format::ChunkSink {
 
  private:
   void drain_locked() noexcept;
+  // Writes one queued record's bytes (as they are, or compressed); false once failed.
+  void write_record(bool compress, std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
   void fail(int err) noexcept;
   bool still_our_file() const noexcept;
 
   UniqueFd fd_;
   uint64_t device_ = 0, inode_ = 0;
-  ByteRing ring_;
+  ByteRing ring_;  // records: u32 length, u32 kind (kStore or kCompress), bytes
   SpinLock io_lock_;
+  ChunkCompressor compressor_;  // used under io_lock_
   std::atomic<bool> failed_{false};
   FailureHandler on_failure_ = nullptr;
   char path_[kMaxPath + 8] = {};
