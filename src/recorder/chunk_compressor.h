@@ -26,7 +26,7 @@ namespace memloupe::recorder {
 
 class ChunkCompressor {
  public:
-  static constexpr int kDefaultLevel = 6;
+  static constexpr int kDefaultLevel = 3;
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): 1-19, or 0: chunks are
   // written raw. Set before the first chunk of a session.
