@@ -19,29 +19,12 @@
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
 
+namespace memloupe::analysis_testing {
 namespace {
 
-namespace fs = std::filesystem;
-using memloupe::analysis_testing::quote;
-using memloupe::analysis_testing::Result;
-using memloupe::analysis_testing::run_memloupe;
-using namespace memloupe;
-
-const fs::path& dir() {
-  static const fs::path d = fs::path(MEMLOUPE_BINARY_DIR) / "tests" / "analysis" / "stored_scratch";
-  return d;
-}
-std::string path(const std::string& name) { return (dir() / name).string(); }
-Result memloupe(const std::string& args) { return run_memloupe(dir(), args); }
-
-std::vector<uint8_t> read_file(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void write_file(const std::string& p, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
+const std::filesystem::path kScratch = std::filesystem::path(MEMLOUPE_BINARY_DIR) / "tests/analysis/stored_scratch";
+std::string path(const std::string& name) { return (kScratch / name).string(); }
+Result memloupe(const std::string& args) { return run_memloupe(kScratch, args); }
 
 bool is_events(const reader::ChunkView& c) {
   return c.type == static_cast<uint8_t>(format::ChunkType::Events) ||
@@ -94,7 +77,7 @@ class StoredEvents : public ::testing::Test {
 #ifdef MEMLOUPE_SANITIZED
     GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
 #endif
-    memloupe::analysis_testing::record_once(dir(), {"raw.trace"}, [] {
+    record_once(kScratch, {"raw.trace"}, [] {
       // Flushed every millisecond: several events chunks from a short program.
       const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
       const std::string command = "LD_PRELOAD=" + quote(bin + "libmemloupe_preload.so") +
@@ -175,7 +158,7 @@ TEST_F(StoredEvents, ACompressedChunkCutShortIsReportedAndDropped) {
 
   const Result r = memloupe("symbolize " + quote(path("cut.trace")) + " -o " + quote(path("cut.fin")));
   EXPECT_NE(r.err.find("trace ends early at offset " + std::to_string(last.offset)), std::string::npos) << r.err;
-  ASSERT_TRUE(fs::exists(path("cut.fin"))) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(path("cut.fin"))) << r.err;
   const Read kept = read_events(path("cut.fin"));
   EXPECT_EQ(kept.error, "");
   EXPECT_EQ(kept.events, cut.events);
@@ -186,3 +169,4 @@ TEST_F(StoredEvents, ACompressedChunkCutShortIsReportedAndDropped) {
 }
 
 }  // namespace
+}  // namespace memloupe::analysis_testing
