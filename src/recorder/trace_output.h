@@ -4,8 +4,9 @@
 // only copies the chunk into the ring. drain() — the flush thread, or exit — does
 // the write(2)s, under the output lock, which is never held while taking the trace
 // lock, and compresses the events and snapshot chunks on the way
-// (chunk_compressor.h): what reaches the file is their final form. Only when the ring is full (the flush thread is 4 MiB behind) does the
-// producer drain it itself, still under the trace lock: rare, and better than
+// (chunk_compressor.h): what reaches the file is their final form. Only when
+// the ring is full (the flush thread is 4 MiB behind) does the producer drain
+// it itself, still under the trace lock: rare, and better than
 // dropping a chunk (AllocIds count Alloc events, so a lost chunk would shift them).
 //
 // Failure policy (docs/RECORDER.md): the first error opening or writing the file
@@ -59,7 +60,7 @@ class TraceOutput final : public format::ChunkSink {
 
  private:
   void drain_locked() noexcept;
-  // Writes one queued record's bytes (as they are, or compressed); false once failed.
+  // Writes one queued record's bytes, as they are or compressed (fail() on an error).
   void write_record(bool compress, std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
   void fail(int err) noexcept;
   bool still_our_file() const noexcept;

@@ -132,7 +132,6 @@ std::vector<uint8_t> without(std::span<const uint8_t> trace, bool symbols,
                              const std::optional<Error>& damage = std::nullopt, int level = 0) {
   const reader::ChunkList list = reader::scan_chunks(trace);
   std::vector<uint8_t> out(trace.begin(), trace.begin() + format::kPrologueSize);
-  std::vector<uint8_t> buffer;
   for (const reader::ChunkView& chunk : list.chunks) {
     if (damage && chunk.offset > damage->offset) break;
     if (is(chunk, format::ChunkType::AnalysisIndex)) continue;
