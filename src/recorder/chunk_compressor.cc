@@ -41,6 +41,7 @@ bool ChunkCompressor::wants(std::span<const uint8_t> chunk) noexcept {
 void ChunkCompressor::set_level(int level) noexcept {
   if (level == level_) return;
   level_ = level;
+  auto_level_.store(kBusyLevel, std::memory_order_relaxed);
   cctx_ = nullptr;  // the workspace is sized for the level
   failed_ = false;
   workspace_.reset(), out_.reset(), staging_.reset();
@@ -49,7 +50,7 @@ void ChunkCompressor::set_level(int level) noexcept {
 bool ChunkCompressor::ready() noexcept {
   if (cctx_ != nullptr) return true;
   if (failed_ || level_ == 0) return false;
-  const size_t work = ZSTD_estimateCCtxSize(level_);
+  const size_t work = ZSTD_estimateCCtxSize(level_ == kAuto ? kIdleLevel : level_);
   workspace_ = Mapping::anonymous(work);
   out_ = Mapping::anonymous(kChunkHeaderSize + ZSTD_COMPRESSBOUND(kMaxChunk));
   staging_ = Mapping::anonymous(kMaxChunk);
@@ -76,7 +77,8 @@ std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
   const size_t raw = total - kChunkHeaderSize;
   auto* out = static_cast<uint8_t*>(out_.data());
   const size_t n = ZSTD_compressCCtx(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize,
-                                     chunk + kChunkHeaderSize, raw, level_);
+                                     chunk + kChunkHeaderSize, raw,
+                                     level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_);
   if (ZSTD_isError(n)) return {};
   // Compressed even when that is no smaller (a few bytes on a tiny chunk): the
   // finaliser keeps a file as stored only when all its events are compressed.

@@ -22,6 +22,15 @@ constexpr int kHighFd = 1000;
 constexpr size_t kRecordHeader = 8;  // u32 length, u32 kind
 enum : uint32_t { kStore = 0, kCompress = 1 };
 
+// CPUs in the process's affinity mask (1 if it cannot be read).
+size_t affinity_cpus() noexcept {
+  uint64_t mask[16] = {};
+  const long n = sys_call(SYS_sched_getaffinity, 0, sizeof(mask), reinterpret_cast<long>(mask));
+  size_t cpus = 0;
+  for (long i = 0; i < n / 8; ++i) cpus += static_cast<size_t>(__builtin_popcountll(mask[i]));
+  return cpus != 0 ? cpus : 1;
+}
+
 // `n` bytes from `at` of the two pieces `p`, as up to two pieces.
 ByteRing::Pieces slice(const ByteRing::Pieces& p, size_t at, size_t n) noexcept {
   auto part = [](std::span<const uint8_t> s, size_t from, size_t len) {
@@ -62,6 +71,7 @@ bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on
                        int zstd_level) noexcept {
   on_failure_ = on_failure;
   compressor_.set_level(zstd_level);
+  cpus_ = affinity_cpus();
   failed_.store(false, std::memory_order_relaxed);
   numbered(path, 0, path_, sizeof(path_));
   int err = ENAMETOOLONG;

@@ -46,6 +46,10 @@ class TraceOutput final : public format::ChunkSink {
 
   void write_chunk(std::span<const uint8_t> chunk) noexcept override;
 
+  // For the default level (ChunkCompressor::set_program_threads): the
+  // program's threads now, against the CPUs this process may run on.
+  void set_program_threads(size_t threads) noexcept { compressor_.set_program_threads(threads, cpus_); }
+
   // True when the flush thread should be woken to drain early.
   bool half_full() const noexcept { return ring_.queued() > ring_.capacity() / 2; }
   void drain() noexcept;
@@ -70,6 +74,7 @@ class TraceOutput final : public format::ChunkSink {
   ByteRing ring_;  // records: u32 length, u32 kind (kStore or kCompress), bytes
   SpinLock io_lock_;
   ChunkCompressor compressor_;  // used under io_lock_
+  size_t cpus_ = 1;  // in the process's affinity mask, counted at open()
   std::atomic<bool> failed_{false};
   FailureHandler on_failure_ = nullptr;
   char path_[kMaxPath + 8] = {};
