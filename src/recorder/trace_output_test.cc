@@ -146,6 +146,35 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
   EXPECT_EQ(g_failures, 0);
 }
 
+// The default level follows the program's threads: as level 6 while they are
+// fewer than the CPUs, as level 3 when they are not.
+TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
+  const uint64_t frames[2][3] = {{0x401000, 0x402000, 0x403000}, {0x401000, 0x402000, 0x404000}};
+  for (uint64_t i = 0; i < 40000; ++i) {
+    const format::AllocId id = encoder->alloc({.thread = format::ThreadId{static_cast<uint32_t>(1 + i % 3)}, .time_ns = i * 700,
+                                               .size = 16 + (i * 7919) % 97, .backtrace = frames[i % 5 == 0]});
+    encoder->free(id, format::ThreadId{1}, i * 700 + 300 * (i % 4), format::Func::Free);
+  }
+  encoder->flush();
+  ASSERT_EQ(chunks.all.size(), 1u);
+  const std::span<const uint8_t> chunk = chunks.all[0];
+  auto compressed_size = [&](int level, size_t threads) {
+    ChunkCompressor c;
+    c.set_level(level);
+    c.set_program_threads(threads, 2);
+    return c.compress(chunk, {}).size();
+  };
+  const size_t level3 = compressed_size(3, 0), level6 = compressed_size(6, 0);
+  ASSERT_NE(level3, level6);  // the payload tells the two levels apart
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 1), level6);
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 2), level3);
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 8), level3);
+  EXPECT_EQ(compressed_size(6, 8), level6);  // a level that was set stays
+}
+
 // Level 0: written as the encoder made them.
 TEST_F(TraceOutputTest, LevelZeroWritesChunksRaw) {
   auto encoder = std::make_unique<format::Encoder>();
