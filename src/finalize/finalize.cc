@@ -49,11 +49,25 @@ bool one_read_will_do(std::span<const uint8_t> file) {
 }
 
 // Whether the events must be rewritten into their final form (merged column
-// chunks, zstd) before they are kept. The recorder's output is not in that form
-// yet, so today this always holds; once a raw trace can be, this says so for an
-// intact one (a damaged trace is always compacted: the compaction keeps what
-// comes before the damage).
-bool needs_compaction(std::span<const uint8_t> /*file*/) { return true; }
+// chunks, zstd) before they are kept. The recorder writes that form itself
+// (compressed column chunks, recorder/chunk_compressor.h), so a trace whose
+// every events chunk is compressed column form is kept as stored, and its
+// events are read once, for the collector and the tap, by the follower or a
+// Reader. Decided per file: a single events chunk in row form or stored raw (a
+// trace from an earlier recorder, or a chunk this one could not compress) and
+// the whole file is compacted as before, since the compaction's decoder state
+// runs through every chunk. Only headers are read here.
+bool needs_compaction(std::span<const uint8_t> file) {
+  bool raw_events = false;
+  reader::walk_chunks(file, format::kPrologueSize, file.size(), reader::BrokenHeader::Stop,
+                      [&](const reader::ChunkHop& hop) {
+                        const bool compressed = hop.header.flags & format::kChunkZstd;
+                        raw_events = hop.is(format::ChunkType::Events) ||
+                                     (hop.is(format::ChunkType::EventsColumns) && !compressed);
+                        return !raw_events;
+                      });
+  return raw_events;
+}
 
 // The compaction stage: rewrites the events in their final form on a thread of
 // its own (it compresses on more). When given a Collector (one_read_will_do),
@@ -111,13 +125,22 @@ bool is(const reader::ChunkView& chunk, format::ChunkType type) {
 }
 
 // The trace without its index chunks and, if `symbols`, its symbols chunks and
-// what was derived with them (the others are copied as stored).
-std::vector<uint8_t> without(std::span<const uint8_t> trace, bool symbols) {
+// what was derived with them, and without what follows the chunk holding
+// `damage` (the chunk itself is kept: the output then reads as the input did,
+// up to the same damage). Compressed chunks are copied as stored; others are
+// compressed at `level` when that is smaller (level <= 0: copied).
+std::vector<uint8_t> without(std::span<const uint8_t> trace, bool symbols,
+                             const std::optional<Error>& damage = std::nullopt, int level = 0) {
   const reader::ChunkList list = reader::scan_chunks(trace);
   std::vector<uint8_t> out(trace.begin(), trace.begin() + format::kPrologueSize);
   for (const reader::ChunkView& chunk : list.chunks) {
+    if (damage && chunk.offset > damage->offset) break;
     if (is(chunk, format::ChunkType::AnalysisIndex)) continue;
     if (symbols && (is(chunk, format::ChunkType::Symbols) || is(chunk, format::ChunkType::Types))) continue;
+    if (level > 0 && !(chunk.flags & format::kChunkZstd)) {
+      reader::append_chunk_compressed(out, static_cast<format::ChunkType>(chunk.type), chunk.stored, level);
+      continue;
+    }
     const auto begin = trace.begin() + static_cast<ptrdiff_t>(chunk.offset);
     out.insert(out.end(), begin, begin + format::kChunkHeaderSize + chunk.stored.size());
   }
@@ -240,7 +263,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     // (The one read is only taken when the input holds nothing but events.)
     out = one_read ? std::move(compacted->bytes) : without(compacted->bytes, replace_symbols);
   } else {
-    out = without(input_bytes, replace_symbols);
+    out = without(input_bytes, replace_symbols, stats.damage, options.zstd_level);
   }
 
   for (const std::vector<uint8_t>& payload : snapshots.annex_chunks(c.modules, options.symbolizer))

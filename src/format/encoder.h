@@ -65,6 +65,9 @@ class Encoder {
  public:
   using Options = EncoderOptions;
   static constexpr size_t kMaxFrames = 256;
+  // The largest chunk (header and payload) the encoder hands its sink.
+  static constexpr size_t kMaxChunk = encoder_detail::kColumnsChunk;
+  static_assert(kMaxChunk >= kChunkHeaderSize + kChunkPayload);
 
   // A new encoder without a sink; start() gives it one. Every table starts at
   // zero, so this writes nothing the zero-initialisation of static storage has

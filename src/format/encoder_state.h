@@ -29,7 +29,7 @@ inline constexpr size_t kEventsPrefix = 16;  // u64 start time (µs), u64 alloc-
 // Column form (ChunkType::EventsColumns, docs/FORMAT.md §5.8): each stream has a
 // buffer of its own; the chunk is cut when one of them runs short.
 inline constexpr size_t kStreamCount = static_cast<size_t>(Stream::Count);
-inline constexpr size_t kStreamPayload = 128 * 1024;
+inline constexpr size_t kStreamPayload = 512 * 1024;
 inline constexpr size_t kColumnsPrefix = kEventsPrefix + 1 + kStreamCount * kMaxVarint;
 inline constexpr size_t kColumnsChunk = kChunkHeaderSize + kColumnsPrefix + kStreamCount * kStreamPayload;
 static_assert(kColumnsChunk - kChunkHeaderSize <= kMaxChunkRaw);

@@ -84,7 +84,7 @@ TEST(RoundTrip, DirectColumnsManyChunks) {
                                .flush_often = true, .columns = true});
     }
     expect_round_trip(seed, {.mode = Mode::Sampled, .max_depth = 250, .columns = true});
-    const testing::Stream s = make_stream(seed, {.mode = Mode::All, .addresses = false, .events = 60000,
+    const testing::Stream s = make_stream(seed, {.mode = Mode::All, .addresses = false, .events = 250000,
                                                  .rare_events = false, .columns = true});
     EXPECT_GT(s.chunk_ends.size(), 1u);  // the streams' buffers fill: chunks are cut between events
   }

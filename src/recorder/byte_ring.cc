@@ -21,14 +21,19 @@ void ByteRing::reset() noexcept {
   tail_.store(0, std::memory_order_relaxed);
 }
 
-bool ByteRing::push(std::span<const uint8_t> bytes) noexcept {
-  if (data_ == nullptr || bytes.size() > capacity() - queued()) return false;
+bool ByteRing::push(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept {
+  if (data_ == nullptr || a.size() + b.size() > capacity() - queued()) return false;
   const uint64_t head = head_.load(std::memory_order_relaxed);
-  const size_t at = static_cast<size_t>(head) & mask_;
-  const size_t first = bytes.size() < capacity() - at ? bytes.size() : capacity() - at;
-  std::memcpy(data_ + at, bytes.data(), first);
-  std::memcpy(data_, bytes.data() + first, bytes.size() - first);
-  head_.store(head + bytes.size(), std::memory_order_release);  // publishes the bytes
+  uint64_t at = head;
+  for (std::span<const uint8_t> bytes : {a, b}) {
+    if (bytes.empty()) continue;  // (an empty span's data() may be null)
+    const size_t pos = static_cast<size_t>(at) & mask_;
+    const size_t first = bytes.size() < capacity() - pos ? bytes.size() : capacity() - pos;
+    std::memcpy(data_ + pos, bytes.data(), first);
+    std::memcpy(data_, bytes.data() + first, bytes.size() - first);
+    at += bytes.size();
+  }
+  head_.store(at, std::memory_order_release);  // publishes the bytes
   return true;
 }
 

@@ -30,7 +30,9 @@ class ByteRing {
   }
 
   // Producer: appends all of `bytes`, or nothing if they do not fit.
-  bool push(std::span<const uint8_t> bytes) noexcept;
+  bool push(std::span<const uint8_t> bytes) noexcept { return push(bytes, {}); }
+  // The same for `a` then `b`, as one (a framed record: its header and body).
+  bool push(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
 
   // Consumer: the queued bytes as up to two contiguous pieces, then consume(n).
   struct Pieces {

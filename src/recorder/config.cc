@@ -123,6 +123,12 @@ Config read_config(EnvLookup lookup) noexcept {
            store_in_range(c.depth, 0, 256, parse_uint));
   with_var(lookup, "MEMLOUPE_FLUSH_MS", "milliseconds from 1 to 3600000",
            store_in_range(c.flush_ms, 1, 3'600'000, parse_uint));
+  with_var(lookup, "MEMLOUPE_ZSTD_LEVEL", "'auto' or a zstd level from 0 (none) to 19",
+           [&](std::string_view v) {
+             if (v != "auto") return store_in_range(c.zstd_level, 0, 19, parse_uint)(v);
+             c.zstd_level = ChunkCompressor::kAuto;
+             return true;
+           });
   with_var(lookup, "MEMLOUPE_FOLLOW_FORK", "0 or 1", store_flag(c.follow_fork));
   with_var(lookup, "MEMLOUPE_FOLLOW_EXEC", "0 or 1", store_flag(c.follow_exec));
   with_var(lookup, "MEMLOUPE_SESSION_PID", "a process id", [&](std::string_view v) {

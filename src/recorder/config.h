@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "format/events.h"
+#include "recorder/chunk_compressor.h"
 
 namespace memloupe::recorder {
 
@@ -41,6 +42,11 @@ struct Config {
   std::optional<uint64_t> session_pid;
   bool start_paused = false;  // recording starts at memloupe_start()
   uint32_t flush_ms = kDefaultFlushMs;
+  // MEMLOUPE_ZSTD_LEVEL: the flush thread's zstd level for the events and
+  // snapshot chunks (recorder/chunk_compressor.h), by default chosen by how
+  // many threads the program runs; 0 writes them raw, and the finaliser then
+  // compacts them as it did before the recorder compressed.
+  int zstd_level = ChunkCompressor::kAuto;
   std::optional<uint64_t> seed;  // MEMLOUPE_SEED: reproducible sampling (tests)
   bool snapshot_at_exit = true;  // MEMLOUPE_SNAPSHOT_AT_EXIT (heap snapshot at exit; --all only)
   int snapshot_signal = 0;       // MEMLOUPE_SNAPSHOT_SIGNAL: takes a snapshot on this signal; 0: none

@@ -57,6 +57,20 @@ TEST(ReadConfigTest, DefaultsWhenUnset) {
   EXPECT_EQ(c.flush_ms, kDefaultFlushMs);
   EXPECT_FALSE(c.follow_fork);
   EXPECT_FALSE(c.seed);
+  EXPECT_EQ(c.zstd_level, ChunkCompressor::kAuto);
+}
+
+TEST(ReadConfigTest, ZstdLevel) {
+  g_env = {{"MEMLOUPE_ZSTD_LEVEL", "0"}};
+  EXPECT_EQ(read_config(fake_getenv).zstd_level, 0);
+  g_env = {{"MEMLOUPE_ZSTD_LEVEL", "19"}};
+  EXPECT_EQ(read_config(fake_getenv).zstd_level, 19);
+  g_env = {{"MEMLOUPE_ZSTD_LEVEL", "auto"}};
+  EXPECT_EQ(read_config(fake_getenv).zstd_level, ChunkCompressor::kAuto);
+  g_env = {{"MEMLOUPE_ZSTD_LEVEL", "20"}};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(read_config(fake_getenv).zstd_level, ChunkCompressor::kAuto);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("MEMLOUPE_ZSTD_LEVEL='20'"), std::string::npos);
 }
 
 TEST(ReadConfigTest, ReadsEveryVariable) {

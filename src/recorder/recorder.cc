@@ -93,7 +93,7 @@ void start_session() noexcept {
     return;
   }
   const bool never_overwrite = image_role(g_config, g_session.pid) != ImageRole::First;
-  if (!g_session.output.open(path, never_overwrite, on_output_failure)) {
+  if (!g_session.output.open(path, never_overwrite, on_output_failure, g_config.zstd_level)) {
     g_state.store(State::Ended, std::memory_order_release);
     return;
   }
@@ -274,6 +274,11 @@ void periodic_flush(bool flush_due, bool rss_due) noexcept {
     drain_staged(0);
   }
   if (rss_due) g_session.clock.calibrate();
+  if (rss_due) {  // the output's default zstd level follows the program's threads
+    size_t threads = 0;
+    g_threads.for_each_claimed([&](ThreadSlot&) { ++threads; });
+    g_session.output.set_program_threads(threads);
+  }
   if (flush_due || rss_due) {
     const uint64_t rss = rss_due ? resident_bytes() : 0;
     LockGuard g(g_session.lock);

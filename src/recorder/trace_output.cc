@@ -8,11 +8,39 @@
 #include <cerrno>
 #include <cstring>
 
+#include "format/varint.h"
+
 namespace memloupe::recorder {
 namespace {
 
 // Descriptors at or above this: away from the ones programs pick or iterate over.
 constexpr int kHighFd = 1000;
+
+// Each write_chunk() is one record in the ring, so drain() knows where chunks
+// begin: the prologue and header go out as they are, the chunks the compressor
+// wants are compressed (the writer decides, since it has them contiguous).
+constexpr size_t kRecordHeader = 8;  // u32 length, u32 kind
+enum : uint32_t { kStore = 0, kCompress = 1 };
+
+// CPUs in the process's affinity mask (1 if it cannot be read).
+size_t affinity_cpus() noexcept {
+  uint64_t mask[16] = {};
+  const long n = sys_call(SYS_sched_getaffinity, 0, sizeof(mask), reinterpret_cast<long>(mask));
+  size_t cpus = 0;
+  for (long i = 0; i < n / 8; ++i) cpus += static_cast<size_t>(__builtin_popcountll(mask[i]));
+  return cpus != 0 ? cpus : 1;
+}
+
+// `n` bytes from `at` of the two pieces `p`, as up to two pieces.
+ByteRing::Pieces slice(const ByteRing::Pieces& p, size_t at, size_t n) noexcept {
+  auto part = [](std::span<const uint8_t> s, size_t from, size_t len) {
+    from = from < s.size() ? from : s.size();
+    return s.subspan(from, len < s.size() - from ? len : s.size() - from);
+  };
+  const std::span<const uint8_t> first = part(p.first, at, n);
+  const size_t second_at = at > p.first.size() ? at - p.first.size() : 0;
+  return {first, part(p.second, second_at, n - first.size())};
+}
 
 bool identify(int fd, uint64_t& device, uint64_t& inode) noexcept {
   struct stat st{};
@@ -39,8 +67,11 @@ bool numbered(const char* path, unsigned n, char* out, size_t cap) noexcept {
 
 }  // namespace
 
-bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on_failure) noexcept {
+bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on_failure,
+                       int zstd_level) noexcept {
   on_failure_ = on_failure;
+  compressor_.set_level(zstd_level);
+  cpus_ = affinity_cpus();
   failed_.store(false, std::memory_order_relaxed);
   numbered(path, 0, path_, sizeof(path_));
   int err = ENAMETOOLONG;
@@ -71,11 +102,14 @@ bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on
 
 void TraceOutput::write_chunk(std::span<const uint8_t> chunk) noexcept {
   if (failed()) return;
-  if (ring_.push(chunk)) return;
+  uint8_t head[kRecordHeader];
+  format::put_u32(head, static_cast<uint32_t>(chunk.size()));
+  format::put_u32(head + 4, ChunkCompressor::wants(chunk) ? kCompress : kStore);
+  if (ring_.push(head, chunk)) return;
   // The flush thread has fallen behind by a whole ring: write from here.
   LockGuard io(io_lock_);
   drain_locked();
-  if (!ring_.push(chunk) && !failed()) {
+  if (!ring_.push(head, chunk) && !failed()) {
     if (!still_our_file()) return fail(EBADF);
     if (const int err = write_all(fd_.get(), chunk.data(), chunk.size())) fail(err);
   }
@@ -95,21 +129,40 @@ void TraceOutput::drain_locked() noexcept {
   if (ring_.queued() != 0 && fd_ && !failed() && !still_our_file()) fail(EBADF);
   for (;;) {
     const ByteRing::Pieces p = ring_.peek();
-    const size_t total = p.first.size() + p.second.size();
-    if (total == 0) return;
-    if (failed() || !fd_) {
-      ring_.consume(total);  // dropped: the failure has been reported
-      continue;
-    }
-    iovec iov[2] = {{const_cast<uint8_t*>(p.first.data()), p.first.size()},
-                    {const_cast<uint8_t*>(p.second.data()), p.second.size()}};
-    const long w = sys_call(SYS_writev, fd_.get(), reinterpret_cast<long>(iov), p.second.empty() ? 1 : 2);
+    if (p.first.size() + p.second.size() < kRecordHeader) return;  // (records are pushed whole)
+    uint8_t head[kRecordHeader];
+    const ByteRing::Pieces h = slice(p, 0, kRecordHeader);
+    std::memcpy(head, h.first.data(), h.first.size());
+    if (!h.second.empty()) std::memcpy(head + h.first.size(), h.second.data(), h.second.size());
+    const uint32_t length = format::get_u32(head);
+    const ByteRing::Pieces body = slice(p, kRecordHeader, length);
+    // Dropped once failed: the failure has been reported.
+    if (!failed() && fd_) write_record(format::get_u32(head + 4) == kCompress, body.first, body.second);
+    ring_.consume(kRecordHeader + length);
+  }
+}
+
+void TraceOutput::write_record(bool compress, std::span<const uint8_t> a,
+                               std::span<const uint8_t> b) noexcept {
+  const std::span<const uint8_t> packed = compress ? compressor_.compress(a, b) : std::span<const uint8_t>();
+  if (!packed.empty()) {
+    if (const int err = write_all(fd_.get(), packed.data(), packed.size())) fail(err);
+    return;
+  }
+  iovec iov[2] = {{const_cast<uint8_t*>(a.data()), a.size()}, {const_cast<uint8_t*>(b.data()), b.size()}};
+  int pieces = b.empty() ? 1 : 2;
+  iovec* at = iov;
+  while (pieces > 0) {
+    const long w = sys_call(SYS_writev, fd_.get(), reinterpret_cast<long>(at), pieces);
     if (w == -EINTR) continue;
-    if (w <= 0) {
-      fail(w < 0 ? static_cast<int>(-w) : EIO);
-      continue;
+    if (w <= 0) return fail(w < 0 ? static_cast<int>(-w) : EIO);
+    // A short write: go on after the bytes written.
+    size_t done = static_cast<size_t>(w);
+    for (; pieces > 0 && done >= at->iov_len; --pieces, ++at) done -= at->iov_len;
+    if (pieces > 0) {
+      at->iov_base = static_cast<uint8_t*>(at->iov_base) + done;
+      at->iov_len -= done;
     }
-    ring_.consume(static_cast<size_t>(w));
   }
 }
 

@@ -3,8 +3,10 @@
 // write_chunk() runs under the trace lock (inside some thread's malloc), so it
 // only copies the chunk into the ring. drain() — the flush thread, or exit — does
 // the write(2)s, under the output lock, which is never held while taking the trace
-// lock. Only when the ring is full (the flush thread is 4 MiB behind) does the
-// producer drain it itself, still under the trace lock: rare, and better than
+// lock, and compresses the events and snapshot chunks on the way
+// (chunk_compressor.h): what reaches the file is their final form. Only when
+// the ring is full (the flush thread is 4 MiB behind) does the producer drain
+// it itself, still under the trace lock: rare, and better than
 // dropping a chunk (AllocIds count Alloc events, so a lost chunk would shift them).
 //
 // Failure policy (docs/RECORDER.md): the first error opening or writing the file
@@ -24,6 +26,7 @@
 
 #include "format/encoder.h"
 #include "recorder/byte_ring.h"
+#include "recorder/chunk_compressor.h"
 #include "recorder/spin_lock.h"
 #include "recorder/sys.h"
 
@@ -37,9 +40,15 @@ class TraceOutput final : public format::ChunkSink {
 
   // Creates (truncating) `path`; with `never_overwrite`, an existing file is kept
   // and PATH.1, PATH.2, ... tried instead. False after reporting the failure.
-  bool open(const char* path, bool never_overwrite, FailureHandler on_failure) noexcept;
+  // Events and snapshot chunks are compressed at `zstd_level` (0: written raw).
+  bool open(const char* path, bool never_overwrite, FailureHandler on_failure,
+            int zstd_level = 0) noexcept;
 
   void write_chunk(std::span<const uint8_t> chunk) noexcept override;
+
+  // For the default level (ChunkCompressor::set_program_threads): the
+  // program's threads now, against the CPUs this process may run on.
+  void set_program_threads(size_t threads) noexcept { compressor_.set_program_threads(threads, cpus_); }
 
   // True when the flush thread should be woken to drain early.
   bool half_full() const noexcept { return ring_.queued() > ring_.capacity() / 2; }
@@ -55,13 +64,17 @@ class TraceOutput final : public format::ChunkSink {
 
  private:
   void drain_locked() noexcept;
+  // Writes one queued record's bytes, as they are or compressed (fail() on an error).
+  void write_record(bool compress, std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
   void fail(int err) noexcept;
   bool still_our_file() const noexcept;
 
   UniqueFd fd_;
   uint64_t device_ = 0, inode_ = 0;
-  ByteRing ring_;
+  ByteRing ring_;  // records: u32 length, u32 kind (kStore or kCompress), bytes
   SpinLock io_lock_;
+  ChunkCompressor compressor_;  // used under io_lock_
+  size_t cpus_ = 1;  // in the process's affinity mask, counted at open()
   std::atomic<bool> failed_{false};
   FailureHandler on_failure_ = nullptr;
   char path_[kMaxPath + 8] = {};

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "format/encoder.h"
+#include "reader/chunk_io.h"
+
 namespace memloupe::recorder {
 namespace {
 
@@ -95,6 +98,97 @@ TEST_F(TraceOutputTest, DiskFullIsReportedOnceAndDataDropped) {
   EXPECT_EQ(err, "memloupe: cannot write trace '/dev/full': No space left on device; recording disabled\n");
   EXPECT_EQ(g_failures, 1);
   EXPECT_TRUE(out->failed());
+}
+
+// Collects an encoder's chunks.
+struct Chunks final : format::ChunkSink {
+  void write_chunk(std::span<const uint8_t> c) noexcept override { all.emplace_back(c.begin(), c.end()); }
+  std::vector<std::vector<uint8_t>> all;
+};
+
+// Events chunks go to the file compressed, as chunks of the same type whose
+// payload inflates to the encoder's; other records (the prologue) as they are.
+TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
+  const uint64_t frames[] = {0x401000, 0x402000, 0x403000};
+  for (uint64_t i = 0; i < 20000; ++i) {
+    const format::AllocId id =
+        encoder->alloc({.thread = format::ThreadId{1}, .time_ns = i * 1000, .size = 16 + i % 7, .backtrace = frames});
+    encoder->free(id, format::ThreadId{1}, i * 1000 + 500, format::Func::Free);
+  }
+  encoder->flush();
+  ASSERT_EQ(chunks.all.size(), 1u);
+  const std::vector<uint8_t>& chunk = chunks.all[0];
+
+  auto out = std::make_unique<TraceOutput>();
+  const fs::path p = dir_ / "z.trace";
+  ASSERT_TRUE(out->open(p.c_str(), false, count_failure, 6));
+  uint8_t prologue[format::kPrologueSize];
+  format::write_prologue(prologue);
+  out->write_chunk(prologue);
+  out->write_chunk(chunk);
+  out->close();
+  const std::string file = slurp(p);
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
+  const reader::ChunkList list = reader::scan_chunks(bytes);
+  ASSERT_FALSE(list.error) << list.error->message;
+  ASSERT_EQ(list.chunks.size(), 1u);
+  const reader::ChunkView& c = list.chunks[0];
+  EXPECT_EQ(c.type, static_cast<uint8_t>(format::ChunkType::EventsColumns));
+  EXPECT_TRUE(c.flags & format::kChunkZstd);
+  EXPECT_LT(c.stored.size() * 10, chunk.size());  // 20000 alike pairs compress well
+  std::vector<uint8_t> buffer;
+  auto payload = reader::chunk_payload(c, buffer);
+  ASSERT_TRUE(payload) << payload.error().message;
+  EXPECT_TRUE(std::ranges::equal(*payload, std::span(chunk).subspan(format::kChunkHeaderSize)));
+  EXPECT_EQ(g_failures, 0);
+}
+
+// The default level follows the program's threads: as level 6 while they are
+// fewer than the CPUs, as level 3 when they are not.
+TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
+  const uint64_t frames[2][3] = {{0x401000, 0x402000, 0x403000}, {0x401000, 0x402000, 0x404000}};
+  for (uint64_t i = 0; i < 40000; ++i) {
+    const format::AllocId id = encoder->alloc({.thread = format::ThreadId{static_cast<uint32_t>(1 + i % 3)}, .time_ns = i * 700,
+                                               .size = 16 + (i * 7919) % 97, .backtrace = frames[i % 5 == 0]});
+    encoder->free(id, format::ThreadId{1}, i * 700 + 300 * (i % 4), format::Func::Free);
+  }
+  encoder->flush();
+  ASSERT_EQ(chunks.all.size(), 1u);
+  const std::span<const uint8_t> chunk = chunks.all[0];
+  auto compressed_size = [&](int level, size_t threads) {
+    ChunkCompressor c;
+    c.set_level(level);
+    c.set_program_threads(threads, 2);
+    return c.compress(chunk, {}).size();
+  };
+  const size_t level3 = compressed_size(3, 0), level6 = compressed_size(6, 0);
+  ASSERT_NE(level3, level6);  // the payload tells the two levels apart
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 1), level6);
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 2), level3);
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 8), level3);
+  EXPECT_EQ(compressed_size(6, 8), level6);  // a level that was set stays
+}
+
+// Level 0: written as the encoder made them.
+TEST_F(TraceOutputTest, LevelZeroWritesChunksRaw) {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
+  encoder->thread_start(format::ThreadId{1}, 10, 1234);
+  encoder->flush();
+  ASSERT_EQ(chunks.all.size(), 1u);
+  auto out = std::make_unique<TraceOutput>();
+  const fs::path p = dir_ / "raw.trace";
+  ASSERT_TRUE(out->open(p.c_str(), false, count_failure, 0));
+  out->write_chunk(chunks.all[0]);
+  out->close();
+  EXPECT_EQ(slurp(p), std::string(chunks.all[0].begin(), chunks.all[0].end()));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,16 @@ struct Result {
 };
 
 inline std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+// A trace's bytes, read or written whole (the tests that damage or rewrite one).
+inline std::vector<uint8_t> read_file(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+inline void write_file(const std::string& p, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
 
 // Runs `ENV memloupe ARGS` through the shell (ARGS already quoted), capturing
 // stdout and stderr; stderr goes through a file in `scratch`, one per process,

@@ -25,8 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using memloupe::analysis_testing::quote;
+using memloupe::analysis_testing::read_file;
 using memloupe::analysis_testing::Result;
 using memloupe::analysis_testing::run_memloupe;
+using memloupe::analysis_testing::write_file;
 using namespace memloupe;
 
 const fs::path& dir() {
@@ -40,14 +42,6 @@ Result memloupe(const std::string& args, const std::string& env = "") {
   return run_memloupe(dir(), args, env);
 }
 
-std::vector<uint8_t> read_file(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void write_file(const std::string& p, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::vector<reader::ChunkView> index_chunks(const std::vector<uint8_t>& file) {
   std::vector<reader::ChunkView> out;

@@ -1,0 +1,69 @@
+// ChunkCompressor: turns a finished chunk into its final, zstd-compressed form
+// on the flush thread (TraceOutput::drain), so that the finaliser keeps the
+// events as they are stored instead of decoding, regrouping and compressing
+// them again after the program has exited (docs/RECORDER.md, "What the trace
+// costs to write").
+//
+// It runs inside the traced process, so it must not allocate through the hooked
+// functions: zstd's context is ZSTD_initStaticCCtx's, on a workspace mapped
+// here, and its output and staging buffers are mappings too. Untouched pages of
+// them cost nothing; a process that never compresses a chunk maps nothing.
+//
+// The level (MEMLOUPE_ZSTD_LEVEL) is, by default, chosen by how busy the
+// program keeps the CPUs (set_program_threads): kIdleLevel while the program
+// has fewer threads than the process may run on, so the flush thread has a
+// core the program leaves idle; kBusyLevel when it has as many or more, where
+// every cycle the flush thread spends is taken from the program. Measured
+// (docs/RECORDER.md, "Compressed on the flush thread"): level 6 cost (a)
+// (4 threads, 2 cores) 30% more instructions in its recording, level 3 7%;
+// on single-threaded programs level 6 costs ~3% and gives a fifth smaller
+// traces.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "recorder/sys.h"
+
+struct ZSTD_CCtx_s;
+
+namespace memloupe::recorder {
+
+class ChunkCompressor {
+ public:
+  static constexpr int kAuto = -1;  // the default: by set_program_threads
+  static constexpr int kBusyLevel = 3, kIdleLevel = 6;
+
+  // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
+  // are written raw. Set before the first chunk of a session.
+  void set_level(int level) noexcept;
+  // kAuto: the number of threads the program has now (the flush thread asks
+  // every period); `cpus`, the CPUs the process may run on.
+  void set_program_threads(size_t threads, size_t cpus) noexcept {
+    if (level_ == kAuto) auto_level_.store(threads < cpus ? kIdleLevel : kBusyLevel, std::memory_order_relaxed);
+  }
+
+  // Whether a chunk of this type is compressed here: the events (the recorder's
+  // column chunks) and heap snapshots, the bulk of a trace. The header stays as
+  // it is (a few hundred bytes, written before the flush thread exists).
+  static bool wants(std::span<const uint8_t> chunk) noexcept;
+
+  // The chunk (24-byte header and payload, possibly in two pieces, `a` then
+  // `b`) as a compressed chunk of the same type, valid until the next call; or
+  // an empty span when it cannot be compressed here (too large, no memory),
+  // and the caller writes it as it is.
+  std::span<const uint8_t> compress(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
+
+ private:
+  bool ready() noexcept;  // maps the buffers on first use
+
+  Mapping workspace_, out_, staging_;
+  ZSTD_CCtx_s* cctx_ = nullptr;
+  int level_ = 0;
+  std::atomic<int> auto_level_{kBusyLevel};  // kAuto's current level
+  bool failed_ = false;  // a mapping failed once: chunks stay raw from then on
+};
+
+}  // namespace memloupe::recorder
