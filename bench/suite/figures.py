@@ -108,10 +108,11 @@ def calls(result, tool="memloupe"):
 
 def trace_bytes(cr):
     """(recorded, finalised, bound) bytes of the last run's trace. `recorded` is the file
-    as the preload library left it (events only, uncompressed); `finalised` is after
-    `memloupe symbolize` (events zstd-compressed, plus the symbols section). Both
-    exceed the events' compressed size, so the smaller is an upper bound for the
-    "symbols excluded" size the targets speak of."""
+    as the preload library left it (the events, zstd-compressed by its flush thread
+    since issue 13's round; uncompressed before); `finalised` is after `memloupe
+    symbolize` (plus the symbols, the analysis index, the types and the snapshots'
+    annex): the file the user keeps. The smaller bounds the "symbols excluded" size
+    issue 5's target speaks of; issue 13's compares the finalised file."""
     if cr is None or not cr.runs:
         return None, None, None
     last = cr.runs[-1]
