@@ -106,37 +106,40 @@ TEST(CtfLocation, UnrepresentableListsBecomeUnknown) {
   EXPECT_EQ(decode_all(out, d, code), std::vector<Location>{});
 }
 
-TEST(CtfLocation, CodeNamingAnEmptySlotIsAnError) {
+// One location list of one entry whose 48-bit word is `word`, its strings to
+// follow (the caller appends them).
+Out one_location(uint64_t word) {
   Out out;
   out.u64(1);
   out.u8(1);
-  const uint64_t word = uint64_t{3} << 38 | uint64_t{31} << 43;  // file code 3: empty list
   out.u32(static_cast<uint32_t>(word));
   out.u16(static_cast<uint16_t>(word >> 32));
-  out.str("f");
+  return out;
+}
+
+// The cursor after a fresh decoder's decode of `out`.
+Cursor decoded(const Out& out) {
   LocationDecoder d;
   Cursor in(out.bytes(), 0, out.size());
   uint64_t code = 0;
   std::vector<Location> locs;
   d.decode(in, code, locs);
+  return in;
+}
+
+TEST(CtfLocation, CodeNamingAnEmptySlotIsAnError) {
+  Out out = one_location(uint64_t{3} << 38 | uint64_t{31} << 43);  // file code 3: empty list
+  out.str("f");
+  const Cursor in = decoded(out);
   ASSERT_TRUE(in.failed());
   EXPECT_EQ(in.error().offset, 9u);
   EXPECT_NE(in.error().message.find("file code 3"), std::string::npos) << in.error().message;
 }
 
 TEST(CtfLocation, MissingNulIsAnError) {
-  Out out;
-  out.u64(1);
-  out.u8(1);
-  const uint64_t word = uint64_t{31} << 38 | uint64_t{31} << 43;
-  out.u32(static_cast<uint32_t>(word));
-  out.u16(static_cast<uint16_t>(word >> 32));
+  Out out = one_location(uint64_t{31} << 38 | uint64_t{31} << 43);
   out.u8('a');  // the file name never ends
-  LocationDecoder d;
-  Cursor in(out.bytes(), 0, out.size());
-  uint64_t code = 0;
-  std::vector<Location> locs;
-  d.decode(in, code, locs);
+  const Cursor in = decoded(out);
   ASSERT_TRUE(in.failed());
   EXPECT_EQ(in.error().offset, 15u);
   EXPECT_NE(in.error().message.find("NUL"), std::string::npos);
