@@ -118,11 +118,10 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
   // Drained after the trace ended, a record only frees its slots. (An Alloc's
   // test is record_block's: sampling() implies tracking().)
   Applied out;
-  if (kind == StagedKind::Alloc) return record_block(enc, s, bt, sample);
-  if (!tracking()) return out;
+  if (kind != StagedKind::Alloc && !tracking()) return out;
   switch (kind) {
     case StagedKind::Alloc:
-      break;
+      return record_block(enc, s, bt, sample);
     case StagedKind::Free:
       if ((out.ended = take_recorded(s.address)))
         enc.free(AllocId{*out.ended & kIdMask}, ThreadId{s.thread}, s.time_ns, s.func);

@@ -273,8 +273,9 @@ void periodic_flush(bool flush_due, bool rss_due) noexcept {
     LockGuard g(g_session.lock);
     drain_staged(0);
   }
-  if (rss_due) g_session.clock.calibrate();
-  if (rss_due) {  // the output's default zstd level follows the program's threads
+  if (rss_due) {
+    g_session.clock.calibrate();
+    // The output's default zstd level follows the program's threads.
     size_t threads = 0;
     g_threads.for_each_claimed([&](ThreadSlot&) { ++threads; });
     g_session.output.set_program_threads(threads);
