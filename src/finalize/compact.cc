@@ -89,6 +89,7 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
   auto header = chunk_payload(list.chunks[0], buffer);
   if (!header) return header.error();
   if (auto e = parse_header(payload_cursor(list.chunks[0], *header), info)) return *e;
+  info.version = static_cast<uint16_t>(*reader::check_prologue(trace));  // scan_chunks checked it
 
   Compacted out;
   out.bytes.assign(trace.begin(), trace.begin() + format::kPrologueSize);

@@ -5,7 +5,7 @@
 // A new State is all zero bytes (sink null, Mode::Sampled) and is not written
 // again by Encoder's constexpr constructor: every member's initial value must be
 // zero. (Where the natural initial value is not, the member stores it offset:
-// see HashMemo::n and AllocHistory::free_for_.)
+// see AllocHistory::free_for_ and BacktraceHasher.)
 #pragma once
 
 #include <cstring>
@@ -15,6 +15,7 @@
 #include "format/events.h"
 #include "format/frame_cache.h"
 #include "format/history.h"
+#include "format/shared_frames.h"
 #include "format/varint.h"
 #include "format/wire.h"
 
@@ -64,16 +65,17 @@ struct BtEntry {
   bool used;
 };
 
-// A recently hashed backtrace. Loops allocate from one site again and again,
-// and comparing the frames with a remembered copy (memcmp, vectorised) costs a
-// fraction of hashing them.
-struct HashMemo {
-  uint64_t hash = 0;
-  // 0 until the first backtrace: hash_of() only looks up non-empty ones.
+// The last backtrace hashed for a thread bucket (thread % kThreadBuckets), kept
+// so that the next one's hash resumes from the outer frames they share
+// (docs/FORMAT.md §5.5): a loop allocates from one site again and again, and a
+// deep program's sites share most of their stack. The frames are stored as
+// they come, innermost first, right-aligned (the outermost at
+// [kMaxFrames - 1]), where shared_outer_frames() compares them.
+struct HashPrefix {
   uint32_t n = 0;
   uint64_t frames[kMaxFrames] = {};
+  BacktraceHasher hasher;
 };
-inline constexpr unsigned kHashMemoBits = 4;
 
 struct State {
   ChunkSink* sink = nullptr;
@@ -82,7 +84,7 @@ struct State {
   FrameCacheEncoder frames;
   AllocHistory history;
   BtEntry bt_cache[kBtCacheSize] = {};
-  HashMemo hash_memo[1u << kHashMemoBits] = {};
+  HashPrefix hash_prefix[kThreadBuckets] = {};
   // The last explicitly written backtrace, outermost first, and its frames' slots.
   uint64_t prev_outer[kMaxFrames] = {};
   uint16_t prev_slots[kMaxFrames] = {};
@@ -190,19 +192,19 @@ struct State {
     return o[Stream::Misc];
   }
 
-  // backtrace_hash(bt), remembered in a direct-mapped memo placed by the depth
-  // and two frames: the allocation site's caller and one half-way out.
+  // backtrace_hash(bt), resumed from the frames bt shares with the thread
+  // bucket's previous backtrace (the encoder sees the threads' events
+  // interleaved). The comparison decides what is shared, so a bucket shared by
+  // two threads costs hashing, never a wrong hash.
   uint64_t hash_of(std::span<const uint64_t> bt) noexcept {
+    HashPrefix& p = hash_prefix[thread % kThreadBuckets];
     const size_t n = bt.size();
-    if (n == 0) return backtrace_hash(bt);  // (an empty span's data() may be null: no memcmp)
-    const uint64_t key = (bt[n / 2] ^ bt[n > 2 ? 2 : n - 1] << 7) * 0x9e3779b97f4a7c15ull + n;
-    HashMemo& m = hash_memo[key >> (64 - kHashMemoBits)];
-    const size_t bytes = bt.size() * sizeof(uint64_t);
-    if (m.n == bt.size() && std::memcmp(m.frames, bt.data(), bytes) == 0) return m.hash;
-    m.hash = backtrace_hash(bt);
-    m.n = static_cast<uint32_t>(bt.size());
-    std::memcpy(m.frames, bt.data(), bytes);
-    return m.hash;
+    const size_t most = n < p.n ? n : p.n;
+    const uint64_t* const end = bt.data() + n;
+    const size_t common = shared_outer_frames(end, p.frames + kMaxFrames, most);
+    if (n != common) std::memcpy(p.frames + kMaxFrames - n, bt.data(), (n - common) * sizeof(uint64_t));
+    p.n = static_cast<uint32_t>(n);
+    return p.hasher.resume(common, n, [end](size_t i) { return end[-1 - static_cast<ptrdiff_t>(i)]; });
   }
 
   void address(Out& o, uint8_t* flags_at, uint64_t size, uint64_t addr, unsigned& newest) noexcept;
@@ -213,8 +215,7 @@ struct State {
 }  // namespace encoder_detail
 
 using encoder_detail::BtEntry;
-using encoder_detail::HashMemo;
-using encoder_detail::kHashMemoBits;
+using encoder_detail::HashPrefix;
 using encoder_detail::kChunkPayload;
 using encoder_detail::kEventsPrefix;
 using encoder_detail::kReserve;

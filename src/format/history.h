@@ -22,17 +22,56 @@
 
 namespace memloupe::format {
 
-// Hash of a whole backtrace (innermost first). Part of the format: the reader
-// recomputes it to place decoded backtraces in the same backtrace-cache way.
+// The backtrace-cache hash (docs/FORMAT.md §5.5), part of the format: the
+// reader recomputes it to place decoded backtraces in the same cache way.
+//
+// Version 2 folds the frames outermost first from a seed that does not depend on
+// the depth, and mixes the depth in last, so the state after each outermost
+// prefix is a function of that prefix alone: consecutive backtraces share most
+// of their outer frames, and both sides resume from the state at the shared
+// prefix instead of hashing every frame again (BacktraceHasher).
+inline constexpr uint64_t kBtHashSeed = 0x6a09e667f3bcc909ull;
+inline uint64_t backtrace_hash_step(uint64_t h, uint64_t frame) noexcept {
+  h = (h ^ frame) * 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 29);
+}
+// The hash of a backtrace of `depth` frames whose outermost-first fold ended in `state`.
+inline uint64_t backtrace_hash_finish(uint64_t state, size_t depth) noexcept {
+  return backtrace_hash_step(state, depth);
+}
+// From scratch (`frames` innermost first, as everywhere in the model).
 inline uint64_t backtrace_hash(std::span<const uint64_t> frames) noexcept {
-  uint64_t h = 0x6a09e667f3bcc909ull ^ frames.size();
-#pragma GCC unroll 4
-  for (uint64_t f : frames) {
-    h = (h ^ f) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-  }
+  uint64_t h = kBtHashSeed;
+  for (size_t i = frames.size(); i-- > 0;) h = backtrace_hash_step(h, frames[i]);
+  return backtrace_hash_finish(h, frames.size());
+}
+// Version 1 (read only): the depth first, the frames innermost first.
+inline uint64_t backtrace_hash_v1(std::span<const uint64_t> frames) noexcept {
+  uint64_t h = kBtHashSeed ^ frames.size();
+  for (uint64_t f : frames) h = backtrace_hash_step(h, f);
   return h;
 }
+
+// The version-2 hash of a sequence of backtraces, each resumed from the outer
+// frames it shares with the previous one: states_[i] is the fold of the previous
+// backtrace's outermost i + 1 frames (prefix 0's is the seed, so a new hasher is
+// all zero bytes).
+class BacktraceHasher {
+ public:
+  // The hash of a backtrace of `n` frames whose outermost `common` (at most the
+  // previous backtrace's depth) are the previous one's; outer(i) is its i-th
+  // frame counting from the outermost (0).
+  template <class Outer>
+  uint64_t resume(size_t common, size_t n, Outer outer) noexcept {
+    uint64_t h = common ? states_[common - 1] : kBtHashSeed;
+    for (size_t i = common; i < n; ++i) states_[i] = h = backtrace_hash_step(h, outer(i));
+    return backtrace_hash_finish(h, n);
+  }
+
+ private:
+  uint64_t states_[kMaxFrames] = {};
+};
+
 // The two slots a backtrace may live in (2-way skewed-associative).
 inline unsigned backtrace_way1(uint64_t hash) noexcept {
   return static_cast<unsigned>(hash >> (64 - kBtCacheBits));

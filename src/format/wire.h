@@ -23,7 +23,9 @@
 namespace memloupe::format {
 
 inline constexpr uint8_t kFileMagic[8] = {0x8a, 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: the backtrace-cache hash folds the frames outermost first (docs/FORMAT.md
+// §5.5). Readers decode every version up to this one by its own rules.
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kPrologueSize = 16;
 
 inline constexpr uint32_t kChunkMagic = 0x4b434c4d;  // "MLCK" read as little-endian u32

@@ -69,7 +69,12 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
   } else {
     if (auto e = backtrace(in)) return e;
     // The encoder's placement (format/encoder.cc, BtEntry).
-    const uint64_t hash = format::backtrace_hash(bt_);
+    // Version 2 resumes the hash from the frames shared with the previous
+    // explicit backtrace (the `common` just read), as the encoder did.
+    const uint64_t hash =
+        version_ >= 2 ? hasher_.resume(bt_.size() - fresh_frames_, bt_.size(),
+                                       [this](size_t i) { return prev_outer_[i]; })
+                      : format::backtrace_hash_v1(bt_);
     BtEntry& e1 = bt_cache_[format::backtrace_way1(hash)];
     BtEntry& e2 = bt_cache_[format::backtrace_way2(hash)];
     entry = !e1.used ? &e1 : !e2.used ? &e2 : e1.date <= e2.date ? &e1 : &e2;

@@ -12,6 +12,7 @@ using S = format::Stream;
 
 EventDecoder::EventDecoder(const format::TraceInfo& info)
     : addresses_(info.mode == format::Mode::All && info.addresses),
+      version_(info.version),
       loc_(new uint64_t[format::kFrameCacheSize]()),
       next_(new uint16_t[format::kFrameCacheSize]()),
       bt_cache_(format::kBtCacheSize),

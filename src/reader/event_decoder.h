@@ -22,7 +22,8 @@ namespace memloupe::reader {
 
 class EventDecoder {
  public:
-  // The trace's mode and whether its Alloc events carry addresses (header).
+  // The trace's mode and whether its Alloc events carry addresses (header), and
+  // its format version (prologue).
   explicit EventDecoder(const format::TraceInfo& info);
 
   // Reads an events chunk's prefix (start time, alloc-id base) and checks it
@@ -65,6 +66,9 @@ class EventDecoder {
   std::optional<Error> ext(Streams& in, uint8_t arg);
 
   bool addresses_;  // Mode::All with per-event addresses
+  uint32_t version_;  // the trace's format version: which backtrace hash places the cache
+  // Version 2: the hash states of prev_outer_'s prefixes.
+  format::BacktraceHasher hasher_;
   // Frame cache: the reader never hashes, it only follows slot numbers.
   std::unique_ptr<uint64_t[]> loc_;
   std::unique_ptr<uint16_t[]> next_;

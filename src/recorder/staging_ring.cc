@@ -1,9 +1,8 @@
 #include "recorder/staging_ring.h"
 
-#include <emmintrin.h>
-
 #include <cstring>
 
+#include "format/shared_frames.h"
 #include "recorder/spin_lock.h"
 
 namespace memloupe::recorder {
@@ -31,31 +30,8 @@ size_t StagingRing::share_with(StagedFrames& mine, std::span<const uint64_t> fra
     mine.writer_generation = generation_;
     prev_n = 0;
   }
-  // Compared from the outer ends, eight frames at a time while all match, then
-  // two at a time.
-  const uint64_t* a = frames.data() + n;            // a[-1]: the outermost frame
-  const uint64_t* b = mine.writer + kStagedFrames;  // likewise
   const size_t most = n < prev_n ? n : prev_n;
-  const auto load = [](const uint64_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-  const auto same = [&](size_t at) { return _mm_cmpeq_epi32(load(a - at - 2), load(b - at - 2)); };
-  size_t shared = 0;
-  while (shared + 8 <= most) {
-    const __m128i all = _mm_and_si128(_mm_and_si128(same(shared), same(shared + 2)),
-                                      _mm_and_si128(same(shared + 4), same(shared + 6)));
-    if (_mm_movemask_epi8(all) != 0xffff) break;
-    shared += 8;
-  }
-  bool differ = false;
-  while (shared + 2 <= most) {
-    const int eq = _mm_movemask_epi8(same(shared));
-    if (eq != 0xffff) {
-      if ((eq & 0xff00) == 0xff00) ++shared;  // the outer frame of the pair is shared
-      differ = true;
-      break;
-    }
-    shared += 2;
-  }
-  if (!differ && shared < most && *(a - shared - 1) == *(b - shared - 1)) ++shared;
+  const size_t shared = format::shared_outer_frames(frames.data() + n, mine.writer + kStagedFrames, most);
   if (n != 0) std::memcpy(mine.writer + kStagedFrames - n, frames.data(), (n - shared) * 8);
   mine.writer_n = static_cast<uint32_t>(n);
   return shared;

@@ -1,0 +1,42 @@
+// How many outer frames two backtraces share. Consecutive allocations of a thread
+// share most of a deep stack, so both the recorder's staging ring and the
+// encoder's backtrace hash resume from the shared frames instead of handling
+// every frame again; finding them is a comparison of independent loads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace memloupe::format {
+
+// The number of i < most with a[-1 - i] == b[-1 - i], counted from i = 0 until
+// the first difference: `a_end` and `b_end` point one past the outermost frames
+// of two backtraces stored innermost first. Compared eight frames at a time while
+// all match, then two at a time (per frame, the comparison was a dependent
+// chain of a load, compare and branch).
+inline size_t shared_outer_frames(const uint64_t* a_end, const uint64_t* b_end, size_t most) noexcept {
+  size_t shared = 0;
+#if defined(__SSE2__)
+  const auto load = [](const uint64_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+  const auto same = [&](size_t at) { return _mm_cmpeq_epi32(load(a_end - at - 2), load(b_end - at - 2)); };
+  while (shared + 8 <= most) {
+    const __m128i all = _mm_and_si128(_mm_and_si128(same(shared), same(shared + 2)),
+                                      _mm_and_si128(same(shared + 4), same(shared + 6)));
+    if (_mm_movemask_epi8(all) != 0xffff) break;
+    shared += 8;
+  }
+  while (shared + 2 <= most) {
+    const int eq = _mm_movemask_epi8(same(shared));
+    if (eq != 0xffff) return (eq & 0xff00) == 0xff00 ? shared + 1 : shared;  // the pair's outer one
+    shared += 2;
+  }
+#endif
+  while (shared < most && a_end[-1 - static_cast<ptrdiff_t>(shared)] == b_end[-1 - static_cast<ptrdiff_t>(shared)])
+    ++shared;
+  return shared;
+}
+
+}  // namespace memloupe::format

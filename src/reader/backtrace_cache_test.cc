@@ -1,0 +1,95 @@
+// The encoder resumes each backtrace's hash from the frames it shares with its
+// thread bucket's previous one, the decoder from the frames shared with the
+// previous explicit backtrace (docs/FORMAT.md §5.5); both must place every
+// backtrace in the same cache slot, or a cached allocation reads another
+// backtrace (or an empty slot). Streams of deep backtraces from several
+// threads, interleaved, with shared prefixes: what is read equals what was written.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+
+#include "format/encoder.h"
+#include "reader/reader.h"
+#include "support/test_streams.h"
+
+namespace memloupe::reader {
+namespace {
+
+using namespace format;
+
+struct Written {
+  uint64_t id;
+  uint32_t thread;
+  std::vector<uint64_t> backtrace;
+};
+
+// Each thread walks its own stack (a few frames popped and pushed between
+// allocations, now and then a deep unwind); threads share their outer frames
+// (one program) and switch every few allocations, so the thread buckets' and
+// the decoder's previous backtraces differ.
+std::vector<uint8_t> encode(uint64_t seed, unsigned threads, size_t count, std::vector<Written>& written) {
+  std::vector<uint8_t> bytes(kMaxFileHeader);
+  bytes.resize(encode_file_header(testing::test_header(Mode::All, false), bytes));
+  testing::VectorSink sink(bytes);
+  auto enc = std::make_unique<Encoder>(sink, Mode::All, Encoder::Options{.addresses = false, .columns = true});
+  std::mt19937_64 rng(seed);
+  const std::vector<uint64_t> root = {0x401000, 0x401100, 0x401200};
+  std::vector<std::vector<uint64_t>> stacks(threads, root);  // outermost first
+  uint32_t t = 0;
+  std::vector<uint64_t> live;
+  for (size_t k = 0; k < count; ++k) {
+    if (rng() % 5 == 0) t = static_cast<uint32_t>(rng() % threads) * 9;  // buckets: t % 8
+    auto& s = stacks[t / 9];
+    const size_t pop = rng() % 20 == 0 ? rng() % s.size() : rng() % 4;
+    s.resize(std::max(root.size(), s.size() - std::min(pop, s.size())));
+    for (size_t push = rng() % 5; push > 0 && s.size() < 300; --push)
+      s.push_back(0x500000 + 0x10 * (rng() % (rng() % 4 ? 40 : 4000)));
+    std::vector<uint64_t> bt(s.rbegin(), s.rend());
+    AllocRecord r;
+    r.thread = ThreadId{t};
+    r.time_ns = k * 1000;
+    r.size = 16 + rng() % 4 * 16;
+    r.backtrace = bt;
+    const AllocId id = enc->alloc(r);
+    if (bt.size() > kMaxFrames) bt.resize(kMaxFrames);
+    written.push_back({id.value, t, std::move(bt)});
+    live.push_back(id.value);
+    if (rng() % 2) {  // a random live block
+      std::swap(live[rng() % live.size()], live.back());
+      enc->free(AllocId{live.back()}, ThreadId{t}, k * 1000, Func::Free);
+      live.pop_back();
+    }
+  }
+  enc->trace_end(count * 1000, EndReason::Exit);
+  return bytes;
+}
+
+TEST(BacktraceCache, InterleavedThreadsWithSharedPrefixesReadBack) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    std::vector<Written> written;
+    const std::vector<uint8_t> bytes = encode(seed, 1 + seed % 4, 20000, written);
+    auto r = Reader::from_bytes(bytes);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    size_t i = 0, cached = 0;  // read with no fresh frames: mostly from the cache
+    while (const Event* e = (*r)->next()) {
+      const auto* a = std::get_if<Alloc>(e);
+      if (a == nullptr) continue;
+      ASSERT_LT(i, written.size());
+      EXPECT_EQ(a->id.value, written[i].id);
+      EXPECT_EQ(a->thread.value, written[i].thread);
+      ASSERT_EQ(std::vector<uint64_t>(a->backtrace.begin(), a->backtrace.end()), written[i].backtrace)
+          << "seed " << seed << " alloc " << i;
+      cached += (*r)->fresh_frames() == 0 && !a->backtrace.empty();
+      ++i;
+    }
+    if (const auto& err = (*r)->error()) ADD_FAILURE() << err->message;
+    EXPECT_EQ(i, written.size());
+    // Both ways of reading a backtrace were exercised: from the cache, and written.
+    EXPECT_GT(cached, written.size() / 20) << "seed " << seed;
+    EXPECT_LT(cached, written.size()) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace memloupe::reader
