@@ -1,5 +1,7 @@
 #include "recorder/unwind/tail_memo.h"
 
+#include <emmintrin.h>
+
 #include <atomic>
 #include <cstring>
 
@@ -53,17 +55,56 @@ MemoSession::~MemoSession() {
   t_->busy = false;
 }
 
+// In two passes rather than one frame at a time. The return-address slots are
+// independent loads: four are compared per test, so a deep splice costs a few
+// instructions per frame. RBP matters only at the steps whose CFA is based on
+// it, rare in code without frame pointers (most steps only save RBP, which
+// changes nothing the walk reads unless such a step follows), so the second
+// pass finds those sixteen at a time and works out RBP there from the nearest
+// inner step that read a saved one. The result is the one-pass walk's: the
+// first step (outwards) whose CFA base or return address differs, and RBP there.
 Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept {
   const MemoFrames& m = frames();
   // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
-  // walk's current sp (inside the span), and the memo's span is inside this one.
-  for (size_t i = r; i > last; --i) {
-    const uintptr_t cfa = m.sp[i - 1];
-    if (m.rbp_based[i] && bp != m.bp[i]) return {i, bp};  // another CFA
-    if (load_stack_word(cfa - 8) != m.pc[i - 1]) return {i, bp};
-    if (m.rbp_slot[i] != 0) bp = load_stack_word(cfa - 8 * uintptr_t{m.rbp_slot[i]});
+  // walk's current sp (inside the span), and the memo's span is inside this one;
+  // so slots past a failing step may be read too.
+  const auto returns_ok = [&m](size_t i) -> unsigned { return load_stack_word(m.sp[i - 1] - 8) == m.pc[i - 1]; };
+  size_t i = r;
+  while (i >= last + 4 && (returns_ok(i) & returns_ok(i - 1) & returns_ok(i - 2) & returns_ok(i - 3))) i -= 4;
+  while (i > last && returns_ok(i)) --i;
+  const size_t fail = i;  // steps r .. fail + 1 return where remembered; step `fail` does not (or is `last`)
+
+  // RBP at step k (k < upto, called with decreasing k): read by the nearest
+  // step inside k that reads a saved RBP, else as before. Each step is looked
+  // at once at most.
+  size_t upto = r + 1;
+  const auto bp_at = [&](size_t k) {
+    for (size_t j = k + 1; j < upto; ++j) {
+      if (m.rbp_slot[j] != 0) {
+        bp = load_stack_word(m.sp[j - 1] - 8 * uintptr_t{m.rbp_slot[j]});
+        break;
+      }
+    }
+    upto = k + 1;
+    return bp;
+  };
+  for (size_t k = r; k > fail;) {
+    if (k >= 16 && k - 16 >= fail) {  // the next RBP-based step at or below k, if any of 16
+      const __m128i based = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_based + k - 15));
+      const auto bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(based, _mm_setzero_si128())));
+      if (bits == 0xffff) {
+        k -= 16;
+        continue;
+      }
+      k -= static_cast<size_t>(__builtin_clz(~bits & 0xffff)) - 16;  // to the highest RBP-based one
+    } else if (!m.rbp_based[k]) {
+      --k;
+      continue;
+    }
+    if (bp_at(k) != m.bp[k]) return {k, bp};  // another CFA
+    --k;
   }
-  return {last, bp};
+  return {fail, bp_at(fail)};
 }
 
 void MemoSession::commit_splice(size_t r, size_t last) noexcept {

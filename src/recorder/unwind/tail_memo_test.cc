@@ -2,6 +2,7 @@
 // frame by frame gives, also when the outer frames changed under equal inner states.
 #include "recorder/unwind/tail_memo.h"
 
+#include <alloca.h>
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -96,6 +97,44 @@ TEST(TailMemo, ChangedCallerAboveAnEqualFrameIsNotReused) {
   EXPECT_GE(find_chain(second.with_memo.fast, ra2), 0);
   EXPECT_LT(find_chain(second.with_memo.fast, ra1), 0);
   EXPECT_GT(memo_stats().partial, before.partial);
+}
+
+// Every frame's CFA based on RBP (alloca), some frames between them that are
+// not: the memo's check follows RBP through the saved slots to each RBP-based
+// step, sixteen steps at a time past the others. Consecutive walks at other
+// depths splice into each other over tens of such frames.
+__attribute__((noinline)) void alloca_recurse(Both& b, int depth, size_t bytes);
+__attribute__((noinline)) void plain_step(Both& b, int depth, size_t bytes) {
+  alloca_recurse(b, depth, bytes);
+  MEMLOUPE_KEEP_FRAME();
+}
+__attribute__((noinline)) void alloca_recurse(Both& b, int depth, size_t bytes) {
+  auto* buf = static_cast<volatile char*>(alloca(bytes + static_cast<size_t>(depth % 3) * 16));
+  buf[0] = 1;
+  if (depth == 0) {
+    capture_both(b);
+  } else if (depth % 5 == 0) {
+    plain_step(b, depth - 1, bytes);
+  } else {
+    alloca_recurse(b, depth - 1, bytes);
+  }
+  buf[1] = 2;
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, RbpBasedFramesAreCheckedThroughSavedRbp) {
+  for (const size_t bytes : {32u, 400u}) {
+    const MemoStats before = memo_stats();
+    for (const int depth : {60, 45, 60, 90, 30, 90, 100}) {
+      Both b;
+      alloca_recurse(b, depth, bytes);
+      expect_consistent(b);
+      EXPECT_GT(b.with_memo.fast.size(), static_cast<size_t>(depth));
+    }
+    // The walks after the first reuse most of their frames.
+    EXPECT_GE(memo_stats().full, before.full + 6);
+    EXPECT_GT(memo_stats().reused, before.reused + 6 * 25);
+  }
 }
 
 TEST(TailMemo, ModulesChangedDiscardsTheMemo) {
