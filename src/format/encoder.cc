@@ -58,7 +58,7 @@ void encoder_detail::State::backtrace(Out& o, std::span<const uint64_t> bt) noex
 AllocId encoder_detail::State::alloc(Out& o, const AllocRecord& r) noexcept {
   std::span<const uint64_t> bt = r.backtrace;
   if (bt.size() > kMaxFrames) bt = bt.first(kMaxFrames);
-  const uint64_t hash = hash_of(bt);
+  const uint64_t hash = hash_of(bt, r.prefix);
   const unsigned w1 = backtrace_way1(hash), w2 = backtrace_way2(hash);
   auto holds = [&](const BtEntry& e) { return e.used && e.hash == hash && e.depth == bt.size(); };
   const unsigned slot = holds(bt_cache[w1])                  ? w1

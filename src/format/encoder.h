@@ -17,6 +17,7 @@
 #include "format/chunk.h"
 #include "format/encoder_state.h"
 #include "format/events.h"
+#include "format/shared_frames.h"
 
 namespace memloupe::format {
 
@@ -49,6 +50,7 @@ struct AllocRecord {
   uint32_t n_samples = 1;
   Func func = Func::Malloc;
   std::span<const uint64_t> backtrace;  // innermost first; frames past kMaxFrames are dropped
+  SharedPrefix prefix;  // optional: what the caller knows of the outer frames (shared_frames.h)
 };
 
 // How the events are written. The defaults are the original form (row chunks,

@@ -73,6 +73,8 @@ struct BtEntry {
 // [kMaxFrames - 1]), where shared_outer_frames() compares them.
 struct HashPrefix {
   uint32_t n = 0;
+  uint32_t seq = 0;     // the backtrace's SharedPrefix (chain 0: none)
+  uintptr_t chain = 0;
   uint64_t frames[kMaxFrames] = {};
   BacktraceHasher hasher;
 };
@@ -194,14 +196,19 @@ struct State {
 
   // backtrace_hash(bt), resumed from the frames bt shares with the thread
   // bucket's previous backtrace (the encoder sees the threads' events
-  // interleaved). The comparison decides what is shared, so a bucket shared by
-  // two threads costs hashing, never a wrong hash.
-  uint64_t hash_of(std::span<const uint64_t> bt) noexcept {
+  // interleaved). What is shared is compared, or taken from the caller's hint
+  // when the bucket's previous backtrace is the one the hint counts from; so a
+  // bucket shared by two threads costs hashing, never a wrong hash.
+  uint64_t hash_of(std::span<const uint64_t> bt, const SharedPrefix& hint) noexcept {
     HashPrefix& p = hash_prefix[thread % kThreadBuckets];
     const size_t n = bt.size();
     const size_t most = n < p.n ? n : p.n;
     const uint64_t* const end = bt.data() + n;
-    const size_t common = shared_outer_frames(end, p.frames + kMaxFrames, most);
+    const bool known = hint.chain != 0 && hint.chain == p.chain && hint.seq == p.seq + 1;
+    const size_t common = known ? (hint.shared < most ? hint.shared : most)
+                                : shared_outer_frames(end, p.frames + kMaxFrames, most);
+    p.chain = hint.chain;
+    p.seq = hint.seq;
     if (n != common) std::memcpy(p.frames + kMaxFrames - n, bt.data(), (n - common) * sizeof(uint64_t));
     p.n = static_cast<uint32_t>(n);
     return p.hasher.resume(common, n, [end](size_t i) { return end[-1 - static_cast<ptrdiff_t>(i)]; });

@@ -12,6 +12,18 @@
 
 namespace memloupe::format {
 
+// What a caller may know of a backtrace's outer frames before they are compared:
+// the backtrace numbered `seq` of the caller's sequence `chain` (any identifier
+// but 0) shares its outermost `shared` frames with the one numbered seq - 1.
+// The recorder's staging ring knows this of every deep record, having compared
+// them to carry only the frames that changed; the encoder then need not compare
+// again, if the previous backtrace it hashed for the thread is that seq - 1.
+struct SharedPrefix {
+  uintptr_t chain = 0;
+  uint32_t seq = 0;
+  uint32_t shared = 0;
+};
+
 // The number of i < most with a[-1 - i] == b[-1 - i], counted from i = 0 until
 // the first difference: `a_end` and `b_end` point one past the outermost frames
 // of two backtraces stored innermost first. Compared eight frames at a time while

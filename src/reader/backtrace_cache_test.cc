@@ -28,7 +28,21 @@ struct Written {
 // allocations, now and then a deep unwind); threads share their outer frames
 // (one program) and switch every few allocations, so the thread buckets' and
 // the decoder's previous backtraces differ.
-std::vector<uint8_t> encode(uint64_t seed, unsigned threads, size_t count, std::vector<Written>& written) {
+//
+// Hints (AllocRecord::prefix, as the recorder's staging ring gives them): none;
+// right (each thread's backtraces numbered in turn, with the outer frames each
+// shares with the thread's previous one); or with gaps in the numbering and
+// frames counted as shared that are not, which the encoder must not believe.
+enum class Hints { None, Right, Gaps };
+
+size_t shared_outer(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[a.size() - 1 - i] == b[b.size() - 1 - i]) ++i;
+  return i;
+}
+
+std::vector<uint8_t> encode(uint64_t seed, unsigned threads, size_t count, std::vector<Written>& written,
+                            Hints hints = Hints::None) {
   std::vector<uint8_t> bytes(kMaxFileHeader);
   bytes.resize(encode_file_header(testing::test_header(Mode::All, false), bytes));
   testing::VectorSink sink(bytes);
@@ -36,6 +50,8 @@ std::vector<uint8_t> encode(uint64_t seed, unsigned threads, size_t count, std::
   std::mt19937_64 rng(seed);
   const std::vector<uint64_t> root = {0x401000, 0x401100, 0x401200};
   std::vector<std::vector<uint64_t>> stacks(threads, root);  // outermost first
+  std::vector<std::vector<uint64_t>> last(threads);          // each thread's previous backtrace
+  std::vector<uint32_t> seq(threads, 0);
   uint32_t t = 0;
   std::vector<uint64_t> live;
   for (size_t k = 0; k < count; ++k) {
@@ -51,6 +67,14 @@ std::vector<uint8_t> encode(uint64_t seed, unsigned threads, size_t count, std::
     r.time_ns = k * 1000;
     r.size = 16 + rng() % 4 * 16;
     r.backtrace = bt;
+    const unsigned th = t / 9;
+    if (hints != Hints::None) {
+      const bool gap = hints == Hints::Gaps && k % 3 == 0;  // (not drawn: the stream stays the same)
+      seq[th] += gap ? 2 : 1;
+      const size_t shared = std::min<size_t>(shared_outer(bt, last[th]), kMaxFrames);
+      r.prefix = {th + uintptr_t{1}, seq[th], static_cast<uint32_t>(gap ? bt.size() : shared)};
+    }
+    last[th] = bt;
     const AllocId id = enc->alloc(r);
     if (bt.size() > kMaxFrames) bt.resize(kMaxFrames);
     written.push_back({id.value, t, std::move(bt)});
@@ -88,6 +112,18 @@ TEST(BacktraceCache, InterleavedThreadsWithSharedPrefixesReadBack) {
     // Both ways of reading a backtrace were exercised: from the cache, and written.
     EXPECT_GT(cached, written.size() / 20) << "seed " << seed;
     EXPECT_LT(cached, written.size()) << "seed " << seed;
+  }
+}
+
+// The encoder takes a caller's count of shared frames when it counts from the
+// backtrace the encoder hashed last for that thread, else compares: the bytes
+// are the same either way.
+TEST(BacktraceCache, SharedPrefixHintsChangeNoByte) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    std::vector<Written> w0, w1, w2;
+    const std::vector<uint8_t> plain = encode(seed, 1 + seed % 4, 20000, w0, Hints::None);
+    EXPECT_EQ(encode(seed, 1 + seed % 4, 20000, w1, Hints::Right), plain) << "seed " << seed;
+    EXPECT_EQ(encode(seed, 1 + seed % 4, 20000, w2, Hints::Gaps), plain) << "seed " << seed;
   }
 }
 

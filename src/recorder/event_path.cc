@@ -30,6 +30,7 @@ format::AllocRecord to_alloc_record(const StagedRecord& s, std::span<const uint6
   rec.n_samples = n_samples;
   rec.func = s.func;
   rec.backtrace = bt;
+  rec.prefix = s.prefix;
   return rec;
 }
 

@@ -79,6 +79,7 @@ size_t StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>&
   r.old_address = w[kOldAddressWord];
   auto* mine = reinterpret_cast<StagedFrames*>(w[kFramesWord]);
   const size_t used = slots_for(n);
+  r.prefix = {};
   if (mine == nullptr && n <= kHeadFrames) {
     frames = {w + kHeadWords, n};
     return used;
@@ -91,6 +92,7 @@ size_t StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>&
     if (mine->consumer_generation != generation) shared = 0;
     mine->consumer_generation = generation;
     dst = mine->consumer + kStagedFrames - (n + shared);
+    r.prefix = {reinterpret_cast<uintptr_t>(mine), ++mine->consumer_seq, static_cast<uint32_t>(shared)};
   }
   const size_t first = n < kHeadFrames ? n : kHeadFrames;
   if (first != 0) std::memcpy(dst, w + kHeadWords, first * 8);

@@ -32,6 +32,7 @@
 #include <span>
 
 #include "format/funcs.h"
+#include "format/shared_frames.h"
 #include "recorder/sys.h"
 
 namespace memloupe::recorder {
@@ -52,6 +53,9 @@ struct StagedRecord {
   uint64_t address = 0;
   uint64_t size = 0;
   uint64_t old_address = 0;
+  // Set by the consumer (StagingRing::read), for the encoder: the outer frames
+  // the record shares with its thread's previous deep record.
+  format::SharedPrefix prefix;
 };
 
 // The frames of a thread's last staged backtrace, right-aligned (the outermost at
@@ -70,6 +74,7 @@ struct StagedFrames {
   uint32_t writer_n = 0;
   uint32_t writer_generation = 0;    // the ring's generation writer_n counts in
   uint32_t consumer_generation = 0;  // the generation of the last record put back
+  uint32_t consumer_seq = 0;         // records put back (SharedPrefix::seq)
 };
 
 class StagingRing {

@@ -81,11 +81,29 @@ TEST(StagingRingTest, SharedOuterFramesRoundTrip) {
   StagedFrames mine[2];
   std::vector<std::vector<uint64_t>> want;
   size_t got = 0;
+  // What the consumer tells the encoder (SharedPrefix): for each writer's deep
+  // records, numbered one after the other, how many outer frames each shares
+  // with the writer's previous deep one.
+  std::vector<uint64_t> prev_deep[2];
+  uint32_t prev_seq[2] = {0, 0};
+  size_t shared_total = 0;
   const auto check = [&](const StagedRecord& r, std::span<const uint64_t> frames) {
     ASSERT_LT(got, want.size());
     EXPECT_EQ(r.size, got);
     EXPECT_EQ(std::vector<uint64_t>(frames.begin(), frames.end()), want[got]) << got;
     ++got;
+    if (frames.size() <= StagingRing::kHeadFrames) {
+      EXPECT_EQ(r.prefix.chain, 0u);
+      return;
+    }
+    const uint32_t w = r.thread;
+    EXPECT_EQ(r.prefix.chain, reinterpret_cast<uintptr_t>(&mine[w]));
+    EXPECT_EQ(r.prefix.seq, prev_seq[w] + 1);
+    ASSERT_LE(r.prefix.shared, std::min(frames.size(), prev_deep[w].size()));
+    EXPECT_TRUE(std::equal(frames.end() - r.prefix.shared, frames.end(), prev_deep[w].end() - r.prefix.shared));
+    shared_total += r.prefix.shared;
+    prev_seq[w] = r.prefix.seq;
+    prev_deep[w].assign(frames.begin(), frames.end());
   };
   uint64_t x = 12345;
   const auto rnd = [&](uint64_t below) {
@@ -109,12 +127,14 @@ TEST(StagingRingTest, SharedOuterFramesRoundTrip) {
       if (frames.size() > StagingRing::kMaxFrames) frames.resize(StagingRing::kMaxFrames);
       StagedRecord r;
       r.size = want.size();
+      r.thread = static_cast<uint32_t>(w);
       want.push_back(frames);
       StagedFrames* with = frames.size() > StagingRing::kHeadFrames ? &mine[w] : nullptr;
       ring.put(r, frames, [&] { ring.drain(check, 0); }, with);
     }
     ring.drain(check, 0);
     EXPECT_EQ(got, want.size());
+    EXPECT_GT(shared_total, got * 10);
   }
 }
 
