@@ -58,10 +58,9 @@ bool window_accepts(const Filter& f, uint64_t alloc, uint64_t free, bool freed) 
 
 constexpr unsigned bit(Metric m) { return 1u << static_cast<unsigned>(m); }
 
+// In metric order, the set bits only.
 void add_masked(Metrics& m, unsigned mask, const Count& c) {
-  for (size_t i = 0; i < kMetricCount; ++i) {
-    if (mask & (1u << i)) m.counts[i] += c;
-  }
+  for (; mask != 0; mask &= mask - 1) m.counts[static_cast<size_t>(__builtin_ctz(mask))] += c;
 }
 
 void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
@@ -348,7 +347,7 @@ struct AggregateBuilder::Impl {
       const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
       if (b.stack != kDropped) {
         const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b));
+        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b), &c);
       }
       return alongside->add_free(e, &c);
     }
@@ -367,8 +366,9 @@ struct AggregateBuilder::Impl {
   }
 
   // Pass 2: the block's whole story is known; count it if the filter keeps it.
+  // `count`: the block's Count, when the caller has it.
   void settle(const Block& b, uint64_t free_t, bool freed, uint32_t free_thread, bool at_peak,
-              bool immediate = false) {
+              bool immediate = false, const Count* count = nullptr) {
     const Filter& f = a.query.filter;
     const uint64_t end = freed ? free_t : std::max(duration(), b.time);
     const uint64_t lifetime = end - b.time;
@@ -378,7 +378,7 @@ struct AggregateBuilder::Impl {
       ++a.rejected_blocks;
       return;
     }
-    const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
+    const Count c = count ? *count : a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     unsigned mask = bit(Metric::Allocated);
     if (a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never)) mask |= bit(Metric::Live);
     if (at_peak) {
@@ -388,7 +388,6 @@ struct AggregateBuilder::Impl {
         mask |= bit(Metric::Peak);
       }
     }
-    count(b, mask, c);
     if (a.series_buckets > 0) {
       if (!series_ready) {
         // end_of() adds nothing to the series then: this entry stands for both.
@@ -397,7 +396,9 @@ struct AggregateBuilder::Impl {
         add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
       }
     }
-    end_of(b, c, free_t, freed, free_thread, end, immediate);
+    // One count() for these metrics and end_of()'s (other metrics: each
+    // Count gets the same additions in the same order as with two).
+    end_of(b, c, free_t, freed, free_thread, end, immediate, mask);
   }
 
   // Pass 2 as it streams: a freed block that is live at the peak so far.
@@ -406,12 +407,13 @@ struct AggregateBuilder::Impl {
     if (thread_metrics(b.thread)) thread_since[b.thread].add(maxima_seen, c);
   }
 
-  // What a block's end adds (both modes): freed or leaked, temporary, its lifetime.
+  // What a block's end adds (both modes): freed or leaked, temporary, its
+  // lifetime; `settled`: the metrics settle() counts the block in.
   void end_of(const Block& b, const Count& c, uint64_t free_t, bool freed, uint32_t free_thread, uint64_t end,
-              bool immediate = false) {
+              bool immediate = false, unsigned settled = 0) {
     const uint64_t lifetime = (freed ? free_t : end) - b.time;
     if (immediate) a.immediate += c;
-    unsigned mask = freed ? bit(Metric::Freed) : bit(Metric::Leaked);
+    unsigned mask = settled | (freed ? bit(Metric::Freed) : bit(Metric::Leaked));
     if (freed && free_thread == b.thread && lifetime <= a.query.temporary_ns) mask |= bit(Metric::Temporary);
     count(b, mask, c);
     if (freed) {
@@ -515,6 +517,11 @@ void AggregateBuilder::add(const format::Event& event) {
     if (auto t = event_time(event)) s.clock(*t);
     if (s.alongside) s.alongside->add(event);
   }
+}
+
+void AggregateBuilder::add(const format::Free& free) {
+  Impl& s = *impl_;
+  s.on_free(s.clock(free.time_ns), free);
 }
 
 void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,

@@ -95,13 +95,27 @@ class EventPipe {
   std::thread worker_;
 };
 
+// Where the index's work on the Allocs and Frees runs (docs/ANALYSIS.md,
+// "Finalise time"): on the thread that reads the events, or on a worker the
+// reader hands them to in batches (EventPipe). The results are the same bytes.
+enum class Handover : uint8_t {
+  Inline,  // the reading thread does it all
+  Worker,  // a worker thread, fed through an EventPipe
+};
+// The one for this machine: Inline on one or two CPUs, where the program being
+// followed keeps both busy and the pipe bought no parallelism but cost the
+// hand-over; Worker with more (the measurements are in docs/RECORDER.md).
+Handover default_handover();
+
 class ThreadedOverview {
  public:
   // The Overview only.
-  explicit ThreadedOverview(const format::TraceInfo& info);
+  explicit ThreadedOverview(const format::TraceInfo& info, Handover handover = default_handover());
   // Also the Aggregate of `query` (see above for which queries).
-  ThreadedOverview(const format::TraceInfo& info, const Query& query);
-  void add(const format::Event& event);
+  ThreadedOverview(const format::TraceInfo& info, const Query& query, Handover handover = default_handover());
+  // `key`: the reader's key of an Alloc's backtrace (reader.h), which spares
+  // hashing a backtrace already interned.
+  void add(const format::Event& event, const reader::BacktraceKey& key = {});
   struct Result {
     Overview overview;
     Aggregate aggregate;  // empty without a query
@@ -115,12 +129,17 @@ class ThreadedOverview {
   }
 
  private:
-  ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query);
+  ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query, Handover handover);
+  // The work on one Alloc or Free, on whichever thread does it.
+  void consume(const EventPipe::Batch& batch);
+  void drain() {
+    if (pipe_) pipe_->drain();
+  }
   OverviewBuilder builder_;        // the worker's, but between drain() and push()
   reader::SymbolTable no_symbols_;  // the index's query has no --focus
   std::optional<AggregateBuilder> aggregate_;  // drives builder_; the worker's, as builder_
   StackTable stacks_;              // the caller's
-  EventPipe pipe_;                 // declared last: stopped first
+  std::optional<EventPipe> pipe_;  // Handover::Worker; declared last: stopped first
 };
 
 }  // namespace memloupe::analysis

@@ -22,6 +22,7 @@
 #include "format/events.h"
 #include "format/expected.h"
 #include "format/wire.h"
+#include "reader/reader.h"
 #include "symbolize/symbolizer.h"
 
 namespace memloupe::finalize {
@@ -37,6 +38,12 @@ class FinalizeTap {
   virtual ~FinalizeTap() = default;
   virtual void begin(const format::TraceInfo& info) = 0;
   virtual void event(const format::Event& event) = 0;  // every event but SymbolDefs
+  // event(), with the reader's key of an Alloc's backtrace (reader/reader.h,
+  // BacktraceKey) for a tap that interns backtraces; the finaliser calls this.
+  virtual void keyed_event(const format::Event& event, const reader::BacktraceKey& key) {
+    (void)key;
+    this->event(event);
+  }
   // The read is over; runs while the compaction and the symbolisation finish on
   // other threads. Not called when the read stopped at damage (no index is
   // written then).
