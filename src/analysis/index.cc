@@ -515,6 +515,8 @@ void IndexBuilder::add(const format::Event& event, const reader::BacktraceKey& k
   impl_->model.add(event, key);
 }
 
+void IndexBuilder::rest_at_once() { impl_->model.use_worker(); }
+
 void IndexBuilder::events_over() {
   Impl& s = *impl_;
   if (!s.result) s.result = std::move(s.model).finish();

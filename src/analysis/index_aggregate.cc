@@ -1,6 +1,5 @@
 #include "analysis/index_aggregate.h"
 
-#include <cstdlib>
 #include <utility>
 
 
@@ -127,8 +126,12 @@ void EventPipe::run() {
 // ---------------------------------------------------------------- ThreadedOverview
 
 Handover default_handover() {
-  if (const char* h = std::getenv("MLTMP_HANDOVER")) return h[0] == 'w' ? Handover::Worker : Handover::Inline;  // TEMP
   return std::thread::hardware_concurrency() > 2 ? Handover::Worker : Handover::Inline;
+}
+
+void ThreadedOverview::use_worker() {
+  // The builders' state so far is this thread's; starting the worker orders it before the worker's reads.
+  if (!pipe_ && std::thread::hardware_concurrency() >= 2) pipe_.emplace([this](const EventPipe::Batch& batch) { consume(batch); });
 }
 
 ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, Handover handover)

@@ -102,9 +102,11 @@ enum class Handover : uint8_t {
   Inline,  // the reading thread does it all
   Worker,  // a worker thread, fed through an EventPipe
 };
-// The one for this machine: Inline on one or two CPUs, where the program being
-// followed keeps both busy and the pipe bought no parallelism but cost the
-// hand-over; Worker with more (the measurements are in docs/RECORDER.md).
+// The one for reading while the program runs: Inline on one or two CPUs,
+// which the program keeps busy (the pipe bought no parallelism there, but cost
+// the hand-over); Worker with more. Once the rest of the events is there at
+// once (use_worker()), Worker on two or more. docs/RECORDER.md has the
+// measurements.
 Handover default_handover();
 
 class ThreadedOverview {
@@ -116,6 +118,10 @@ class ThreadedOverview {
   // `key`: the reader's key of an Alloc's backtrace (reader.h), which spares
   // hashing a backtrace already interned.
   void add(const format::Event& event, const reader::BacktraceKey& key = {});
+  // The events from now on are all there at once (the program exited, or the
+  // file is finished): the work goes to a worker from here on if the machine
+  // has a CPU for it (Handover::Worker stays so).
+  void use_worker();
   struct Result {
     Overview overview;
     Aggregate aggregate;  // empty without a query

@@ -136,19 +136,23 @@ TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
   }
 }
 
-// Both hand-overs, with the reader's backtrace keys and without, over a trace
-// from the real encoder: the same index bytes.
+// Both hand-overs, and the switch from one to the other halfway (as a
+// follower's read does when the program exits), with the reader's backtrace
+// keys and without, over a trace from the real encoder: the same index bytes.
 TEST(ThreadedOverview, HandoversAndKeysChangeNothing) {
+  enum class Way { Worker, Inline, InlineThenWorker };
   for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
     const reader::testing::Stream s =
         reader::testing::make_stream(9, {.mode = mode, .events = 3 * EventPipe::kBatch + 5, .max_depth = 80});
     std::vector<uint8_t> want;
-    for (Handover handover : {Handover::Worker, Handover::Inline}) {
+    for (Way way : {Way::Worker, Way::Inline, Way::InlineThenWorker}) {
       for (bool keys : {false, true}) {
         auto r = reader::Reader::from_bytes(s.bytes);
         ASSERT_TRUE(r.ok()) << r.error().message;
-        ThreadedOverview threaded((*r)->info(), index_query(), handover);
+        ThreadedOverview threaded((*r)->info(), index_query(), way == Way::Worker ? Handover::Worker : Handover::Inline);
+        uint64_t n = 0;
         while (const format::Event* e = (*r)->next()) {
+          if (way == Way::InlineThenWorker && n++ == s.allocs) threaded.use_worker();
           threaded.add(*e, keys ? (*r)->backtrace_key() : reader::BacktraceKey{});
         }
         ASSERT_FALSE((*r)->error());
@@ -156,8 +160,8 @@ TEST(ThreadedOverview, HandoversAndKeysChangeNothing) {
         ASSERT_GT(got.aggregate.stacks.size(), 10u);
         const std::vector<uint8_t> bytes = encoded(got.overview, std::move(got.aggregate));
         if (want.empty()) want = bytes;
-        EXPECT_EQ(bytes, want) << "mode " << static_cast<int>(mode) << " handover "
-                               << static_cast<int>(handover) << " keys " << keys;
+        EXPECT_EQ(bytes, want) << "mode " << static_cast<int>(mode) << " way " << static_cast<int>(way)
+                               << " keys " << keys;
       }
     }
   }

@@ -38,6 +38,7 @@ class IndexTap : public finalize::FinalizeTap {
     // Only this thread writes the count: a plain store, not a locked add per event.
     events_.store(events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  void rest_at_once() override { builder_->rest_at_once(); }
   void events_over() override {
     stage_.store(Stage::Aggregate, std::memory_order_relaxed);
     builder_->events_over();

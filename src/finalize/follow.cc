@@ -110,6 +110,7 @@ Expected<FollowedRead> TraceFollower::finish() {
   if (failure_) return *failure_;
   if (!reader_ && !open(false)) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
   if (auto e = file_->whole()) return *e;
+  if (tap_) tap_->rest_at_once();
   if (!reader_->error()) read_available(false);
   FollowedRead read{std::move(collector_).finish(reader_->error())};
   reader_.reset();
