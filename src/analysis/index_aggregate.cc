@@ -1,7 +1,9 @@
 #include "analysis/index_aggregate.h"
 
-#include <utility>
+#include <sched.h>
 
+#include <algorithm>
+#include <utility>
 
 namespace memloupe::analysis {
 namespace {
@@ -31,6 +33,14 @@ Record record_of(const format::Alloc& a, uint32_t stack = 0, bool is_new = false
 
 Record record_of(const format::Free& f) {
   return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, f.time_ns, f.id.value, 0};
+}
+
+// The CPUs this process may run on (its affinity mask, which `taskset` and
+// container limits set; hardware_concurrency() counts the machine's).
+unsigned usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
 }
 
 }  // namespace
@@ -125,13 +135,11 @@ void EventPipe::run() {
 
 // ---------------------------------------------------------------- ThreadedOverview
 
-Handover default_handover() {
-  return std::thread::hardware_concurrency() > 2 ? Handover::Worker : Handover::Inline;
-}
+Handover default_handover() { return usable_cpus() > 2 ? Handover::Worker : Handover::Inline; }
 
 void ThreadedOverview::use_worker() {
   // The builders' state so far is this thread's; starting the worker orders it before the worker's reads.
-  if (!pipe_ && std::thread::hardware_concurrency() >= 2) pipe_.emplace([this](const EventPipe::Batch& batch) { consume(batch); });
+  if (!pipe_ && usable_cpus() >= 2) pipe_.emplace([this](const EventPipe::Batch& batch) { consume(batch); });
 }
 
 ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, Handover handover)
