@@ -31,9 +31,6 @@ namespace {
 
 constexpr uint32_t kMaxThreads = 1u << 20;
 constexpr uint32_t kDropped = ~uint32_t{0};  // Block::stack of a block the filter dropped
-// Series of at most this many buckets are replayed from the log by marks
-// (AggregateBuilder::Impl::replay_series_log); a multiple of 64.
-constexpr uint32_t kMarkedBuckets = 128;
 
 struct Block {
   uint64_t time = 0;
@@ -145,11 +142,11 @@ class SeriesLog {
     free_ns_ = e.free_ns;
     blocks_.back().insert(blocks_.back().end(), buf, p);
   }
-  // Calls fn(entry) for each, in order.
+  // Calls fn(entry) for each, in order; the log is emptied.
   template <class Fn>
-  void for_each(Fn&& fn) const {
+  void drain(Fn&& fn) {
     uint64_t free_ns = 0;
-    for (const std::vector<uint8_t>& block : blocks_) {
+    for (std::vector<uint8_t>& block : blocks_) {
       const uint8_t* p = block.data();
       const uint8_t* const end = p + block.size();
       while (p < end) {
@@ -163,10 +160,9 @@ class SeriesLog {
         e.bytes_per_sample = static_cast<uint32_t>(get(p));
         fn(e);
       }
+      block = {};
     }
-  }
-  void clear() {
-    blocks_ = {};
+    blocks_.clear();
     free_ns_ = 0;
   }
 
@@ -432,52 +428,6 @@ struct AggregateBuilder::Impl {
     }
   }
 
-  // Pass 2 as it streams, at the end: the freed blocks' series, from the log.
-  // The stacks' series are empty until now (nothing is added to them while
-  // the width is unknown). Adding each entry where add_series() would put it
-  // kept each stack's sparse series sorted by inserting, a move of the
-  // buckets after it for every new bucket (8% of a finalise of (b), all of it
-  // after the program's exit). So a first walk of the log marks the buckets
-  // each stack uses, they are made at once in order, and the second walk adds
-  // to the bucket found by counting the marks below it: the same buckets, and
-  // the same additions in the same order.
-  void replay_series_log() {
-    if (a.series_buckets > kMarkedBuckets) {  // (not the index's 100 buckets)
-      series_log.for_each([&](const SeriesLog::Entry& e) {
-        const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
-        std::vector<SeriesBucket>& series = stacks[e.stack].series;
-        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
-        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
-      });
-      return series_log.clear();
-    }
-    using Marks = std::array<uint64_t, kMarkedBuckets / 64>;
-    std::vector<Marks> used(stacks.size());
-    const auto mark = [](Marks& m, uint32_t i) { m[i / 64] |= uint64_t{1} << (i % 64); };
-    series_log.for_each([&](const SeriesLog::Entry& e) {
-      mark(used[e.stack], series_index(e.alloc_ns));
-      mark(used[e.stack], series_index(e.free_ns));
-    });
-    for (size_t s = 0; s < stacks.size(); ++s) {
-      assert(stacks[s].series.empty());
-      for (uint32_t i = 0; i < kMarkedBuckets; ++i)
-        if (used[s][i / 64] >> (i % 64) & 1) stacks[s].series.push_back(SeriesBucket{i});
-    }
-    const auto at = [](const Marks& m, uint32_t i) {  // the marks below i
-      size_t n = 0;
-      for (uint32_t w = 0; w < i / 64; ++w) n += static_cast<size_t>(__builtin_popcountll(m[w]));
-      const uint64_t below = (uint64_t{1} << (i % 64)) - 1;
-      return n + static_cast<size_t>(__builtin_popcountll(m[i / 64] & below));
-    };
-    series_log.for_each([&](const SeriesLog::Entry& e) {
-      const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
-      std::vector<SeriesBucket>& series = stacks[e.stack].series;
-      series[at(used[e.stack], series_index(e.alloc_ns))].allocated += c;
-      series[at(used[e.stack], series_index(e.free_ns))].freed += c;
-    });
-    series_log.clear();
-  }
-
   // Pass 2 as it streams: what needed the finished Overview, now that the
   // events are over: the series' width and what the freed blocks add to them,
   // the peak's freed part, then the blocks still live, as pass 2 ends.
@@ -485,7 +435,12 @@ struct AggregateBuilder::Impl {
     if (a.series_buckets > 0) {
       set_series_width(duration());
       series_ready = true;
-      replay_series_log();
+      series_log.drain([&](const SeriesLog::Entry& e) {
+        const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
+        std::vector<SeriesBucket>& series = stacks[e.stack].series;
+        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
+        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
+      });
     }
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
