@@ -58,9 +58,22 @@ bool window_accepts(const Filter& f, uint64_t alloc, uint64_t free, bool freed) 
 
 constexpr unsigned bit(Metric m) { return 1u << static_cast<unsigned>(m); }
 
-// In metric order, the set bits only.
-void add_masked(Metrics& m, unsigned mask, const Count& c) {
-  for (; mask != 0; mask &= mask - 1) m.counts[static_cast<size_t>(__builtin_ctz(mask))] += c;
+// In metric order, the set bits only. `exact`: the trace is Mode::All, whose
+// blocks' Counts (Estimator::block) have no weights or variance, so only the
+// fields a block changes are added (the others hold +0.0, which adding +0.0
+// leaves as they are: the same bits as operator+=).
+void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
+  for (; mask != 0; mask &= mask - 1) {
+    Count& into = m.counts[static_cast<size_t>(__builtin_ctz(mask))];
+    if (!exact) {
+      into += c;
+      continue;
+    }
+    into.blocks += c.blocks;
+    into.samples += c.samples;
+    into.bytes += c.bytes;
+    into.objects += c.objects;
+  }
 }
 
 void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
@@ -250,8 +263,9 @@ struct AggregateBuilder::Impl {
   // Adds `c` to the masked metrics of the block's stack and thread (the totals
   // are the sum over stacks, made at the end).
   void count(const Block& b, unsigned mask, const Count& c) {
-    add_masked(stacks[b.stack].metrics, mask, c);
-    if (Metrics* t = thread_metrics(b.thread)) add_masked(*t, mask, c);
+    const bool exact = a.estimator.exact();
+    add_masked(stacks[b.stack].metrics, mask, c, exact);
+    if (Metrics* t = thread_metrics(b.thread)) add_masked(*t, mask, c, exact);
   }
 
   // One pass: the block's stack and thread gain (or lose) a live block.
