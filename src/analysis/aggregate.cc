@@ -58,22 +58,24 @@ bool window_accepts(const Filter& f, uint64_t alloc, uint64_t free, bool freed) 
 
 constexpr unsigned bit(Metric m) { return 1u << static_cast<unsigned>(m); }
 
-// In metric order, the set bits only. `exact`: the trace is Mode::All, whose
+// `into` += a block's Count `c`. `exact`: the trace is Mode::All, whose
 // blocks' Counts (Estimator::block) have no weights or variance, so only the
 // fields a block changes are added (the others hold +0.0, which adding +0.0
 // leaves as they are: the same bits as operator+=).
-void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
-  for (; mask != 0; mask &= mask - 1) {
-    Count& into = m.counts[static_cast<size_t>(__builtin_ctz(mask))];
-    if (!exact) {
-      into += c;
-      continue;
-    }
-    into.blocks += c.blocks;
-    into.samples += c.samples;
-    into.bytes += c.bytes;
-    into.objects += c.objects;
+void add_block(Count& into, const Count& c, bool exact) {
+  if (!exact) {
+    into += c;
+    return;
   }
+  into.blocks += c.blocks;
+  into.samples += c.samples;
+  into.bytes += c.bytes;
+  into.objects += c.objects;
+}
+
+// add_block() to the masked metrics, in metric order.
+void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
+  for (; mask != 0; mask &= mask - 1) add_block(m.counts[static_cast<size_t>(__builtin_ctz(mask))], c, exact);
 }
 
 void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
@@ -142,22 +144,27 @@ class SeriesLog {
   };
   void append(const Entry& e) {
     constexpr size_t kMaxEntry = 6 * format::kMaxVarint;
-    if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < kMaxEntry) {
-      blocks_.emplace_back().reserve(kBlock);
+    // The last block is kBlock bytes, of which used_ are written (it is cut
+    // to used_ when the next one starts, and by drain()).
+    if (blocks_.empty() || kBlock - used_ < kMaxEntry) {
+      if (!blocks_.empty()) blocks_.back().resize(used_);
+      blocks_.emplace_back(kBlock);
+      used_ = 0;
     }
-    uint8_t buf[kMaxEntry];
-    uint8_t* p = format::put_varint(buf, e.stack);
+    uint8_t* const start = blocks_.back().data() + used_;
+    uint8_t* p = format::put_varint(start, e.stack);
     p = format::put_varint(p, e.free_ns - free_ns_);  // the clock is monotone
     p = format::put_varint(p, e.free_ns - e.alloc_ns);
     p = format::put_varint(p, e.size);
     p = format::put_varint(p, e.n_samples);
     p = format::put_varint(p, e.bytes_per_sample);
     free_ns_ = e.free_ns;
-    blocks_.back().insert(blocks_.back().end(), buf, p);
+    used_ += static_cast<size_t>(p - start);
   }
   // Calls fn(entry) for each, in order; the log is emptied.
   template <class Fn>
   void drain(Fn&& fn) {
+    if (!blocks_.empty()) blocks_.back().resize(used_);
     uint64_t free_ns = 0;
     for (std::vector<uint8_t>& block : blocks_) {
       const uint8_t* p = block.data();
@@ -177,6 +184,7 @@ class SeriesLog {
     }
     blocks_.clear();
     free_ns_ = 0;
+    used_ = 0;
   }
 
  private:
@@ -191,6 +199,7 @@ class SeriesLog {
     }
   }
   std::vector<std::vector<uint8_t>> blocks_;
+  size_t used_ = 0;  // bytes written in the last block
   uint64_t free_ns_ = 0;
 };
 
@@ -426,14 +435,15 @@ struct AggregateBuilder::Impl {
   void end_of(const Block& b, const Count& c, uint64_t free_t, bool freed, uint32_t free_thread, uint64_t end,
               bool immediate = false, unsigned settled = 0) {
     const uint64_t lifetime = (freed ? free_t : end) - b.time;
-    if (immediate) a.immediate += c;
+    const bool exact = a.estimator.exact();
+    if (immediate) add_block(a.immediate, c, exact);
     unsigned mask = settled | (freed ? bit(Metric::Freed) : bit(Metric::Leaked));
     if (freed && free_thread == b.thread && lifetime <= a.query.temporary_ns) mask |= bit(Metric::Temporary);
     count(b, mask, c);
     if (freed) {
-      a.lifetimes.freed[LifetimeHistogram::bucket_of(lifetime)] += c;
+      add_block(a.lifetimes.freed[LifetimeHistogram::bucket_of(lifetime)], c, exact);
     } else {
-      a.lifetimes.never_freed += c;
+      add_block(a.lifetimes.never_freed, c, exact);
     }
     if (a.series_buckets > 0 && series_ready) {
       std::vector<SeriesBucket>& series = stacks[b.stack].series;
