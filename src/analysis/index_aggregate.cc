@@ -185,7 +185,10 @@ void ThreadedOverview::add(const format::Event& event, const reader::BacktraceKe
   if (const auto* a = std::get_if<format::Alloc>(&event)) {
     std::pair<uint32_t, bool> stack{0, false};
     if (aggregate_) stack = stacks_.intern(a->backtrace, key);
-    if (pipe_) return pipe_->push(record_of(*a, stack.first, stack.second), stack.second ? a->backtrace : std::span<const uint64_t>());
+    if (pipe_) {
+      return pipe_->push(record_of(*a, stack.first, stack.second),
+                         stack.second ? a->backtrace : std::span<const uint64_t>());
+    }
     // As the pipe's record gives it: bytes_per_sample 0 (a trace whose rate
     // changed gets no index).
     const format::Alloc* alloc = a;

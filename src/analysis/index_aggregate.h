@@ -4,9 +4,10 @@
 // that when the events are over only what needs the finished Overview is left
 // (the series' buckets, the peak's still-live blocks).
 //
-// The thread that decodes interns the backtraces and hands the reduced events
-// in batches (EventPipe) to a worker thread that runs the AggregateBuilder,
-// which drives the OverviewBuilder. Events other than Alloc and Free (a few
+// The thread that decodes interns the backtraces and either runs the
+// AggregateBuilder (which drives the OverviewBuilder) itself or hands the
+// reduced events in batches (EventPipe) to a worker thread that does
+// (Handover, below). Events other than Alloc and Free (a few
 // per thread, module and second) are added on the caller's thread once the
 // worker has caught up, so nothing but the reduced events (and each new
 // stack's frames, once) crosses. The results are those of the builders' add()
