@@ -58,10 +58,24 @@ bool window_accepts(const Filter& f, uint64_t alloc, uint64_t free, bool freed) 
 
 constexpr unsigned bit(Metric m) { return 1u << static_cast<unsigned>(m); }
 
-void add_masked(Metrics& m, unsigned mask, const Count& c) {
-  for (size_t i = 0; i < kMetricCount; ++i) {
-    if (mask & (1u << i)) m.counts[i] += c;
+// `into` += a block's Count `c`. `exact`: the trace is Mode::All, whose
+// blocks' Counts (Estimator::block) have no weights or variance, so only the
+// fields a block changes are added (the others hold +0.0, which adding +0.0
+// leaves as they are: the same bits as operator+=).
+void add_block(Count& into, const Count& c, bool exact) {
+  if (!exact) {
+    into += c;
+    return;
   }
+  into.blocks += c.blocks;
+  into.samples += c.samples;
+  into.bytes += c.bytes;
+  into.objects += c.objects;
+}
+
+// add_block() to the masked metrics, in metric order.
+void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
+  for (; mask != 0; mask &= mask - 1) add_block(m.counts[static_cast<size_t>(__builtin_ctz(mask))], c, exact);
 }
 
 void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
@@ -130,22 +144,27 @@ class SeriesLog {
   };
   void append(const Entry& e) {
     constexpr size_t kMaxEntry = 6 * format::kMaxVarint;
-    if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < kMaxEntry) {
-      blocks_.emplace_back().reserve(kBlock);
+    // The last block is kBlock bytes, of which used_ are written (it is cut
+    // to used_ when the next one starts, and by drain()).
+    if (blocks_.empty() || kBlock - used_ < kMaxEntry) {
+      if (!blocks_.empty()) blocks_.back().resize(used_);
+      blocks_.emplace_back(kBlock);
+      used_ = 0;
     }
-    uint8_t buf[kMaxEntry];
-    uint8_t* p = format::put_varint(buf, e.stack);
+    uint8_t* const start = blocks_.back().data() + used_;
+    uint8_t* p = format::put_varint(start, e.stack);
     p = format::put_varint(p, e.free_ns - free_ns_);  // the clock is monotone
     p = format::put_varint(p, e.free_ns - e.alloc_ns);
     p = format::put_varint(p, e.size);
     p = format::put_varint(p, e.n_samples);
     p = format::put_varint(p, e.bytes_per_sample);
     free_ns_ = e.free_ns;
-    blocks_.back().insert(blocks_.back().end(), buf, p);
+    used_ += static_cast<size_t>(p - start);
   }
   // Calls fn(entry) for each, in order; the log is emptied.
   template <class Fn>
   void drain(Fn&& fn) {
+    if (!blocks_.empty()) blocks_.back().resize(used_);
     uint64_t free_ns = 0;
     for (std::vector<uint8_t>& block : blocks_) {
       const uint8_t* p = block.data();
@@ -165,6 +184,7 @@ class SeriesLog {
     }
     blocks_.clear();
     free_ns_ = 0;
+    used_ = 0;
   }
 
  private:
@@ -179,6 +199,7 @@ class SeriesLog {
     }
   }
   std::vector<std::vector<uint8_t>> blocks_;
+  size_t used_ = 0;  // bytes written in the last block
   uint64_t free_ns_ = 0;
 };
 
@@ -251,8 +272,9 @@ struct AggregateBuilder::Impl {
   // Adds `c` to the masked metrics of the block's stack and thread (the totals
   // are the sum over stacks, made at the end).
   void count(const Block& b, unsigned mask, const Count& c) {
-    add_masked(stacks[b.stack].metrics, mask, c);
-    if (Metrics* t = thread_metrics(b.thread)) add_masked(*t, mask, c);
+    const bool exact = a.estimator.exact();
+    add_masked(stacks[b.stack].metrics, mask, c, exact);
+    if (Metrics* t = thread_metrics(b.thread)) add_masked(*t, mask, c, exact);
   }
 
   // One pass: the block's stack and thread gain (or lose) a live block.
@@ -348,7 +370,7 @@ struct AggregateBuilder::Impl {
       const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
       if (b.stack != kDropped) {
         const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b));
+        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b), &c);
       }
       return alongside->add_free(e, &c);
     }
@@ -367,8 +389,9 @@ struct AggregateBuilder::Impl {
   }
 
   // Pass 2: the block's whole story is known; count it if the filter keeps it.
+  // `count`: the block's Count, when the caller has it.
   void settle(const Block& b, uint64_t free_t, bool freed, uint32_t free_thread, bool at_peak,
-              bool immediate = false) {
+              bool immediate = false, const Count* count = nullptr) {
     const Filter& f = a.query.filter;
     const uint64_t end = freed ? free_t : std::max(duration(), b.time);
     const uint64_t lifetime = end - b.time;
@@ -378,7 +401,7 @@ struct AggregateBuilder::Impl {
       ++a.rejected_blocks;
       return;
     }
-    const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
+    const Count c = count ? *count : a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     unsigned mask = bit(Metric::Allocated);
     if (a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never)) mask |= bit(Metric::Live);
     if (at_peak) {
@@ -388,7 +411,6 @@ struct AggregateBuilder::Impl {
         mask |= bit(Metric::Peak);
       }
     }
-    count(b, mask, c);
     if (a.series_buckets > 0) {
       if (!series_ready) {
         // end_of() adds nothing to the series then: this entry stands for both.
@@ -397,7 +419,9 @@ struct AggregateBuilder::Impl {
         add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
       }
     }
-    end_of(b, c, free_t, freed, free_thread, end, immediate);
+    // One count() for these metrics and end_of()'s (other metrics: each
+    // Count gets the same additions in the same order as with two).
+    end_of(b, c, free_t, freed, free_thread, end, immediate, mask);
   }
 
   // Pass 2 as it streams: a freed block that is live at the peak so far.
@@ -406,18 +430,20 @@ struct AggregateBuilder::Impl {
     if (thread_metrics(b.thread)) thread_since[b.thread].add(maxima_seen, c);
   }
 
-  // What a block's end adds (both modes): freed or leaked, temporary, its lifetime.
+  // What a block's end adds (both modes): freed or leaked, temporary, its
+  // lifetime; `settled`: the metrics settle() counts the block in.
   void end_of(const Block& b, const Count& c, uint64_t free_t, bool freed, uint32_t free_thread, uint64_t end,
-              bool immediate = false) {
+              bool immediate = false, unsigned settled = 0) {
     const uint64_t lifetime = (freed ? free_t : end) - b.time;
-    if (immediate) a.immediate += c;
-    unsigned mask = freed ? bit(Metric::Freed) : bit(Metric::Leaked);
+    const bool exact = a.estimator.exact();
+    if (immediate) add_block(a.immediate, c, exact);
+    unsigned mask = settled | (freed ? bit(Metric::Freed) : bit(Metric::Leaked));
     if (freed && free_thread == b.thread && lifetime <= a.query.temporary_ns) mask |= bit(Metric::Temporary);
     count(b, mask, c);
     if (freed) {
-      a.lifetimes.freed[LifetimeHistogram::bucket_of(lifetime)] += c;
+      add_block(a.lifetimes.freed[LifetimeHistogram::bucket_of(lifetime)], c, exact);
     } else {
-      a.lifetimes.never_freed += c;
+      add_block(a.lifetimes.never_freed, c, exact);
     }
     if (a.series_buckets > 0 && series_ready) {
       std::vector<SeriesBucket>& series = stacks[b.stack].series;
@@ -515,6 +541,11 @@ void AggregateBuilder::add(const format::Event& event) {
     if (auto t = event_time(event)) s.clock(*t);
     if (s.alongside) s.alongside->add(event);
   }
+}
+
+void AggregateBuilder::add(const format::Free& free) {
+  Impl& s = *impl_;
+  s.on_free(s.clock(free.time_ns), free);
 }
 
 void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,

@@ -108,6 +108,7 @@ class AggregateBuilder {
   ~AggregateBuilder();
   AggregateBuilder(AggregateBuilder&&) noexcept;
   void add(const format::Event& event);
+  void add(const format::Free& free);  // add() of a Free, without the variant
   // An Alloc for a caller that interns the backtraces itself (the index
   // builder, on another thread than this builder's): the backtrace (not read)
   // has the stack id `stack`, numbered from 0 in order of first appearance

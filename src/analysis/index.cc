@@ -510,10 +510,12 @@ struct IndexBuilder::Impl {
 IndexBuilder::IndexBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>(info)) {}
 IndexBuilder::~IndexBuilder() = default;
 
-void IndexBuilder::add(const format::Event& event) {
+void IndexBuilder::add(const format::Event& event, const reader::BacktraceKey& key) {
   if (std::holds_alternative<format::RateChange>(event)) impl_->rate_changed = true;
-  impl_->model.add(event);
+  impl_->model.add(event, key);
 }
+
+void IndexBuilder::rest_at_once() { impl_->model.use_worker(); }
 
 void IndexBuilder::events_over() {
   Impl& s = *impl_;

@@ -71,7 +71,10 @@ class IndexBuilder {
  public:
   explicit IndexBuilder(const format::TraceInfo& info);
   ~IndexBuilder();
-  void add(const format::Event& event);
+  // `key`: an Alloc's backtrace key from the reader (reader.h), if it has one.
+  void add(const format::Event& event, const reader::BacktraceKey& key = {});
+  // The rest of the events come at once (ThreadedOverview::use_worker).
+  void rest_at_once();
   // Every event was added. finish() calls it if the caller did not.
   void events_over();
   // `trace`: the finished file the index will be appended to.

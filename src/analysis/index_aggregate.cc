@@ -1,7 +1,9 @@
 #include "analysis/index_aggregate.h"
 
-#include <utility>
+#include <sched.h>
 
+#include <algorithm>
+#include <utility>
 
 namespace memloupe::analysis {
 namespace {
@@ -31,6 +33,14 @@ Record record_of(const format::Alloc& a, uint32_t stack = 0, bool is_new = false
 
 Record record_of(const format::Free& f) {
   return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, f.time_ns, f.id.value, 0};
+}
+
+// The CPUs this process may run on (its affinity mask, which `taskset` and
+// container limits set; hardware_concurrency() counts the machine's).
+unsigned usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
 }
 
 }  // namespace
@@ -125,62 +135,87 @@ void EventPipe::run() {
 
 // ---------------------------------------------------------------- ThreadedOverview
 
-ThreadedOverview::ThreadedOverview(const format::TraceInfo& info) : ThreadedOverview(info, std::nullopt) {}
+Handover default_handover() { return usable_cpus() > 2 ? Handover::Worker : Handover::Inline; }
 
-ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const Query& query)
-    : ThreadedOverview(info, std::optional<Query>(query)) {}
-
-ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query)
-    : builder_(info), pipe_([this](const EventPipe::Batch& batch) {
-        if (!aggregate_) {
-          for (const Record& r : batch.records) {
-            if (r.kind == Kind::Alloc) {
-              builder_.add(alloc_of(r));
-            } else {
-              builder_.add(free_of(r));
-            }
-          }
-          return;
-        }
-        size_t frames = 0;  // into batch.frames
-        for (const Record& r : batch.records) {
-          if (r.kind == Kind::Free) {
-            aggregate_->add(free_of(r));
-          } else if (!r.new_stack) {
-            aggregate_->add_interned(alloc_of(r), r.stack, false, {});
-          } else {
-            const size_t n = batch.frames[frames];
-            aggregate_->add_interned(alloc_of(r), r.stack, true, {batch.frames.data() + frames + 1, n});
-            frames += 1 + n;
-          }
-        }
-      }) {
-  // Set before the first push(); the pipe's hand-over orders it before the worker's reads.
-  if (query) aggregate_.emplace(AggregateBuilder::Streaming{}, builder_, info, no_symbols_, *query);
+void ThreadedOverview::use_worker() {
+  // The builders' state so far is this thread's; starting the worker orders it before the worker's reads.
+  if (!pipe_ && usable_cpus() >= 2) pipe_.emplace([this](const EventPipe::Batch& batch) { consume(batch); });
 }
 
-void ThreadedOverview::add(const format::Event& event) {
-  if (const auto* a = std::get_if<format::Alloc>(&event)) {
-    if (aggregate_) {
-      const auto [stack, is_new] = stacks_.intern(a->backtrace);
-      pipe_.push(record_of(*a, stack, is_new), a->backtrace);
-    } else {
-      pipe_.push(record_of(*a));
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, Handover handover)
+    : ThreadedOverview(info, std::nullopt, handover) {}
+
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const Query& query, Handover handover)
+    : ThreadedOverview(info, std::optional<Query>(query), handover) {}
+
+ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query,
+                                   Handover handover)
+    : builder_(info) {
+  if (query) aggregate_.emplace(AggregateBuilder::Streaming{}, builder_, info, no_symbols_, *query);
+  // Started once the builders exist; the pipe's hand-over orders them before the worker's reads.
+  if (handover == Handover::Worker) pipe_.emplace([this](const EventPipe::Batch& batch) { consume(batch); });
+}
+
+void ThreadedOverview::consume(const EventPipe::Batch& batch) {
+  if (!aggregate_) {
+    for (const Record& r : batch.records) {
+      if (r.kind == Kind::Alloc) {
+        builder_.add(alloc_of(r));
+      } else {
+        builder_.add(free_of(r));
+      }
     }
-  } else if (const auto* f = std::get_if<format::Free>(&event)) {
-    pipe_.push(record_of(*f));
-  } else {
-    pipe_.drain();
-    if (aggregate_) {
-      aggregate_->add(event);  // its time, and the OverviewBuilder's add()
+    return;
+  }
+  size_t frames = 0;  // into batch.frames
+  for (const Record& r : batch.records) {
+    if (r.kind == Kind::Free) {
+      aggregate_->add(free_of(r));
+    } else if (!r.new_stack) {
+      aggregate_->add_interned(alloc_of(r), r.stack, false, {});
     } else {
-      builder_.add(event);
+      const size_t n = batch.frames[frames];
+      aggregate_->add_interned(alloc_of(r), r.stack, true, {batch.frames.data() + frames + 1, n});
+      frames += 1 + n;
     }
   }
 }
 
+void ThreadedOverview::add(const format::Event& event, const reader::BacktraceKey& key) {
+  if (const auto* a = std::get_if<format::Alloc>(&event)) {
+    std::pair<uint32_t, bool> stack{0, false};
+    if (aggregate_) stack = stacks_.intern(a->backtrace, key);
+    if (pipe_) {
+      return pipe_->push(record_of(*a, stack.first, stack.second),
+                         stack.second ? a->backtrace : std::span<const uint64_t>());
+    }
+    // As the pipe's record gives it: bytes_per_sample 0 (a trace whose rate
+    // changed gets no index).
+    const format::Alloc* alloc = a;
+    format::Alloc copy;
+    if (a->bytes_per_sample != 0) {
+      copy = *a;
+      copy.bytes_per_sample = 0;
+      alloc = &copy;
+    }
+    if (!aggregate_) return builder_.add(*alloc);
+    return aggregate_->add_interned(*alloc, stack.first, stack.second, a->backtrace);
+  }
+  if (const auto* f = std::get_if<format::Free>(&event)) {
+    if (pipe_) return pipe_->push(record_of(*f));
+    if (!aggregate_) return builder_.add(*f);
+    return aggregate_->add(*f);
+  }
+  drain();
+  if (aggregate_) {
+    aggregate_->add(event);  // its time, and the OverviewBuilder's add()
+  } else {
+    builder_.add(event);
+  }
+}
+
 ThreadedOverview::Result ThreadedOverview::finish() && {
-  pipe_.finish();
+  if (pipe_) pipe_->finish();
   Result out;
   if (aggregate_) out.aggregate = std::move(*aggregate_).finish();  // before the OverviewBuilder it drives
   out.overview = std::move(builder_).finish();

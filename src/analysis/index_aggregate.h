@@ -4,9 +4,10 @@
 // that when the events are over only what needs the finished Overview is left
 // (the series' buckets, the peak's still-live blocks).
 //
-// The thread that decodes interns the backtraces and hands the reduced events
-// in batches (EventPipe) to a worker thread that runs the AggregateBuilder,
-// which drives the OverviewBuilder. Events other than Alloc and Free (a few
+// The thread that decodes interns the backtraces and either runs the
+// AggregateBuilder (which drives the OverviewBuilder) itself or hands the
+// reduced events in batches (EventPipe) to a worker thread that does
+// (Handover, below). Events other than Alloc and Free (a few
 // per thread, module and second) are added on the caller's thread once the
 // worker has caught up, so nothing but the reduced events (and each new
 // stack's frames, once) crosses. The results are those of the builders' add()
@@ -95,13 +96,33 @@ class EventPipe {
   std::thread worker_;
 };
 
+// Where the index's work on the Allocs and Frees runs (docs/ANALYSIS.md,
+// "Finalise time"): on the thread that reads the events, or on a worker the
+// reader hands them to in batches (EventPipe). The results are the same bytes.
+enum class Handover : uint8_t {
+  Inline,  // the reading thread does it all
+  Worker,  // a worker thread, fed through an EventPipe
+};
+// The one for reading while the program runs: Inline on one or two CPUs,
+// which the program keeps busy (the pipe bought no parallelism there, but cost
+// the hand-over); Worker with more. Once the rest of the events is there at
+// once (use_worker()), Worker on two or more. docs/RECORDER.md has the
+// measurements.
+Handover default_handover();
+
 class ThreadedOverview {
  public:
   // The Overview only.
-  explicit ThreadedOverview(const format::TraceInfo& info);
+  explicit ThreadedOverview(const format::TraceInfo& info, Handover handover = default_handover());
   // Also the Aggregate of `query` (see above for which queries).
-  ThreadedOverview(const format::TraceInfo& info, const Query& query);
-  void add(const format::Event& event);
+  ThreadedOverview(const format::TraceInfo& info, const Query& query, Handover handover = default_handover());
+  // `key`: the reader's key of an Alloc's backtrace (reader.h), which spares
+  // hashing a backtrace already interned.
+  void add(const format::Event& event, const reader::BacktraceKey& key = {});
+  // The events from now on are all there at once (the program exited, or the
+  // file is finished): the work goes to a worker from here on if the machine
+  // has a CPU for it (Handover::Worker stays so).
+  void use_worker();
   struct Result {
     Overview overview;
     Aggregate aggregate;  // empty without a query
@@ -115,12 +136,17 @@ class ThreadedOverview {
   }
 
  private:
-  ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query);
+  ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query, Handover handover);
+  // The work on one Alloc or Free, on whichever thread does it.
+  void consume(const EventPipe::Batch& batch);
+  void drain() {
+    if (pipe_) pipe_->drain();
+  }
   OverviewBuilder builder_;        // the worker's, but between drain() and push()
   reader::SymbolTable no_symbols_;  // the index's query has no --focus
   std::optional<AggregateBuilder> aggregate_;  // drives builder_; the worker's, as builder_
   StackTable stacks_;              // the caller's
-  EventPipe pipe_;                 // declared last: stopped first
+  std::optional<EventPipe> pipe_;  // Handover::Worker; declared last: stopped first
 };
 
 }  // namespace memloupe::analysis

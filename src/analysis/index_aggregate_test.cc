@@ -11,6 +11,7 @@
 
 #include "analysis/index.h"
 #include "support/test_script.h"
+#include "support/test_streams.h"
 
 namespace memloupe::analysis {
 namespace {
@@ -70,17 +71,19 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
       for (const format::Event& e : s.events) serial.add(e);
       const Aggregate expected = std::move(serial).finish();
 
-      ThreadedOverview threaded(s.info, index_query());
-      for (const format::Event& e : s.events) threaded.add(e);
-      ThreadedOverview::Result got = std::move(threaded).finish();
-
       ASSERT_GT(expected.stacks.size(), 100u);
       ASSERT_GT(expected.series_buckets, 0u);
       ASSERT_FALSE(expected.totals[Metric::Peak].empty());
       ASSERT_FALSE(expected.totals[Metric::Leaked].empty());
       const std::vector<uint8_t> want = encoded(overview, expected);
       ASSERT_FALSE(want.empty());
-      EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want) << "mode " << static_cast<int>(mode) << " seed " << seed;
+      for (Handover handover : {Handover::Worker, Handover::Inline}) {
+        ThreadedOverview threaded(s.info, index_query(), handover);
+        for (const format::Event& e : s.events) threaded.add(e);
+        ThreadedOverview::Result got = std::move(threaded).finish();
+        EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want)
+            << "mode " << static_cast<int>(mode) << " seed " << seed << " handover " << static_cast<int>(handover);
+      }
     }
   }
 }
@@ -114,18 +117,52 @@ TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
     for (uint64_t seed : {5, 6}) {
       const Script s = random_trace(mode, seed, 2 * static_cast<int>(EventPipe::kBatch) * static_cast<int>(seed) + 3);
       OverviewBuilder serial(s.info);
-      ThreadedOverview threaded(s.info);
+      ThreadedOverview worker(s.info, Handover::Worker), inline_(s.info, Handover::Inline);
       for (const format::Event& e : s.events) {
         serial.add(e);
-        threaded.add(e);
+        worker.add(e);
+        inline_.add(e);
       }
       const Overview want = std::move(serial).finish();
-      const Overview got = std::move(threaded).finish().overview;
       ASSERT_GT(want.markers.size(), 1u);  // rare events were interleaved
       const std::vector<uint8_t> bytes = encoded(want, Aggregate{});
       ASSERT_GT(bytes.size(), 1000u);  // the heap series is in there
-      EXPECT_EQ(encoded(got, Aggregate{}), bytes) << "seed " << seed;
-      EXPECT_EQ(got.events, want.events);
+      for (ThreadedOverview* threaded : {&worker, &inline_}) {
+        const Overview got = std::move(*threaded).finish().overview;
+        EXPECT_EQ(encoded(got, Aggregate{}), bytes) << "seed " << seed;
+        EXPECT_EQ(got.events, want.events);
+      }
+    }
+  }
+}
+
+// Both hand-overs, and the switch from one to the other halfway (as a
+// follower's read does when the program exits), with the reader's backtrace
+// keys and without, over a trace from the real encoder: the same index bytes.
+TEST(ThreadedOverview, HandoversAndKeysChangeNothing) {
+  enum class Way { Worker, Inline, InlineThenWorker };
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    const reader::testing::Stream s =
+        reader::testing::make_stream(9, {.mode = mode, .events = 3 * EventPipe::kBatch + 5, .max_depth = 80});
+    std::vector<uint8_t> want;
+    for (Way way : {Way::Worker, Way::Inline, Way::InlineThenWorker}) {
+      for (bool keys : {false, true}) {
+        auto r = reader::Reader::from_bytes(s.bytes);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        ThreadedOverview threaded((*r)->info(), index_query(), way == Way::Worker ? Handover::Worker : Handover::Inline);
+        uint64_t n = 0;
+        while (const format::Event* e = (*r)->next()) {
+          if (way == Way::InlineThenWorker && n++ == s.allocs) threaded.use_worker();
+          threaded.add(*e, keys ? (*r)->backtrace_key() : reader::BacktraceKey{});
+        }
+        ASSERT_FALSE((*r)->error());
+        ThreadedOverview::Result got = std::move(threaded).finish();
+        ASSERT_GT(got.aggregate.stacks.size(), 10u);
+        const std::vector<uint8_t> bytes = encoded(got.overview, std::move(got.aggregate));
+        if (want.empty()) want = bytes;
+        EXPECT_EQ(bytes, want) << "mode " << static_cast<int>(mode) << " way " << static_cast<int>(way)
+                               << " keys " << keys;
+      }
     }
   }
 }
@@ -133,9 +170,9 @@ TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
 TEST(ThreadedOverview, DestroyedUnfinishedStopsItsWorker) {
   const Script s = random_trace(format::Mode::All, 4, 20000);
   QueryArgs args;
-  ThreadedOverview aggregating(s.info, resolve(args, Overview{}).value());
+  ThreadedOverview aggregating(s.info, resolve(args, Overview{}).value(), Handover::Worker);
   for (const format::Event& e : s.events) aggregating.add(e);
-  ThreadedOverview plain(s.info);
+  ThreadedOverview plain(s.info, Handover::Worker);
   for (const format::Event& e : s.events) plain.add(e);
   // Leaving the scope must join the workers (a damaged input never asks for the index).
 }

@@ -11,6 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "format/wire.h"
+#include "reader/reader.h"
+
 namespace memloupe::analysis {
 
 class StackTable {
@@ -19,6 +22,18 @@ class StackTable {
 
   // The id of `frames` (new ids are size() before the call) and whether it is new.
   std::pair<uint32_t, bool> intern(std::span<const uint64_t> frames);
+  // The same, for a backtrace the reader gave `key` (reader.h, BacktraceKey):
+  // when the key's slot last held this serial, its id without looking at the
+  // frames (a cached Alloc repeats a backtrace already interned: on deep
+  // stacks the hash over every frame was most of the interning).
+  std::pair<uint32_t, bool> intern(std::span<const uint64_t> frames, const reader::BacktraceKey& key) {
+    if (key.serial == 0) return intern(frames);
+    Known& known = by_slot_[key.slot & (kSlots - 1)];
+    if (known.serial == key.serial) return {known.id, false};
+    const auto interned = intern(frames);
+    known = Known{key.serial, interned.first};
+    return interned;
+  }
 
   std::span<const uint64_t> frames(uint32_t id) const {
     const Range& r = ranges_[id];
@@ -33,6 +48,13 @@ class StackTable {
     uint32_t hash;  // the low bits of the stack's hash, to skip most comparisons
   };
   static constexpr uint32_t kEmpty = ~uint32_t{0};
+  // The stack of the latest serial seen in each backtrace-cache slot (a slot
+  // number past kSlots shares an entry: a miss, never a wrong id).
+  struct Known {
+    uint64_t serial = 0;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kSlots = format::kBtCacheSize;
 
   void grow();
 
@@ -40,6 +62,7 @@ class StackTable {
   std::vector<Range> ranges_;
   std::vector<uint32_t> index_;  // ids by hash slot; kEmpty = free
   size_t mask_ = 0;
+  std::vector<Known> by_slot_ = std::vector<Known>(kSlots);
 };
 
 }  // namespace memloupe::analysis

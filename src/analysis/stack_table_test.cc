@@ -37,5 +37,32 @@ TEST(StackTable, EmptyAndPrefixStacksDiffer) {
   EXPECT_EQ(table.intern({}), std::make_pair(uint32_t{0}, false));
 }
 
+// Keyed interning gives the ids of plain interning, as a reader's backtrace
+// cache gives the keys: a slot repeats its backtrace until it is refilled (a
+// new serial), possibly with another backtrace, possibly with one seen before.
+TEST(StackTable, KeyedInterningGivesThePlainIds) {
+  StackTable keyed, plain;
+  constexpr uint32_t kCacheSlots = 7;  // few slots: many refills
+  std::vector<reader::BacktraceKey> cache(kCacheSlots);
+  std::vector<std::vector<uint64_t>> held(kCacheSlots);
+  uint64_t serial = 0, hits = 0;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    const uint32_t slot = static_cast<uint32_t>((i * 2654435761u) >> 7) % kCacheSlots;
+    if (cache[slot].serial == 0 || i % 5 == 0) {  // a refill: another (or the same) backtrace
+      held[slot] = {0x1000 + i % 13, 0x2000 + i % 41, 0x3000};
+      held[slot].resize(3 + i % 4, 0x4000 + slot);
+      cache[slot] = reader::BacktraceKey{++serial, slot};
+    } else {
+      ++hits;
+    }
+    const auto want = plain.intern(held[slot]);
+    // Every fourth Alloc without a key (a reader that does not know).
+    const auto got = i % 4 == 3 ? keyed.intern(held[slot]) : keyed.intern(held[slot], cache[slot]);
+    ASSERT_EQ(got, want) << "alloc " << i;
+  }
+  EXPECT_GT(hits, 10000u);
+  EXPECT_EQ(keyed.size(), plain.size());
+}
+
 }  // namespace
 }  // namespace memloupe::analysis

@@ -32,10 +32,13 @@ void print_damage(const std::string& path, const Error& damage, uint64_t events)
 class IndexTap : public finalize::FinalizeTap {
  public:
   void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
-  void event(const format::Event& e) override {
-    builder_->add(e);
-    events_.fetch_add(1, std::memory_order_relaxed);
+  void event(const format::Event& e) override { keyed_event(e, {}); }
+  void keyed_event(const format::Event& e, const reader::BacktraceKey& key) override {
+    builder_->add(e, key);
+    // Only this thread writes the count: a plain store, not a locked add per event.
+    events_.store(events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  void rest_at_once() override { builder_->rest_at_once(); }
   void events_over() override {
     stage_.store(Stage::Aggregate, std::memory_order_relaxed);
     builder_->events_over();

@@ -39,11 +39,11 @@ class Collector {
   Collector(FinalizeTap* tap, FinalizeAddon* addon, symbolize::SnapshotRoots* snapshots = nullptr)
       : tap_(tap), addon_(addon), snapshots_(snapshots) {}
 
-  // `fresh`: Reader::fresh_frames() for an Alloc.
-  void add(const format::Event& e, uint32_t fresh) {
+  // `fresh`, `key`: Reader::fresh_frames() and backtrace_key() for an Alloc.
+  void add(const format::Event& e, uint32_t fresh, const reader::BacktraceKey& key = {}) {
     if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
     ++c_.events;
-    if (tap_) tap_->event(e);
+    if (tap_) tap_->keyed_event(e, key);
     if (snapshots_) {
       snapshots_->add(e);
     } else if (const auto* start = std::get_if<format::ThreadStart>(&e)) {

@@ -30,7 +30,7 @@ Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) 
 }
 
 Collected collect(reader::Reader& r, Collector collector) {
-  while (const format::Event* e = r.next()) collector.add(*e, r.fresh_frames());
+  while (const format::Event* e = r.next()) collector.add(*e, r.fresh_frames(), r.backtrace_key());
   return std::move(collector).finish(r.error());
 }
 
@@ -184,7 +184,10 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   // read is over, the symbolisation (which needs only its addresses) runs
   // beside the tap's events_over(). Each job's failure surfaces here, through
   // its future.
-  if (options.tap && !followed) options.tap->begin(r.info());
+  if (options.tap && !followed) {
+    options.tap->begin(r.info());
+    options.tap->rest_at_once();  // (a compaction's thread that reads them starts after this)
+  }
   FinalizeAddon* addon = options.symbolize ? options.addon : nullptr;
   const std::span<const uint8_t> input_bytes = (*bytes)->data();
   const bool compact = needs_compaction(input_bytes);

@@ -22,6 +22,7 @@
 #include "format/events.h"
 #include "format/expected.h"
 #include "format/wire.h"
+#include "reader/reader.h"
 #include "symbolize/symbolizer.h"
 
 namespace memloupe::finalize {
@@ -29,7 +30,8 @@ namespace memloupe::finalize {
 // Work that rides on the finaliser's one read of the events, for the layers
 // above it (the CLI builds the analysis index with one; this library knows
 // nothing of the analysis). The calls come one at a time, each finished before
-// the next starts, in this order: begin, every event, events_over, index.
+// the next starts, in this order: begin, every event (with rest_at_once
+// somewhere among them), events_over, index.
 // event() runs on the compaction's thread when the collection shares its read
 // (a raw trace), the others on the thread that called finalize_trace.
 class FinalizeTap {
@@ -37,6 +39,17 @@ class FinalizeTap {
   virtual ~FinalizeTap() = default;
   virtual void begin(const format::TraceInfo& info) = 0;
   virtual void event(const format::Event& event) = 0;  // every event but SymbolDefs
+  // event(), with the reader's key of an Alloc's backtrace (reader/reader.h,
+  // BacktraceKey) for a tap that interns backtraces; the finaliser calls this.
+  virtual void keyed_event(const format::Event& event, const reader::BacktraceKey& key) {
+    (void)key;
+    this->event(event);
+  }
+  // The rest of the events is there to be read at once (the program has
+  // exited, or the file was finished before the read began): no program
+  // competes for the CPUs any more, so the tap may spread its work over more
+  // threads. Called on the reading thread, between two events.
+  virtual void rest_at_once() {}
   // The read is over; runs while the compaction and the symbolisation finish on
   // other threads. Not called when the read stopped at damage (no index is
   // written then).

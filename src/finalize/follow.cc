@@ -68,7 +68,7 @@ void TraceFollower::read_available(bool until_stopped) {
   reader_->resume();
   uint64_t n = 0;
   while (const format::Event* e = reader_->next()) {
-    collector_.add(*e, reader_->fresh_frames());
+    collector_.add(*e, reader_->fresh_frames(), reader_->backtrace_key());
     // The reader is left between two events: finish() continues from there.
     if (until_stopped && ++n % 4096 == 0 && stopping_.load(std::memory_order_relaxed)) return;
   }
@@ -110,6 +110,7 @@ Expected<FollowedRead> TraceFollower::finish() {
   if (failure_) return *failure_;
   if (!reader_ && !open(false)) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
   if (auto e = file_->whole()) return *e;
+  if (tap_) tap_->rest_at_once();
   if (!reader_->error()) read_available(false);
   FollowedRead read{std::move(collector_).finish(reader_->error())};
   reader_.reset();

@@ -80,8 +80,10 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
     entry = !e1.used ? &e1 : !e2.used ? &e2 : e1.date <= e2.date ? &e1 : &e2;
     entry->hash = hash;
     entry->used = true;
+    entry->serial = ++fillings_;
     entry->frames.assign(bt_.begin(), bt_.end());
   }
+  key_ = BacktraceKey{entry->serial, static_cast<uint32_t>(entry - bt_cache_.data())};
   entry->size = a.size;
   entry->func = a.func;
   entry->align = a.alignment;

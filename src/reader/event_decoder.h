@@ -16,6 +16,7 @@
 #include "format/history.h"
 #include "format/wire.h"
 #include "reader/cursor.h"
+#include "reader/reader.h"
 #include "reader/streams.h"
 
 namespace memloupe::reader {
@@ -43,6 +44,9 @@ class EventDecoder {
   // (prefix sharing), or all of them when the backtrace came from the backtrace
   // cache; so each of those appeared in an Alloc delivered before (Reader::fresh_frames).
   uint32_t fresh_frames() const { return fresh_frames_; }
+  // For the Alloc just delivered: its backtrace's place in the backtrace cache
+  // (Reader::backtrace_key).
+  BacktraceKey backtrace_key() const { return key_; }
 
  private:
   struct BtEntry {
@@ -52,6 +56,7 @@ class EventDecoder {
     uint32_t align = 0;
     format::Func func = format::Func::Malloc;
     bool used = false;
+    uint64_t serial = 0;  // which filling of the slot: 1 + the fillings before it, in any slot
     std::vector<uint64_t> frames;  // innermost first
   };
 
@@ -78,6 +83,8 @@ class EventDecoder {
   unsigned prev_n_ = 0;
   std::vector<uint64_t> bt_;  // the backtrace being read, innermost first
   uint32_t fresh_frames_ = 0;
+  uint64_t fillings_ = 0;  // of backtrace-cache slots, so far
+  BacktraceKey key_;
   std::unique_ptr<format::AllocHistory> history_;
   format::Func last_alloc_func_ = format::Func::Malloc;
   uint32_t thread_ = 0;

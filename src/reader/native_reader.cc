@@ -48,6 +48,7 @@ class NativeReader final : public Reader {
   uint64_t offset() const override { return offset_; }
   uint64_t events_read() const override { return events_; }
   uint32_t fresh_frames() const override { return decoder_->fresh_frames(); }
+  BacktraceKey backtrace_key() const override { return decoder_->backtrace_key(); }
   void resume() override {
     if (at_end_) done_ = at_end_ = false;
   }

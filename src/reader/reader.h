@@ -28,6 +28,19 @@ struct OwnedFrame {
 };
 using SymbolTable = std::unordered_map<uint64_t, std::vector<OwnedFrame>>;
 
+// Which backtrace an Alloc has, as the reader knows it without looking at the
+// frames: two Allocs of one read with the same non-zero `serial` have the same
+// backtrace (a memloupe trace's backtrace cache: `serial` numbers the fillings
+// of its slots, `slot` is where the backtrace sits, and an Alloc that names a
+// slot repeats that slot's backtrace). Equal backtraces may still have
+// different keys (a backtrace read again after its slot was refilled). A
+// consumer that interns backtraces (the analysis index) keeps one answer per
+// slot and hashes the frames only when the slot's serial changed.
+struct BacktraceKey {
+  uint64_t serial = 0;  // 0: not known
+  uint32_t slot = 0;    // below format::kBtCacheSize
+};
+
 class Reader {
  public:
   virtual ~Reader() = default;
@@ -53,6 +66,9 @@ class Reader {
   // cache that is a few frames per event, not the whole depth. Readers that do
   // not know say the whole backtrace.
   virtual uint32_t fresh_frames() const { return UINT32_MAX; }
+  // For the Alloc next() just returned: its backtrace's key (above). Readers
+  // that do not know say {} (every backtrace is then looked at).
+  virtual BacktraceKey backtrace_key() const { return {}; }
   // For a file still being written (reader/growing_file.h): after next()
   // returned nullptr without an error at the end of the bytes, lets the next
   // next() look again from there (the bytes may have grown). Readers that

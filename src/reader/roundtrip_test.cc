@@ -2,6 +2,7 @@
 // back exactly the events the generator asked the encoder to write.
 #include <gtest/gtest.h>
 
+#include <unordered_map>
 #include <unordered_set>
 
 #include "finalize/compact.h"
@@ -148,6 +149,45 @@ TEST(RoundTrip, FreshFramesCoverEveryNewAddress) {
       auto compacted = finalize::compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
       ASSERT_TRUE(compacted.ok());
       expect_fresh_frames_cover_new_addresses(compacted->bytes);
+    }
+  }
+}
+
+// Reader::backtrace_key: Allocs with the same key have the same backtrace, and
+// (the point of it) many Allocs repeat a key: the interning then skips them.
+void expect_keys_name_backtraces(const std::vector<uint8_t>& bytes) {
+  auto r = Reader::from_bytes(bytes);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::unordered_map<uint64_t, std::pair<uint32_t, std::vector<uint64_t>>> by_serial;
+  uint64_t allocs = 0, repeats = 0;
+  while (const format::Event* e = (*r)->next()) {
+    const auto* a = std::get_if<format::Alloc>(e);
+    if (a == nullptr) continue;
+    ++allocs;
+    const BacktraceKey key = (*r)->backtrace_key();
+    ASSERT_NE(key.serial, 0u) << "alloc " << allocs;
+    ASSERT_LT(key.slot, format::kBtCacheSize);
+    const std::vector<uint64_t> frames(a->backtrace.begin(), a->backtrace.end());
+    auto [it, is_new] = by_serial.try_emplace(key.serial, key.slot, frames);
+    if (is_new) continue;
+    ++repeats;
+    ASSERT_EQ(it->second.first, key.slot) << "alloc " << allocs;
+    ASSERT_EQ(it->second.second, frames) << "alloc " << allocs << " repeats serial " << key.serial;
+  }
+  EXPECT_FALSE((*r)->error());
+  EXPECT_GT(repeats * 3, allocs) << repeats << " of " << allocs << " Allocs repeat a key";
+}
+
+TEST(RoundTrip, BacktraceKeysNameOneBacktrace) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (const StreamOptions& o : {StreamOptions{.mode = Mode::Sampled}, StreamOptions{.mode = Mode::All},
+                                   StreamOptions{.mode = Mode::All, .events = 3000, .max_depth = 250},
+                                   StreamOptions{.mode = Mode::All, .events = 4000, .flush_often = true, .columns = true}}) {
+      testing::Stream s = make_stream(seed, o);
+      expect_keys_name_backtraces(s.bytes);
+      auto compacted = finalize::compact_trace(s.bytes, {.zstd_level = 1, .max_events_payload = 50000});
+      ASSERT_TRUE(compacted.ok());
+      expect_keys_name_backtraces(compacted->bytes);
     }
   }
 }
