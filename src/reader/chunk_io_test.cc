@@ -93,7 +93,7 @@ TEST(ChunkIo, NewerVersionIsRefused) {
   format::put_u32(s.bytes.data() + 8, format::kFormatVersion + 1);
   std::string error;
   EXPECT_TRUE(testing::read_all(s.bytes, &error).empty());
-  EXPECT_EQ(error, "trace format version 2 is newer than this memloupe (reads up to 1)");
+  EXPECT_EQ(error, "trace format version 3 is newer than this memloupe (reads up to 2)");
 }
 
 TEST(ChunkIo, NotATrace) {
