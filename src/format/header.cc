@@ -18,7 +18,7 @@ constexpr size_t kArgvBudget = 8192;  // bytes of argv strings, their length pre
 
 size_t encode_file_header(const HeaderFields& f, std::span<uint8_t> out) noexcept {
   static_assert(kPrologueSize + kChunkHeaderSize + 40 + kMaxHost + kMaxString + kArgvBudget +
-                    2 * kMaxVarint <= kMaxFileHeader);
+                    3 * kMaxVarint <= kMaxFileHeader);  // varints: bytes per sample, pid, time unit
   if (out.size() < kMaxFileHeader) return 0;
   uint8_t* const chunk = out.data() + kPrologueSize;
   uint8_t* const payload = chunk + kChunkHeaderSize;
