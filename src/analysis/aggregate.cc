@@ -396,14 +396,15 @@ struct AggregateBuilder::Impl {
     const uint64_t end = freed ? free_t : std::max(duration(), b.time);
     const uint64_t lifetime = end - b.time;
     const uint64_t free_or_never = freed ? free_t : kForever;
-    if (lifetime < f.min_lifetime_ns || lifetime > f.max_lifetime_ns ||
-        !window_accepts(f, b.time, free_or_never, freed)) {
+    const bool in_window = f.at_peak ? at_peak : window_accepts(f, b.time, free_or_never, freed);
+    if (lifetime < f.min_lifetime_ns || lifetime > f.max_lifetime_ns || !in_window) {
       ++a.rejected_blocks;
       return;
     }
     const Count c = count ? *count : a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     unsigned mask = bit(Metric::Allocated);
-    if (a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never)) mask |= bit(Metric::Live);
+    const bool live_then = f.at_peak ? at_peak : a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never);
+    if (live_then) mask |= bit(Metric::Live);
     if (at_peak) {
       if (streaming && freed) {
         peak_since(b, c);

@@ -29,7 +29,11 @@ namespace memloupe::analysis {
 // format/funcs.h), the overview ends with the mapped memory and the aggregate
 // with Aggregate::immediate. Indexes of version 1 are ignored with a warning
 // (the events are read); finalising again writes a new one.
-inline constexpr uint32_t kIndexVersion = 2;
+// 3: the counts stored together are preceded by their forms (empty, exact,
+// full) and series bucket indexes are gaps (index.cc's layout): the same
+// information in ~20% fewer compressed bytes on the suite's (b). Version 2
+// indexes are still read.
+inline constexpr uint32_t kIndexVersion = 3;
 // Time buckets of the per-stack series the index holds: the HTML report's, so
 // `memloupe report` is answered from it (report::kHtmlBuckets refers to this).
 inline constexpr uint32_t kIndexSeriesBuckets = 100;

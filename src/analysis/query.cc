@@ -159,6 +159,7 @@ Expected<Query> resolve(const QueryArgs& args, const Overview& overview) {
     f.window = TimeWindow{t1, t2};
   } else if (args.at_peak) {
     f.window = TimeWindow{overview.peak.time_ns, overview.peak.time_ns};
+    f.at_peak = !args.test.has_value() || *args.test == WindowTest::Live;
   } else if (args.at_end) {
     f.window = TimeWindow{overview.duration_ns, overview.duration_ns};
   }

@@ -45,6 +45,11 @@ struct Filter {
   BlockKind kind = BlockKind::All;
   std::optional<TimeWindow> window;
   WindowTest test = WindowTest::Live;
+  // --at-peak: the window is the peak's instant, and "live then" is decided by
+  // event order (allocated up to the peak's allocation, freed after it), as the
+  // peak itself is: exact even among the events that share the peak's tick
+  // (a 32 µs tick in --all traces, docs/FORMAT.md §5.2).
+  bool at_peak = false;
   uint64_t min_size = 0;
   uint64_t max_size = kForever;
   // Lifetime = free − alloc; a block never freed lives until the end of the trace.

@@ -45,6 +45,7 @@ void print_header(const reader::Reader& r, const std::string& path) {
   } else {
     fmt::print("sampling:     sampled, one sample per {} bytes on average\n", info.bytes_per_sample);
   }
+  fmt::print("time unit:    {} µs (event times are whole ticks of it)\n", info.time_unit_us);
   fmt::print("pointer size: {} bytes\n", info.pointer_size);
   fmt::print("symbols:      {}\n", r.has_symbols_section() ? "symbols section present"
                                    : reader::ctf_details(r) ? "in the stream (memtrace locations)"

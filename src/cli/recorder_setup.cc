@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "analysis/query.h"
+#include "format/encoder.h"
 #include "format/signal_names.h"
+#include "format/wire.h"
 
 namespace memloupe::cli {
 namespace {
@@ -28,6 +30,18 @@ const CLI::Validator kRate(
     },
     "(0,1]");
 
+// --time-unit: what the encoder writes (format::encodable_time_unit), so that
+// the trace has the unit asked for.
+const CLI::Validator kTimeUnit(
+    [](std::string& text) -> std::string {
+      uint64_t us = 0;
+      if (!CLI::detail::lexical_cast(text, us)) return "not a whole number of microseconds: " + text;
+      return us != 0 && us == format::encodable_time_unit(us)
+                 ? ""
+                 : "must be a power of two from 1 to " + std::to_string(format::kMaxTimeUnitUs) + " µs, not " + text;
+    },
+    "MICROSECONDS");
+
 }  // namespace
 
 void add_sampling_options(CLI::App& sub, SamplingOptions& o, const std::string& all_help) {
@@ -41,6 +55,9 @@ void add_sampling_options(CLI::App& sub, SamplingOptions& o, const std::string& 
   all->excludes(every, rate);
   every->excludes(rate);
   sub.add_option("--depth", o.depth, "Backtrace depth limit in frames")->check(CLI::Range(1, 256));
+  sub.add_option("--time-unit", o.time_unit_us,
+                 "Microseconds per tick of the trace's event times, a power of two (default: 32 with --all, else 1)")
+      ->check(kTimeUnit);
 }
 
 Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const SamplingOptions& o,
@@ -67,6 +84,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> recorder_env(const Sa
     env.emplace_back("MEMLOUPE_EVERY", std::to_string(std::max<long long>(1, std::llround(1 / *o.rate))));
   }
   if (o.depth != 0) env.emplace_back("MEMLOUPE_DEPTH", std::to_string(o.depth));
+  if (o.time_unit_us != 0) env.emplace_back("MEMLOUPE_TIME_UNIT", std::to_string(o.time_unit_us));
   if (!o.snapshot_signal.empty()) {
     // Heap snapshots need every block's address (docs/RETENTION.md).
     if (!o.all) return Error{"--snapshot-signal: heap snapshots need --all"};

@@ -22,6 +22,7 @@ inline constexpr const char* kAttachLibraryName = "libmemloupe_attach.so";
 struct SamplingOptions {
   bool all = false;
   bool addresses = false;  // --addresses: --all traces keep every block's address
+  uint32_t time_unit_us = 0;  // --time-unit: µs per tick of the event times; 0: the recorder's default
   std::string every;
   std::optional<double> rate;
   uint32_t depth = 0;

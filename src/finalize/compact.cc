@@ -42,8 +42,8 @@ class ColumnChunk {
   explicit ColumnChunk(ChunkWriter& out) : out_(out) {}
 
   bool open() const { return open_; }
-  void start(uint64_t time_us, uint64_t id_base) {
-    time_us_ = time_us;
+  void start(uint64_t time_ticks, uint64_t id_base) {
+    time_ticks_ = time_ticks;
     id_base_ = id_base;
     open_ = true;
   }
@@ -61,7 +61,7 @@ class ColumnChunk {
     if (open_ && size() != 0) {
       std::vector<uint8_t> payload(16);
       payload.reserve(16 + 1 + kStreams * format::kMaxVarint + size());
-      format::put_u64(payload.data(), time_us_);
+      format::put_u64(payload.data(), time_ticks_);
       format::put_u64(payload.data() + 8, id_base_);
       write_columns(payload, taps_);
       out_.append(ChunkType::EventsColumns, std::move(payload));
@@ -73,7 +73,7 @@ class ColumnChunk {
  private:
   ChunkWriter& out_;
   Taps taps_;
-  uint64_t time_us_ = 0, id_base_ = 0;
+  uint64_t time_ticks_ = 0, id_base_ = 0;
   bool open_ = false;
 };
 
@@ -88,8 +88,8 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
   format::TraceInfo info;
   auto header = chunk_payload(list.chunks[0], buffer);
   if (!header) return header.error();
-  if (auto e = parse_header(payload_cursor(list.chunks[0], *header), info)) return *e;
-  info.version = static_cast<uint16_t>(*reader::check_prologue(trace));  // scan_chunks checked it
+  const uint32_t version = *reader::check_prologue(trace);  // scan_chunks checked it
+  if (auto e = parse_header(payload_cursor(list.chunks[0], *header), version, info)) return *e;
 
   Compacted out;
   out.bytes.assign(trace.begin(), trace.begin() + format::kPrologueSize);
@@ -126,7 +126,7 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
       in.set_columns(cols);
     }
     for (;;) {
-      if (!columns.open()) columns.start(decoder->time_us(), decoder->allocs());
+      if (!columns.open()) columns.start(decoder->time_ticks(), decoder->allocs());
       std::array<size_t, kStreams> before;
       for (size_t s = 0; s < kStreams; ++s) before[s] = columns.taps()[s].size();
       const format::Event* event = decoder->next(in, out.damage);

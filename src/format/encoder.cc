@@ -2,12 +2,15 @@
 //
 //      7     5   4   3      0
 //     +-------+----+--------+
-//     | code  |more| dt low |     dt: time since the previous event, in µs;
-//     +-------+----+--------+     `more`: varint(dt >> 4) follows
+//     | code  |more| dt low |     dt: time since the previous event, in ticks
+//     +-------+----+--------+     of the header's time unit; `more`: varint(dt >> 4) follows
 //
 // then its fields. The cheapest allocation, a repeat of a cached backtrace with
 // the same size and function, costs 3 bytes (header + slot word).
 #include "format/encoder.h"
+
+#include <algorithm>
+#include <bit>
 
 #include <memory>
 
@@ -116,6 +119,11 @@ void Encoder::start(ChunkSink& sink, Mode mode, Options options) noexcept {
   state_.addresses = mode == Mode::All && options.addresses;
   state_.columns = options.columns;
   state_.out.rows = !options.columns;
+  state_.unit_shift = static_cast<unsigned>(std::bit_width(encodable_time_unit(options.time_unit_us)) - 1);
+}
+
+uint32_t encodable_time_unit(uint64_t us) noexcept {
+  return static_cast<uint32_t>(std::bit_floor(std::clamp<uint64_t>(us, 1, kMaxTimeUnitUs)));
 }
 
 void Encoder::reset() noexcept {

@@ -32,6 +32,7 @@ struct HeaderFields {
   std::string_view executable;
   std::string_view argv_nul_separated;  // as /proc/self/cmdline: "a\0b\0c\0"
   bool addresses = true;  // Mode::All: whether Alloc events carry addresses (as the encoder's)
+  uint32_t time_unit_us = 1;  // µs per tick of the event times; must match EncoderOptions's
 };
 
 // Writes the file prologue (magic, version) and the header chunk into `out`.
@@ -61,7 +62,15 @@ struct EncoderOptions {
   // ChunkType::EventsColumns (docs/FORMAT.md §5.8) instead of ChunkType::Events:
   // what the finaliser's compaction makes of the rows, written directly.
   bool columns = false;
+  // µs per tick of the event times (docs/FORMAT.md §5.2): a power of two from 1
+  // to kMaxTimeUnitUs (others are rounded down to one); must match
+  // HeaderFields::time_unit_us.
+  uint32_t time_unit_us = 1;
 };
+
+// `us` rounded down to a power of two within [1, kMaxTimeUnitUs]: the units the
+// encoder writes (a shift per event, not a division).
+uint32_t encodable_time_unit(uint64_t us) noexcept;
 
 class Encoder {
  public:

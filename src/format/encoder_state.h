@@ -109,7 +109,8 @@ struct State {
   Func last_alloc_func = Func::Malloc;
   uint32_t thread = 0;
   uint64_t next_id = 0;
-  uint64_t last_us = 0;
+  uint64_t last_us = 0;  // in ticks: µs >> unit_shift
+  unsigned unit_shift = 0;  // log2 of the time unit in µs (Encoder::start)
   uint64_t bytes_written = 0;
   bool columns = false;  // write ChunkType::EventsColumns (Encoder::start)
   bool open = false;     // a chunk has been started (its prefix taken)
@@ -178,7 +179,7 @@ struct State {
   }
 
   void timed(Out& o, Code code, uint64_t time_ns) noexcept {
-    uint64_t t = time_ns / kTimeUnitNs;
+    uint64_t t = time_ns / kTimeUnitNs >> unit_shift;
     if (t < last_us) t = last_us;
     const uint64_t dt = t - last_us;
     last_us = t;

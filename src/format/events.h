@@ -60,6 +60,11 @@ struct TraceInfo {
   // Mode::All only: Alloc events carry their block's address (header mode byte 1;
   // byte 2 is Mode::All without them, the recorder's default: docs/FORMAT.md §4).
   bool addresses = false;
+  // µs per tick of the event times (header field of format version 2; 1 in
+  // version 1): every event time is a multiple of it, and a block freed in the
+  // tick it was allocated in has lifetime 0 (docs/FORMAT.md §5.2).
+  uint32_t time_unit_us = 1;
+  uint64_t time_unit_ns() const { return uint64_t{time_unit_us} * 1000; }
 };
 
 struct Alloc {

@@ -1,7 +1,7 @@
 // The prologue and the header chunk (layout in docs/FORMAT.md, "Header chunk"):
 //   u8 pointer_size | u8 mode | varint bytes_per_sample | varint pid |
 //   u64 start_wall_ns | u64 start_mono_ns | string host | string executable |
-//   varint argc | argc x string
+//   varint argc | argc x string | varint time unit (µs per tick; version 2)
 #include <cstring>
 
 #include "format/chunk.h"
@@ -18,7 +18,7 @@ constexpr size_t kArgvBudget = 8192;  // bytes of argv strings, their length pre
 
 size_t encode_file_header(const HeaderFields& f, std::span<uint8_t> out) noexcept {
   static_assert(kPrologueSize + kChunkHeaderSize + 40 + kMaxHost + kMaxString + kArgvBudget +
-                    2 * kMaxVarint <= kMaxFileHeader);
+                    3 * kMaxVarint <= kMaxFileHeader);  // varints: bytes per sample, pid, time unit
   if (out.size() < kMaxFileHeader) return 0;
   uint8_t* const chunk = out.data() + kPrologueSize;
   uint8_t* const payload = chunk + kChunkHeaderSize;
@@ -54,6 +54,7 @@ size_t encode_file_header(const HeaderFields& f, std::span<uint8_t> out) noexcep
   argc_at[0] = static_cast<uint8_t>(argc | 0x80);
   argc_at[1] = static_cast<uint8_t>((argc >> 7) | 0x80);
   argc_at[2] = static_cast<uint8_t>(argc >> 14);
+  p = put_varint(p, encodable_time_unit(f.time_unit_us));
 
   size_t payload_len = static_cast<size_t>(p - payload);
   write_chunk_header(chunk, ChunkType::Header, 0, {payload, payload_len},

@@ -23,8 +23,8 @@
 namespace memloupe::format {
 
 inline constexpr uint8_t kFileMagic[8] = {0x8a, 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-// 2: the backtrace-cache hash folds the frames outermost first (docs/FORMAT.md
-// §5.5). Readers decode every version up to this one by its own rules.
+// 2: the header ends with the time unit (docs/FORMAT.md §4) and the backtrace
+// hash folds the frames outermost first (§5.5). Readers read 1 and 2.
 inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kPrologueSize = 16;
 
@@ -65,9 +65,13 @@ inline constexpr uint8_t kHeaderModeSampled = 0;
 inline constexpr uint8_t kHeaderModeAll = 1;
 inline constexpr uint8_t kHeaderModeAllNoAddresses = 2;
 
-// Event times are encoded in microseconds: the reader delivers time_ns as a
-// multiple of 1000 (the recorder's ns are truncated).
-inline constexpr uint64_t kTimeUnitNs = 1000;
+// Event times are encoded in ticks of the header's time unit, a whole number of
+// microseconds (version 1 traces: always 1 µs). The encoder writes
+// floor(t_ns / 1000 / unit); the reader delivers the tick's start, ticks x unit
+// x 1000 ns. The encoder takes powers of two only (a shift, not a division, per
+// event); readers accept any unit up to kMaxTimeUnitUs.
+inline constexpr uint64_t kTimeUnitNs = 1000;  // ns per µs, the unit of the units
+inline constexpr uint32_t kMaxTimeUnitUs = 1u << 20;  // ~1 s per tick
 
 // Event header byte:  7..5 code | 4..0 argument.
 //   Timed events:  argument = more:1 | dt_low:4; if `more`, varint(dt >> 4) follows.

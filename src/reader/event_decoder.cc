@@ -16,16 +16,17 @@ EventDecoder::EventDecoder(const format::TraceInfo& info)
       loc_(new uint64_t[format::kFrameCacheSize]()),
       next_(new uint16_t[format::kFrameCacheSize]()),
       bt_cache_(format::kBtCacheSize),
-      history_(std::make_unique<format::AllocHistory>()) {
+      history_(std::make_unique<format::AllocHistory>()),
+      unit_ns_(info.time_unit_ns()) {
   bt_.reserve(format::kMaxFrames);
 }
 
 std::optional<Error> EventDecoder::begin_chunk(Cursor& c) {
-  uint64_t start_us, id_base;
-  if (!c.u64(start_us)) return c.expected("the events chunk's start time (u64)");
-  if (start_us != last_us_)
-    return c.expected_at(0, "chunk start time " + std::to_string(last_us_) + " us, found " +
-                                std::to_string(start_us));
+  uint64_t start, id_base;
+  if (!c.u64(start)) return c.expected("the events chunk's start time (u64)");
+  if (start != last_tick_)
+    return c.expected_at(0, "chunk start time " + std::to_string(last_tick_) + " ticks, found " +
+                                std::to_string(start));
   if (!c.u64(id_base)) return c.expected("the events chunk's allocation-id base (u64)");
   if (id_base != next_id_)
     return c.expected_at(8, "allocation-id base " + std::to_string(next_id_) + ", found " +
@@ -35,17 +36,17 @@ std::optional<Error> EventDecoder::begin_chunk(Cursor& c) {
 
 std::optional<Error> EventDecoder::timed(Streams& in, uint8_t arg, uint64_t& time_ns) {
   uint64_t dt = arg & 0xf;
+  const uint64_t max_ticks = ~uint64_t{0} / unit_ns_;  // the time must stay representable in ns
   if (arg & format::kDtMore) {
     uint64_t high;
-    // The time must stay representable in ns.
-    if (!in.varint_max(S::Time, high, (~uint64_t{0} / format::kTimeUnitNs) >> format::kDtInlineBits))
+    if (!in.varint_max(S::Time, high, max_ticks >> format::kDtInlineBits))
       return in.expected(S::Time, "a time delta (varint)");
     dt |= high << format::kDtInlineBits;
   }
-  if (dt > ~uint64_t{0} / format::kTimeUnitNs - last_us_)
+  if (dt > max_ticks - last_tick_)
     return in.expected(S::Time, "a time delta that keeps the time below 2^64 ns");
-  last_us_ += dt;
-  time_ns = last_us_ * format::kTimeUnitNs;
+  last_tick_ += dt;
+  time_ns = last_tick_ * unit_ns_;
   return std::nullopt;
 }
 

@@ -36,7 +36,7 @@ class EventDecoder {
   const format::Event* next(Streams& in, std::optional<Error>& err);
 
   uint64_t allocs() const { return next_id_; }
-  uint64_t time_us() const { return last_us_; }
+  uint64_t time_ticks() const { return last_tick_; }  // in the header's time unit
   // True between a realloc's Free and its Alloc (already read, not yet delivered).
   bool pending() const { return has_pending_; }
   // For the Alloc just delivered: how many of its innermost frames were read for
@@ -86,11 +86,12 @@ class EventDecoder {
   uint64_t fillings_ = 0;  // of backtrace-cache slots, so far
   BacktraceKey key_;
   std::unique_ptr<format::AllocHistory> history_;
+  uint64_t unit_ns_;  // ns per tick (TraceInfo::time_unit_ns)
   format::Func last_alloc_func_ = format::Func::Malloc;
   uint32_t thread_ = 0;
   uint32_t rate_ = 0;  // the last RateChange's mean (0: none yet, the header's)
   uint64_t next_id_ = 0;
-  uint64_t last_us_ = 0;
+  uint64_t last_tick_ = 0;
 
   format::Event event_;
   format::Alloc pending_alloc_;  // the Alloc half of a realloc, after its Free

@@ -7,7 +7,8 @@
 namespace memloupe::reader {
 
 // Header chunk payload -> TraceInfo (layout in format/header.cc).
-std::optional<Error> parse_header(Cursor c, format::TraceInfo& info) {
+std::optional<Error> parse_header(Cursor c, uint32_t version, format::TraceInfo& info) {
+  info.version = static_cast<uint16_t>(version);
   uint8_t ptr, mode;
   if (!c.u8(ptr) || (ptr != 4 && ptr != 8)) return c.expected("a pointer size of 4 or 8");
   info.pointer_size = ptr;
@@ -31,6 +32,13 @@ std::optional<Error> parse_header(Cursor c, format::TraceInfo& info) {
   for (uint64_t i = 0; i < argc; ++i) {
     if (!c.string(s, format::kMaxString)) return c.expected("an argument (string)");
     info.argv.emplace_back(s);
+  }
+  info.time_unit_us = 1;  // version 1: µs
+  if (version >= 2) {
+    uint64_t unit;
+    if (!c.varint(unit) || unit == 0 || unit > format::kMaxTimeUnitUs)
+      return c.expected("a time unit (varint, 1 to " + std::to_string(format::kMaxTimeUnitUs) + " µs)");
+    info.time_unit_us = static_cast<uint32_t>(unit);
   }
   if (!c.at_end()) return c.expected("the end of the header chunk");
   return std::nullopt;

@@ -9,7 +9,8 @@
 
 namespace memloupe::reader {
 
-// Fills everything but `version` and `source_format`.
-std::optional<Error> parse_header(Cursor c, format::TraceInfo& info);
+// Fills everything but `source_format`; `version` is the prologue's (the
+// fields a version has differ: 2 adds the time unit).
+std::optional<Error> parse_header(Cursor c, uint32_t version, format::TraceInfo& info);
 
 }  // namespace memloupe::reader

@@ -33,7 +33,7 @@ class NativeReader final : public Reader {
                    format::kPrologueSize};
     auto payload = chunk_payload(*header, buffer_);
     if (!payload) return payload.error();
-    if (auto e = parse_header(cursor_for(*header, *payload), info_)) return e;
+    if (auto e = parse_header(cursor_for(*header, *payload), *version, info_)) return e;
     offset_ = format::kPrologueSize + format::kChunkHeaderSize + header->stored.size();
     decoder_ = std::make_unique<EventDecoder>(info_);
     load_symbols_section();

@@ -2,10 +2,13 @@
 // back exactly the events the generator asked the encoder to write.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "finalize/compact.h"
+#include "format/chunk.h"
+#include "format/encoder.h"
 #include "reader/chunk_io.h"
 #include "reader/reader.h"
 #include "support/test_streams.h"
@@ -198,6 +201,7 @@ TEST(RoundTrip, HeaderFields) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const format::TraceInfo& info = (*r)->info();
   EXPECT_EQ(info.version, 2);
+  EXPECT_EQ(info.time_unit_us, 1u);
   EXPECT_EQ(info.pointer_size, sizeof(void*));
   EXPECT_EQ(info.mode, Mode::All);
   EXPECT_TRUE(info.addresses);
@@ -215,6 +219,68 @@ TEST(RoundTrip, HeaderFields) {
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ((*p)->info().mode, Mode::All);
   EXPECT_FALSE((*p)->info().addresses);
+}
+
+// Format version 2's time unit: every time the reader gives is the start of
+// its tick (floor(t / unit) x unit), in rows and in columns, whatever the unit.
+TEST(RoundTrip, CoarserTimeUnits) {
+  for (uint32_t unit : {1u, 4u, 16u, 64u, 1u << 20}) {
+    for (bool columns : {false, true}) {
+      testing::StreamOptions o{.mode = Mode::All, .addresses = false, .columns = columns, .time_unit_us = unit};
+      expect_round_trip(static_cast<uint64_t>(unit) * 2 + columns, o);
+      const testing::Stream s = make_stream(5, o);
+      auto r = Reader::from_bytes(s.bytes);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ((*r)->info().time_unit_us, unit);
+    }
+  }
+}
+
+// A coarser unit makes the same events smaller: most deltas become 0.
+TEST(RoundTrip, CoarserTimeUnitsAreSmaller) {
+  const testing::Stream fine = make_stream(9, {.mode = Mode::All, .addresses = false, .events = 4000});
+  const testing::Stream coarse =
+      make_stream(9, {.mode = Mode::All, .addresses = false, .events = 4000, .time_unit_us = 1024});
+  EXPECT_LT(coarse.bytes.size(), fine.bytes.size());
+}
+
+// The header's last field is the time unit in version 2 and absent in version 1
+// (whose times are µs); a unit of 0 or past the limit is refused where it is.
+TEST(RoundTrip, TimeUnitByVersion) {
+  auto header_with = [](uint32_t version, bool drop_unit, std::optional<uint8_t> unit_byte) {
+    std::vector<uint8_t> bytes(format::kMaxFileHeader);
+    bytes.resize(format::encode_file_header(testing::test_header(Mode::All, false, 16), bytes));
+    std::vector<uint8_t> payload(bytes.begin() + format::kPrologueSize + format::kChunkHeaderSize, bytes.end());
+    EXPECT_EQ(payload.back(), 16);  // the unit, a one-byte varint
+    if (drop_unit) payload.pop_back();
+    if (unit_byte) payload.back() = *unit_byte;
+    bytes.resize(format::kPrologueSize + format::kChunkHeaderSize);
+    bytes.insert(bytes.end(), payload.begin(), payload.end());
+    format::write_chunk_header(bytes.data() + format::kPrologueSize, format::ChunkType::Header, 0, payload,
+                               static_cast<uint32_t>(payload.size()));
+    format::write_prologue(bytes.data(), version);
+    return bytes;
+  };
+  auto v2 = Reader::from_bytes(header_with(2, false, std::nullopt));
+  ASSERT_TRUE(v2.ok()) << v2.error().message;
+  EXPECT_EQ((*v2)->info().time_unit_us, 16u);
+  auto v1 = Reader::from_bytes(header_with(1, true, std::nullopt));
+  ASSERT_TRUE(v1.ok()) << v1.error().message;
+  EXPECT_EQ((*v1)->info().version, 1);
+  EXPECT_EQ((*v1)->info().time_unit_us, 1u);
+  // Version 1 with the field: one byte too many for its header.
+  auto v1_extra = Reader::from_bytes(header_with(1, false, std::nullopt));
+  ASSERT_FALSE(v1_extra.ok());
+  EXPECT_NE(v1_extra.error().message.find("the end of the header chunk"), std::string::npos)
+      << v1_extra.error().message;
+  // Version 2 without it, or with 0.
+  for (auto bytes : {header_with(2, true, std::nullopt), header_with(2, false, 0)}) {
+    auto r = Reader::from_bytes(bytes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("expected a time unit (varint, 1 to 1048576"), std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find("at offset "), std::string::npos) << r.error().message;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "format/signal_names.h"
+#include "format/wire.h"
 #include "recorder/sys.h"
 
 namespace memloupe::recorder {
@@ -127,6 +128,13 @@ Config read_config(EnvLookup lookup) noexcept {
            [&](std::string_view v) {
              if (v != "auto") return store_in_range(c.zstd_level, 0, 19, parse_uint)(v);
              c.zstd_level = ChunkCompressor::kAuto;
+             return true;
+           });
+  with_var(lookup, "MEMLOUPE_TIME_UNIT", "microseconds per tick, a power of two from 1 to 1048576",
+           [&](std::string_view v) {
+             const auto us = parse_uint(v);
+             if (!us || *us == 0 || *us > format::kMaxTimeUnitUs || (*us & (*us - 1)) != 0) return false;
+             c.time_unit_us = static_cast<uint32_t>(*us);
              return true;
            });
   with_var(lookup, "MEMLOUPE_FOLLOW_FORK", "0 or 1", store_flag(c.follow_fork));

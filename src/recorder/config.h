@@ -20,6 +20,11 @@ inline constexpr uint64_t kDefaultEvery = 512 * 1024;
 inline constexpr uint64_t kMaxEvery = uint64_t{1} << 40;
 inline constexpr uint32_t kDefaultDepth = 128;
 inline constexpr uint32_t kDefaultFlushMs = 1000;
+// µs per tick of an --all trace's event times (docs/FORMAT.md §5.2, chosen by
+// measurement in §9): events there are ~0.1-1 µs apart, so a time per event at
+// 1 µs is entropy zstd cannot remove. Sampled traces keep 1 µs: their events
+// are far apart, and a coarser tick would save nothing.
+inline constexpr uint32_t kDefaultAllTimeUnitUs = 32;
 
 struct Config {
   static constexpr size_t kMaxPath = 4096;
@@ -42,6 +47,13 @@ struct Config {
   std::optional<uint64_t> session_pid;
   bool start_paused = false;  // recording starts at memloupe_start()
   uint32_t flush_ms = kDefaultFlushMs;
+  // MEMLOUPE_TIME_UNIT: µs per tick of the event times, a power of two from 1
+  // to 2^20 (the encoder's shift); 0 (unset): the mode's default.
+  uint32_t time_unit_us = 0;
+  uint32_t time_unit() const noexcept {
+    if (time_unit_us != 0) return time_unit_us;
+    return mode == format::Mode::All ? kDefaultAllTimeUnitUs : 1;
+  }
   // MEMLOUPE_ZSTD_LEVEL: the flush thread's zstd level for the events and
   // snapshot chunks (recorder/chunk_compressor.h), by default chosen by how
   // many threads the program runs; 0 writes them raw, and the finaliser then

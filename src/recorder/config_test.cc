@@ -73,6 +73,26 @@ TEST(ReadConfigTest, ZstdLevel) {
   EXPECT_NE(testing::internal::GetCapturedStderr().find("MEMLOUPE_ZSTD_LEVEL='20'"), std::string::npos);
 }
 
+// The time unit: powers of two only (the encoder shifts); by default 1 µs
+// sampled and kDefaultAllTimeUnitUs with every call.
+TEST(ReadConfigTest, TimeUnit) {
+  g_env = {};
+  EXPECT_EQ(read_config(fake_getenv).time_unit(), 1u);
+  g_env = {{"MEMLOUPE_MODE", "all"}};
+  EXPECT_EQ(read_config(fake_getenv).time_unit(), kDefaultAllTimeUnitUs);
+  g_env = {{"MEMLOUPE_MODE", "all"}, {"MEMLOUPE_TIME_UNIT", "1"}};
+  EXPECT_EQ(read_config(fake_getenv).time_unit(), 1u);
+  g_env = {{"MEMLOUPE_TIME_UNIT", "64"}};
+  EXPECT_EQ(read_config(fake_getenv).time_unit(), 64u);
+  for (const char* bad : {"0", "12", "2097152", "16us"}) {
+    g_env = {{"MEMLOUPE_MODE", "all"}, {"MEMLOUPE_TIME_UNIT", bad}};
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(read_config(fake_getenv).time_unit(), kDefaultAllTimeUnitUs) << bad;
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("MEMLOUPE_TIME_UNIT='" + std::string(bad) + "'"),
+              std::string::npos);
+  }
+}
+
 TEST(ReadConfigTest, ReadsEveryVariable) {
   g_env = {{"MEMLOUPE_OUTPUT", "/x/%p.trace"}, {"MEMLOUPE_MODE", "all"},
            {"MEMLOUPE_EVERY", "2MiB"},         {"MEMLOUPE_DEPTH", "16"},

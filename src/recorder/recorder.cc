@@ -61,6 +61,7 @@ bool write_file_header() noexcept {
   format::HeaderFields f;
   f.mode = g_config.mode;
   f.addresses = g_config.addresses;
+  f.time_unit_us = g_config.time_unit();
   f.bytes_per_sample = g_config.mode == format::Mode::Sampled ? g_config.every : 0;
   f.pid = g_session.pid;
   f.start_wall_ns = realtime_ns();
@@ -100,8 +101,9 @@ void start_session() noexcept {
   // A new encoder: the first session's is as constant-initialised (its 0.5 MB of
   // tables are zero without being written), a fork child's was reset.
   // Column chunks, as the finaliser's compaction would make them (docs/FORMAT.md §5.8).
-  g_session.raw_encoder().start(g_session.output, g_config.mode,
-                                {.addresses = g_config.addresses, .columns = true});
+  g_session.raw_encoder().start(
+      g_session.output, g_config.mode,
+      {.addresses = g_config.addresses, .columns = true, .time_unit_us = g_config.time_unit()});
   // Without the ring (no memory for it), --all mode encodes under the lock.
   if (g_config.mode == format::Mode::All) (void)g_session.staging.init();
   write_file_header();

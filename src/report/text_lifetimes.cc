@@ -11,11 +11,6 @@ namespace {
 
 constexpr size_t kBarWidth = 30;
 
-// Every trace memloupe reads keeps times in whole µs (its own format,
-// docs/FORMAT.md, and memtrace's, docs/MEMTRACE.md). A block freed in the tick
-// it was allocated in has lifetime 0: it lived less than this, not "0 ns".
-constexpr uint64_t kTimeResolutionNs = format::kTimeUnitNs;
-
 std::string bar(double part, double whole) {
   if (whole <= 0) return {};
   const size_t eighths = static_cast<size_t>(part / whole * kBarWidth * 8 + 0.5);
@@ -28,6 +23,12 @@ std::string bar(double part, double whole) {
 }  // namespace
 
 std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o) {
+  // Every trace memloupe reads keeps times in whole ticks: 1 µs in memtrace's
+  // (docs/MEMTRACE.md) and in format version 1, the header's time unit in
+  // version 2 (docs/FORMAT.md §5.2; --all traces: 32 µs by default). A block
+  // freed in the tick it was allocated in has lifetime 0: it lived less than a
+  // tick, not "0 ns"; one of n ticks lived between n - 1 and n + 1 ticks.
+  const uint64_t tick_ns = m.overview.info.time_unit_ns();
   const analysis::Estimator& e = m.aggregate.estimator;
   const analysis::LifetimeHistogram& h = m.aggregate.lifetimes;
   size_t first = h.kBuckets, last = 0;
@@ -49,7 +50,7 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   };
   // Runs of empty buckets between the first and last used ones print as one row.
   for (size_t i = first; i <= last && first < h.kBuckets; ++i) {
-    if (i > 0 && h.freed[i].empty() && analysis::LifetimeHistogram::bucket_floor(i + 1) <= kTimeResolutionNs) {
+    if (i > 0 && h.freed[i].empty() && analysis::LifetimeHistogram::bucket_floor(i + 1) <= tick_ns) {
       continue;  // finer than a tick: empty by construction, no row
     }
     size_t j = i;
@@ -58,10 +59,10 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
     // its power-of-two floor (512 ns), which would overlap it: with whole-tick
     // times nothing lies below it there anyway.
     const uint64_t floor = analysis::LifetimeHistogram::bucket_floor(i);
-    const uint64_t lo = first == 0 && i > 0 ? std::max(floor, kTimeResolutionNs) : floor;
-    const uint64_t hi = j == 0 ? kTimeResolutionNs
+    const uint64_t lo = first == 0 && i > 0 ? std::max(floor, tick_ns) : floor;
+    const uint64_t hi = j == 0 ? tick_ns
                                : (j == 64 ? analysis::kForever : analysis::LifetimeHistogram::bucket_floor(j + 1));
-    add(j == 0 ? "< " + human_duration(kTimeResolutionNs) : human_duration(lo) + " – " + human_duration(hi),
+    add(j == 0 ? "< " + human_duration(tick_ns) : human_duration(lo) + " – " + human_duration(hi),
         {std::to_string(lo), std::to_string(hi)}, h.freed[i]);
     i = j;
   }
@@ -73,11 +74,18 @@ std::string render_lifetimes(const analysis::Model& m, const LifetimeOptions& o)
   std::string out = describe_selection(m) + "Lifetimes of the selected blocks (time from allocation to free)\n" +
                     (t.rows() ? t.render(o.width) : "(no blocks)\n");
   if (first == 0) {
-    out += "(< " + human_duration(kTimeResolutionNs) + ": freed within the tick it was allocated in, the trace's "
+    out += "(< " + human_duration(tick_ns) + ": freed within the tick it was allocated in, the trace's "
            "time resolution; shorter lifetimes cannot be told apart)\n";
   }
+  if (tick_ns > format::kTimeUnitNs && t.rows()) {
+    out += "(times are whole ticks of " + human_duration(tick_ns) +
+           ": a lifetime of n ticks is between n - 1 and n + 1 ticks long)\n";
+  }
+  // With ticks coarser than the threshold, "within" means "in the same tick".
+  const uint64_t within = m.aggregate.query.temporary_ns;
   out += "\nTemporary allocations (freed by the allocating thread within " +
-         human_duration(m.aggregate.query.temporary_ns) + "): " + count_estimate(e.objects(temp), e.exact()) +
+         (within < tick_ns ? "the tick of " + human_duration(tick_ns)
+                                     : human_duration(within)) + "): " + count_estimate(e.objects(temp), e.exact()) +
          " blocks, " + human_percent(e.objects_value(temp), all) + " of all; " +
          bytes_estimate(e.bytes(temp), e.exact()) + "\n";
   // heaptrack's "temporary": freed before the thread's next allocation. Only an

@@ -141,6 +141,28 @@ TEST_F(TextViews, Lifetimes) {
   EXPECT_NE(out.find("Sites by temporary blocks"), std::string::npos);
 }
 
+// A trace in ticks of 16 µs (format version 2's --all default): the first row
+// is "< 16 µs", the text says the times are whole ticks, and the temporary
+// threshold (10 µs, finer than a tick) reads as "within the tick".
+TEST(TextViewsLifetimes, CoarseTicksSayTheirResolution) {
+  analysis::testing::Script s;
+  s.info.time_unit_us = 16;
+  for (int i = 0; i < 3; ++i) s.free(s.alloc(16000, 16, {0x1}), 16000);  // in the same tick
+  s.free(s.alloc(32000, 16, {0x1}), 48000);                               // one tick later
+  s.end(64000);
+  LifetimeOptions o;
+  const std::string out = render_lifetimes(s.run(), o);
+  EXPECT_NE(out.find("< 16.0 µs"), std::string::npos) << out;
+  EXPECT_NE(out.find("whole ticks of 16.0 µs"), std::string::npos) << out;
+  EXPECT_NE(out.find("within the tick of 16.0 µs): 3 blocks"), std::string::npos) << out;
+  EXPECT_EQ(out.find("< 1.00 µs"), std::string::npos) << out;
+  o.csv = true;
+  const auto rows = lines(render_lifetimes(s.run(), o));
+  ASSERT_GE(rows.size(), 3u);
+  EXPECT_EQ(rows[1].substr(0, rows[1].find(",3,")), "0,16000") << rows[1];  // [0, 1 tick), 3 blocks
+  EXPECT_EQ(rows[2].substr(0, rows[2].find(",1,")), "16000,16384") << rows[2];  // one tick
+}
+
 // Back-to-back calls in an --all trace often fall in one µs tick: their
 // lifetime is below the trace's resolution, not a measured 0 ns.
 TEST(TextViewsLifetimes, SubResolutionLifetimesAreNotZero) {

@@ -17,6 +17,7 @@
 #include "analysis/index.h"
 #include "analysis/model.h"
 #include "format/chunk.h"
+#include "format/varint.h"
 #include "format/wire.h"
 #include "reader/chunk_io.h"
 #include "cli_runner.h"
@@ -79,7 +80,7 @@ class AnalysisIndex : public ::testing::Test {
 #ifdef MEMLOUPE_SANITIZED
     GTEST_SKIP() << "the recorder cannot be preloaded from a sanitizer build";
 #endif
-    memloupe::analysis_testing::record_once(dir(), {"all.trace", "sampled.trace"}, record_traces);
+    memloupe::analysis_testing::record_once(dir(), {"all.trace", "sampled.trace", "all_us.trace"}, record_traces);
   }
   static void record_traces() {
     const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
@@ -88,6 +89,9 @@ class AnalysisIndex : public ::testing::Test {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("memloupe: analysis index: "), std::string::npos) << r.err;
     r = memloupe("run --every 64KiB -o " + quote(path("sampled.trace")) + " -- " + prog, "MEMLOUPE_SEED=7");
+    ASSERT_EQ(r.status, 0) << r.err;
+    // The same program with --all's times in µs, as before format version 2.
+    r = memloupe("run --all --time-unit 1 -o " + quote(path("all_us.trace")) + " -- " + prog);
     ASSERT_EQ(r.status, 0) << r.err;
   }
   void SetUp() override {
@@ -326,7 +330,7 @@ TEST_F(AnalysisIndex, EventReadersStepOverIt) {
   EXPECT_NE(stale.out.find("analysis index: ignored"), std::string::npos) << stale.out;
 }
 
-// A trace whose index is larger than one chunk (2^16 distinct stacks) still
+// A trace whose index is larger than one chunk (2^18 distinct stacks) still
 // gets one, spread over consecutive index chunks, and the views answer from it
 // exactly as from the events. (It had none: "analysis index: none".)
 TEST_F(AnalysisIndex, AnIndexLargerThanAChunkIsSplit) {
@@ -346,7 +350,7 @@ TEST_F(AnalysisIndex, AnIndexLargerThanAChunkIsSplit) {
   Expected<analysis::Model> indexed = analyze("many.trace", {});
   ASSERT_TRUE(indexed) << indexed.error().message;
   EXPECT_TRUE(indexed->from_index);
-  EXPECT_GE(indexed->aggregate.stacks.size(), 1u << 16);
+  EXPECT_GE(indexed->aggregate.stacks.size(), 1u << 18);
   for (const char* view : {"summary", "top --by count -n 5 --csv"}) {
     const Result a = memloupe(std::string(view) + " " + quote(trace));
     const Result b = memloupe(std::string(view) + " --no-index " + quote(trace));
@@ -366,6 +370,78 @@ TEST_F(AnalysisIndex, InfoSaysWhyThereIsNone) {
   ASSERT_EQ(memloupe("symbolize --no-index " + quote(raw)).status, 0);
   info = memloupe("info " + quote(raw));
   EXPECT_NE(info.out.find("analysis index: none (finalised without one"), std::string::npos) << info.out;
+}
+
+}  // namespace
+
+namespace {
+
+// Format version 2's coarser time unit for --all (32 µs by default) changes the
+// times and nothing else: the same sites, counts, peak and leaks as the same
+// program recorded in µs; every time is a whole tick.
+TEST_F(AnalysisIndex, TheTimeUnitChangesOnlyTimes) {
+  auto coarse = analyze("all.trace", {});
+  auto fine = analyze("all_us.trace", {});
+  ASSERT_TRUE(coarse && fine);
+  EXPECT_EQ(coarse->overview.info.version, format::kFormatVersion);
+  EXPECT_EQ(coarse->overview.info.time_unit_us, 32u);
+  EXPECT_EQ(fine->overview.info.time_unit_us, 1u);
+  const analysis::Overview& a = coarse->overview;
+  const analysis::Overview& b = fine->overview;
+  EXPECT_EQ(a.alloc_events, b.alloc_events);
+  EXPECT_EQ(a.free_events, b.free_events);
+  for (auto [x, y] : {std::pair{a.allocated, b.allocated}, {a.leaked, b.leaked}, {a.peak.live, b.peak.live}}) {
+    EXPECT_EQ(x.blocks, y.blocks);
+    EXPECT_EQ(x.bytes, y.bytes);
+  }
+  EXPECT_EQ(a.duration_ns % 32000, 0u);
+  EXPECT_EQ(a.peak.time_ns % 32000, 0u);
+  EXPECT_EQ(coarse->aggregate.stacks.size(), fine->aggregate.stacks.size());
+  for (const char* view : {"top --csv -n 0", "top --by peak --csv -n 0", "leaks --csv"}) {
+    const Result x = memloupe(std::string(view) + " " + quote(path("all.trace")));
+    const Result y = memloupe(std::string(view) + " " + quote(path("all_us.trace")));
+    EXPECT_EQ(x.status, 0) << view << x.err;
+    EXPECT_EQ(x.out, y.out) << view;
+  }
+  const Result info = memloupe("info " + quote(path("all.trace")));
+  EXPECT_NE(info.out.find("32 µs"), std::string::npos) << info.out;
+  const Result life = memloupe("lifetimes " + quote(path("all.trace")));
+  EXPECT_NE(life.out.find("whole ticks of 32.0 µs"), std::string::npos) << life.out;
+}
+
+// Traces written before format version 2, with their version-2 indexes (the
+// fuzz seeds of that round, kept in tests/data/format_v1): they read as
+// before, times in µs, and their indexes still answer.
+TEST_F(AnalysisIndex, VersionOneTracesAndVersionTwoIndexesAreRead) {
+  for (const std::string name : {"all_indexed.mlt", "sampled_indexed.mlt"}) {
+    const auto bytes = read_file(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/data/format_v1/" + name);
+    ASSERT_GT(bytes.size(), format::kPrologueSize) << name;
+    EXPECT_EQ(format::get_u32(bytes.data() + 8), 1u);
+    const auto index = index_payload(bytes);
+    ASSERT_FALSE(index.empty()) << name;
+    EXPECT_EQ(index[0], 2);  // the index's version
+    write_file(path(name), bytes);
+    auto m = analyze(name, {});
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_TRUE(m->from_index) << name;
+    EXPECT_EQ(m->overview.info.time_unit_us, 1u);
+    for (const char* view : {"summary", "top --csv -n 0", "leaks --csv", "lifetimes --csv", "timeline --csv"}) {
+      const Result indexed = memloupe(std::string(view) + " " + quote(path(name)));
+      const Result streamed = memloupe(std::string(view) + " --no-index " + quote(path(name)));
+      EXPECT_EQ(indexed.status, 0) << view << indexed.err;
+      EXPECT_EQ(indexed.err, "") << view;  // no "index ignored" warning
+      EXPECT_EQ(indexed.out, streamed.out) << view << " on " << name;
+    }
+  }
+}
+
+// Version 3's index is what the finaliser writes now.
+TEST_F(AnalysisIndex, NewIndexesAreVersion3) {
+  for (const char* trace : {"all.trace", "sampled.trace"}) {
+    const auto index = index_payload(read_file(path(trace)));
+    ASSERT_FALSE(index.empty()) << trace;
+    EXPECT_EQ(index[0], analysis::kIndexVersion) << trace;
+  }
 }
 
 }  // namespace

@@ -88,8 +88,9 @@ std::string event_text(const Event& ev) {
   return o.str();
 }
 
-HeaderFields test_header(Mode mode, bool addresses) {
+HeaderFields test_header(Mode mode, bool addresses, uint32_t time_unit_us) {
   HeaderFields h;
+  h.time_unit_us = time_unit_us;
   h.mode = mode;
   h.addresses = addresses;
   h.bytes_per_sample = mode == Mode::All ? 0 : 65536;
@@ -152,14 +153,16 @@ struct Live {
 Stream make_stream(uint64_t seed, const StreamOptions& o) {
   Stream s;
   s.bytes.resize(kMaxFileHeader);
-  s.bytes.resize(encode_file_header(test_header(o.mode, o.addresses), s.bytes));
+  s.bytes.resize(encode_file_header(test_header(o.mode, o.addresses, o.time_unit_us), s.bytes));
   VectorSink sink(s.bytes, &s.chunk_ends);
-  auto enc = std::make_unique<Encoder>(sink, o.mode, Encoder::Options{.addresses = o.addresses, .columns = o.columns});
+  auto enc = std::make_unique<Encoder>(
+      sink, o.mode, Encoder::Options{.addresses = o.addresses, .columns = o.columns, .time_unit_us = o.time_unit_us});
   Generator g(seed, o);
   const bool all = o.mode == Mode::All;
   const bool addresses = all && o.addresses;  // delivered by the reader
 
-  uint64_t now = 0, last_us = 0;
+  uint64_t now = 0, last_tick = 0;
+  const uint64_t tick_ns = uint64_t{o.time_unit_us} * 1000;
   uint32_t thread = 0;
   std::vector<Live> live;
   std::vector<uint64_t> freed_addrs;
@@ -169,8 +172,8 @@ Stream make_stream(uint64_t seed, const StreamOptions& o) {
     else if (kind < 8) now += g.below(2'000'000);
     else if (kind < 9) now += g.below(1ull << 40);
     else if (now > 5000) now -= g.below(5000);  // threads race for the lock: clamped
-    last_us = std::max(last_us, now / 1000);
-    return std::pair{now, last_us * 1000};
+    last_tick = std::max(last_tick, now / tick_ns);
+    return std::pair{now, last_tick * tick_ns};
   };
   auto pick_thread = [&] {
     if (g.chance(0.15)) {

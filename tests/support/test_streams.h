@@ -26,6 +26,7 @@ struct StreamOptions {
   bool rare_events = true;     // threads, modules, markers, totals, ...
   bool huge_thread_ids = true;  // thread ids up to UINT32_MAX (else below 32)
   bool columns = false;        // the encoder writes column chunks (the recorder's form)
+  uint32_t time_unit_us = 1;   // µs per tick (a power of two): the reader gives times in whole ticks
 };
 
 struct Stream {
@@ -56,6 +57,6 @@ class VectorSink final : public format::ChunkSink {
 };
 
 // The standard header used by the test streams.
-format::HeaderFields test_header(format::Mode mode, bool addresses = true);
+format::HeaderFields test_header(format::Mode mode, bool addresses = true, uint32_t time_unit_us = 1);
 
 }  // namespace memloupe::reader::testing
