@@ -6,6 +6,8 @@ with the zstd command-line tool, splits it into its eight streams and compresses
 each stream of each chunk alone at --level (6: the finaliser's). Prints, per
 column, the raw and the compressed bytes per call, then the file's bytes per
 call. Row-form chunks (type 2, not finalised) are counted whole, as "rows".
+The analysis index (type 5) and the rest of the file (header, symbols, types,
+snapshots) are counted as stored, to show what the file adds to the events.
 
 usage: column_sizes.py TRACE CALLS [--level 6]
   CALLS: allocation calls of the run (`memloupe summary`'s "allocating calls").
@@ -43,6 +45,7 @@ def main():
     data = open(a.trace, "rb").read()
     raw = {s: 0 for s in STREAMS + ["rows"]}
     packed = dict(raw)
+    stored_by_type = {}
     at = 16
     while at + 24 <= len(data):
         magic, ctype, flags, _, stored, raw_len = struct.unpack_from("<IBBHII", data, at)
@@ -50,6 +53,7 @@ def main():
             break
         payload = data[at + 24:at + 24 + stored]
         at += 24 + stored
+        stored_by_type[ctype] = stored_by_type.get(ctype, 0) + 24 + stored
         if ctype not in (2, 4):
             continue
         if flags & 1:
@@ -73,6 +77,11 @@ def main():
         if raw[name]:
             print(f"{name:8} {raw[name] / a.calls:11.3f} {packed[name] / a.calls:12.3f}")
     print(f"{'events':8} {sum(raw.values()) / a.calls:11.3f} {sum(packed.values()) / a.calls:12.3f}")
+    index = stored_by_type.get(5, 0)
+    events = stored_by_type.get(2, 0) + stored_by_type.get(4, 0)
+    other = os.path.getsize(a.trace) - index - events
+    print(f"{'index':8} {'':11} {index / a.calls:12.3f}   (analysis index, as stored)")
+    print(f"{'other':8} {'':11} {other / a.calls:12.3f}   (header, symbols, types, snapshots, as stored)")
     print(f"{'file':8} {'':11} {os.path.getsize(a.trace) / a.calls:12.3f}")
 
 
