@@ -26,6 +26,8 @@ class StackTable {
   // when the key's slot last held this serial, its id without looking at the
   // frames (a cached Alloc repeats a backtrace already interned: on deep
   // stacks the hash over every frame was most of the interning).
+  // Serials number the fillings of one read, so a table takes keys from one
+  // reader only (ThreadedOverview: the follower's or finalize's one read).
   std::pair<uint32_t, bool> intern(std::span<const uint64_t> frames, const reader::BacktraceKey& key) {
     if (key.serial == 0) return intern(frames);
     Known& known = by_slot_[key.slot & (kSlots - 1)];
