@@ -26,7 +26,7 @@ from suite import workloads  # noqa: E402
 from suite import tools as tools_mod  # noqa: E402
 
 REPO = os.path.dirname(HERE)
-ALL_WORKLOADS = ("a", "b", "c-sqlite", "c-python")
+ALL_WORKLOADS = ("a", "b", "c-sqlite", "c-python", "c-cc1plus")
 
 
 def parse_args():
@@ -62,7 +62,7 @@ def smoke(tools, keys):
         lines = []
         for _ in range(2):
             m = runner.run(list(wl.argv), env=wl.environ(), stdin_path=wl.stdin, timeout_s=120)
-            lines.append(workloads.checksum_line(m.stdout) if m.ok else None)
+            lines.append(wl.checksum(m.stdout) if m.ok else None)
         good = lines[0] is not None and lines[0] == lines[1]
         print(f"{key}: {'ok' if good else 'FAILED'}: {lines}")
         failures += not good

@@ -84,7 +84,7 @@ def _count(wl, key, tools, trace_dir, reference):
             f"--callgrind-out-file={out}", *wl.argv]
     m = runner.run(argv, env=wl.environ(extra), stdin_path=wl.stdin, timeout_s=3600)
     res = CountResult(instructions=_summary(out))
-    line = workloads.checksum_line(m.stdout)
+    line = wl.checksum(m.stdout)
     res.same_output = line is not None and line == (reference or line)
     if not m.ok or res.instructions is None:
         res.status = f"failed: exit {m.exit_code}"

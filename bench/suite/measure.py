@@ -82,7 +82,7 @@ def _one_run(result, config, tools, trace_dir, run_index, keep):
     path = configs.trace_path(trace_dir, wl.key, config, run_index)
     argv, env = config.command(wl, tools, path)
     m = runner.run(argv, env=env, stdin_path=wl.stdin)
-    line = workloads.checksum_line(m.stdout)
+    line = wl.checksum(m.stdout)
     if config.key == "native" and result.reference_output is None:
         result.reference_output = line
         result.own_calls = workloads.own_call_count(m.stdout)

@@ -22,6 +22,8 @@ class Tools:
     valgrind: str | None
     python3: str | None  # Debian's interpreter, not a version manager's shim
     sqlite3: str | None
+    gxx: str | None  # Debian's g++ driver (preprocesses the cc1plus workload's input)
+    cc1plus: str | None  # its compiler proper, the cc1plus workload
     skipped: frozenset = frozenset()  # configuration keys turned off on the command line
 
     def has(self, command):
@@ -71,6 +73,7 @@ def _subcommands(memloupe):
 def find(build_dir):
     bin_dir = os.path.join(build_dir, "bin")
     memloupe = _exe(os.path.join(bin_dir, "memloupe"))
+    gxx = _system_program("g++")
     return Tools(
         build_dir=build_dir,
         bench_alloc_mt=_exe(os.path.join(bin_dir, "bench_alloc_mt")),
@@ -84,4 +87,17 @@ def find(build_dir):
         valgrind=_system_program("valgrind"),
         python3=_exe(os.path.realpath("/usr/bin/python3")) or _system_program("python3"),
         sqlite3=_system_program("sqlite3"),
+        gxx=gxx,
+        cc1plus=_cc1plus(gxx),
     )
+
+
+def _cc1plus(gxx):
+    if gxx is None:
+        return None
+    try:
+        path = subprocess.run([gxx, "-print-prog-name=cc1plus"], capture_output=True,
+                              text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return _exe(path)

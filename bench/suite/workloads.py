@@ -4,7 +4,10 @@ Each workload prints one line containing `checksum=`; that line must be identica
 every configuration (a profiler must not change what the program does).
 """
 import dataclasses
+import hashlib
 import os
+import subprocess
+import tempfile
 
 WORKLOAD_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             "workloads")
@@ -17,17 +20,30 @@ SIZES = {
     "b": {"full": 3000, "quick": 400, "smoke": 20},
     "c-sqlite": {"full": 120000, "quick": 20000, "smoke": 2000},
     "c-python": {"full": 20, "quick": 3, "smoke": 1},
+    # cc1plus: how much of the standard library its translation unit includes
+    # (bench/workloads/cc1plus_input.cc): 3 = <regex> too (~1.5 M calls), 1 = <map>,
+    # <string>, <vector> (~0.25 M).
+    "c-cc1plus": {"full": 3, "quick": 1, "smoke": 1},
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class Workload:
-    key: str  # a, b, c-sqlite, c-python
+    key: str  # a, b, c-sqlite, c-python, c-cc1plus
     title: str  # shown in the tables
     argv: tuple
     size: int  # the number that SIZES sets (iterations, rounds, rows)
     stdin: str | None = None
     env: tuple = ()  # extra (name, value) pairs
+    # The program prints no checksum line: its whole stdout is the output compared
+    # between configurations (cc1plus's assembly), by its SHA-256.
+    hash_stdout: bool = False
+
+    def checksum(self, stdout):
+        """The line that must equal the native run's: the program's checksum line."""
+        if self.hash_stdout:
+            return assembly_checksum(stdout)
+        return checksum_line(stdout)
 
     def environ(self, extra=()):
         env = dict(os.environ)
@@ -64,7 +80,27 @@ def build(key, size_name, tools):
         return Workload("c-python", "(c) python3, json/dict script",
                         (tools.python3, script, str(size)), size,
                         env=(("PYTHONHASHSEED", "0"), ("PYTHONDONTWRITEBYTECODE", "1"))), None
+    if key == "c-cc1plus":
+        if not tools.cc1plus:
+            return None, "g++ (cc1plus) not installed"
+        source = preprocessed_cc1plus_input(tools, size)
+        if source is None:
+            return None, "g++ -E failed on bench/workloads/cc1plus_input.cc"
+        return Workload("c-cc1plus", "(c) cc1plus, g++ -O0 on <regex>" if size >= 3
+                        else f"(c) cc1plus, g++ -O0, headers {size}",
+                        (tools.cc1plus, "-quiet", "-O0", source, "-o", "-"), size,
+                        hash_stdout=True), None
     raise KeyError(key)
+
+
+def preprocessed_cc1plus_input(tools, size):
+    """bench/workloads/cc1plus_input.cc through `g++ -E` (this machine's headers), once
+    per size; the path of the .ii file, or None."""
+    path = os.path.join(tempfile.gettempdir(), f"memloupe-bench-cc1plus-{size}.ii")
+    done = subprocess.run([tools.gxx, "-E", f"-DMEMLOUPE_BENCH_HEADERS={size}",
+                           os.path.join(WORKLOAD_DIR, "cc1plus_input.cc"), "-o", path],
+                          capture_output=True)
+    return path if done.returncode == 0 else None
 
 
 def checksum_line(stdout):
@@ -72,6 +108,18 @@ def checksum_line(stdout):
         if "checksum=" in line:
             return line.strip()
     return None
+
+
+def assembly_checksum(stdout):
+    """The SHA-256 of the assembly cc1plus printed: from its `.file` line to its
+    `.note.GNU-stack` section line. heaptrack's script prints its own lines to the same
+    stdout before and after the program's."""
+    lines = stdout.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.startswith("\t.file\t")), None)
+    last = next((i for i in range(len(lines) - 1, -1, -1) if ".note.GNU-stack" in lines[i]), None)
+    if first is None or last is None or last < first:
+        return None
+    return "sha256=" + hashlib.sha256("\n".join(lines[first:last + 1]).encode()).hexdigest()
 
 
 def own_call_count(stdout):
