@@ -77,11 +77,34 @@ bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
   return contains_any(unknown_frame_name(address, modules), needles);
 }
 
-bool is_library_file(std::string_view file) { return file.empty() || file.starts_with("/usr/"); }
+namespace {
+
+// "libc.so.6", "ld-linux-x86-64.so.2", "libfoo.so": the names shared objects
+// are installed under (an executable's name has no ".so").
+bool is_shared_object(std::string_view path) {
+  const std::string_view name = path.substr(path.rfind('/') + 1);
+  const size_t so = name.find(".so");
+  return so != std::string_view::npos && (so + 3 == name.size() || name[so + 3] == '.');
+}
+
+// Where the distribution installs; /usr/local/ is the machine's own software.
+bool in_system_directory(std::string_view path) {
+  return (path.starts_with("/usr/") && !path.starts_with("/usr/local/")) || path.starts_with("/lib/") ||
+         path.starts_with("/lib64/") || path.starts_with("/lib32/");
+}
+
+}  // namespace
+
+bool is_library_frame(std::string_view file, std::string_view module, bool named) {
+  const bool shared = module.empty() || is_shared_object(module);
+  if (shared && in_system_directory(module)) return true;
+  if (!file.empty()) return file.starts_with("/usr/");
+  return shared || !named;
+}
 
 size_t first_own_frame(const std::vector<const Frame*>& frames) {
   for (size_t i = 0; i < frames.size(); ++i) {
-    if (!is_library_file(frames[i]->file)) return i;
+    if (!is_library_frame(frames[i]->file, frames[i]->module, frames[i]->symbolized)) return i;
   }
   return 0;
 }

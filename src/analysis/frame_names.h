@@ -32,13 +32,23 @@ bool address_matches(uint64_t address, const reader::SymbolTable& symbols,
 
 bool contains_any(std::string_view haystack, const std::vector<std::string>& needles);
 
-// Whether a frame is library code rather than the program's own: its source
-// file is unknown or under /usr/ (the compiler's and the system's headers and
-// libraries: libstdc++'s std::__new_allocator, std::vector, glibc, an
-// allocator). The one rule for where the views start a site's backtrace: the
-// text views and the HTML report's tables name a site by its innermost frame
-// that is not library code (the innermost frame when every frame is).
-bool is_library_file(std::string_view file);
+// Whether a frame is library code rather than the program's own. The one rule
+// for where the views start a site's backtrace: the text views and the HTML
+// report's tables name a site by its innermost frame that is not library code
+// (the innermost frame when every frame is). `module`: the path of the file
+// that held the frame's address (empty if unknown). Library code is
+// - any frame of a shared object installed in a system directory (/lib*,
+//   /usr/ but /usr/local/): glibc, libstdc++, an allocator — even when a separate debug file
+//   (Debian's libc6-dbg) gives it source files, which are then relative
+//   ("../sysdeps/...") and would otherwise pass for the program's;
+// - a frame whose source file is under /usr/ (the compiler's and the system's
+//   headers inlined into the program: std::vector, std::__new_allocator);
+// - a frame without a source file, unless the symbols name it (`named`) and it
+//   is in an executable: so an executable's own functions count as the
+//   program's even without debug information (a -g-less program whose symbol
+//   table names them: g++'s cc1plus, Debian's python3), while an address
+//   nothing names (a stripped executable's) does not start a site.
+bool is_library_frame(std::string_view file, std::string_view module, bool named);
 // Index of that frame in `frames`, innermost first (0 when none is the program's).
 size_t first_own_frame(const std::vector<const Frame*>& frames);
 

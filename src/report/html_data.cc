@@ -35,7 +35,7 @@ struct TrieNode {
   std::string name;
   std::string short_name;  // the page's label (short_function_name); `name` is its tooltip
   std::string where;  // "file:line" of the first frame seen here
-  bool library = false;  // analysis::is_library_file of that frame
+  bool library = false;  // analysis::is_library_frame of that frame
   std::unordered_map<std::string, uint32_t> children;
   std::array<double, kRankMetrics> total{};
 };
@@ -51,15 +51,16 @@ std::vector<NamedFrame> frames_root_first(const Profile& profile, const Site& si
   std::vector<NamedFrame> out;
   for (auto it = site.stack.rbegin(); it != site.stack.rend(); ++it) {
     const Location& loc = profile.location(*it);
+    const std::string_view module = loc.mapping ? std::string_view(profile.mappings[loc.mapping->value].path) : "";
     if (loc.frames.empty()) {
       const std::string name = frame_name(profile, loc, nullptr);
-      out.push_back({cut(name, max_name), cut(name, max_name), "", true});
+      out.push_back({cut(name, max_name), cut(name, max_name), "", analysis::is_library_frame("", module, false)});
     }
     for (auto f = loc.frames.rbegin(); f != loc.frames.rend(); ++f) {
       std::string where = f->file.empty() ? "" : f->file + ":" + std::to_string(f->line);
       const std::string name = frame_name(profile, loc, &*f);
       out.push_back({cut(name, max_name), cut(short_function_name(name), max_name), cut(where, max_name),
-                     analysis::is_library_file(f->file)});
+                     analysis::is_library_frame(f->file, module, !f->function.empty())});
     }
   }
   return out;
@@ -216,7 +217,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     for (size_t m = 0; m < kRankMetrics; ++m) trie[0].total[m] += values[m];
     std::vector<NamedFrame> frames = frames_root_first(profile, site, limits.max_name_bytes);
     // The site table names a site by its innermost frame outside library code
-    // (analysis::is_library_file: the text views' rule), or its innermost frame.
+    // (analysis::is_library_frame: the text views' rule), or its innermost frame.
     size_t own = frames.empty() ? 0 : frames.size() - 1;
     for (size_t i = frames.size(); i-- > 0;) {
       if (!frames[i].library) {
@@ -351,7 +352,7 @@ std::string html_data_json(const Profile& profile, const HtmlLimits& limits) {
     return it->second;
   };
   // [parent, name, short name, where, flags] per node; flags: 1 = "[other]",
-  // 2 = library code (analysis::is_library_file: the tables' rule for naming a site).
+  // 2 = library code (analysis::is_library_frame: the tables' rule for naming a site).
   json.key("nodes").begin_array();
   for (const PageNode& n : nodes) {
     json.integer(n.parent).integer(intern(n.name)).integer(intern(n.short_name)).integer(intern(n.where));
