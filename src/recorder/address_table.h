@@ -39,7 +39,15 @@ class AddressTable {
   // table may grow before the lookup).
   void prefetch(uint64_t address) const noexcept {
     if (slots_ == nullptr) return;
-    prefetch_line(&slots_[home(address)]);
+    const Entry* e = &slots_[home(address)];
+#if defined(__x86_64__)
+    // Not __builtin_prefetch: gcc 12 deems a function whose only effect is that
+    // builtin pure and deletes the calls to it (and so every prefetch), once
+    // it sits behind a callback. A volatile asm is never deleted.
+    asm volatile("prefetcht0 %0" : : "m"(*e));
+#else
+    __builtin_prefetch(e, 1);
+#endif
   }
   // Calls f(address, value) for every entry (the caller holds the trace lock).
   template <class F>

@@ -133,13 +133,6 @@ class StagingRing {
   // continuation slot of the same record (bench_stl_deep: the table's insert
   // missed the cache, 5% of the run's CPU).
   static constexpr uint64_t kLookahead = 4;
-  // The slot this many tickets on is loaded before the consumer gets there: its
-  // writer ran on another core, so its lines are there (modified), a transfer
-  // of a few hundred cycles that peek() and read() would otherwise wait for
-  // (~30% of the drain loop's samples on bench_alloc_mt). Sixteen: a few
-  // records' worth on any stack depth, and well inside the quarter of the ring
-  // the flush thread is woken at.
-  static constexpr uint64_t kPrefetchSlots = 16;
   template <class Apply, class Ahead>
   size_t drain(Apply apply, Ahead ahead, uint64_t settle_ns) noexcept {
     const uint64_t until = settle_ns ? next_.load(std::memory_order_acquire) : 0;
@@ -158,7 +151,6 @@ class StagingRing {
         continue;
       }
       const uint64_t next = c + used;
-      prefetch_slot(c + kPrefetchSlots);
       if (ahead_n > 0) {
         --ahead_n;
       } else {
@@ -197,11 +189,6 @@ class StagingRing {
   static_assert(sizeof(Slot) == kSlotBytes);
 
   Slot& slot(uint64_t ticket) noexcept { return slots_[ticket & (kSlots - 1)]; }
-  void prefetch_slot(uint64_t ticket) noexcept {
-    const Slot& s = slot(ticket);
-    prefetch_line(&s);
-    prefetch_line(reinterpret_cast<const char*>(&s) + 64);  // a slot is two lines
-  }
   // How many outer frames `frames` shares with the writer's last backtrace, which
   // it then replaces.
   size_t share_with(StagedFrames& mine, std::span<const uint64_t> frames) noexcept;

@@ -46,18 +46,6 @@ class Mapping {
   size_t size_ = 0;
 };
 
-// Starts loading the cache line at `p` (a hint). Not __builtin_prefetch: gcc 12
-// deems a function whose only effect is that builtin pure and deletes the calls
-// to it (and so every prefetch) once it sits behind a callback. A volatile asm
-// is never deleted.
-inline void prefetch_line(const void* p) noexcept {
-#if defined(__x86_64__)
-  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
-#else
-  __builtin_prefetch(p);
-#endif
-}
-
 uint64_t monotonic_ns() noexcept;
 uint64_t realtime_ns() noexcept;
 uint32_t current_tid() noexcept;
