@@ -121,8 +121,9 @@ void* realloc_from_pool(void* old, uint64_t size) noexcept {
 // against the thread's own signal handlers (nobody else writes it: other threads
 // never touch another's t_state).
 //
-// Not `xchg` with memory: it always locks the bus and drains the store buffer,
-// ~11% of an --all run's CPU when every call comes here. A signal handler can
+// Not `xchg` with memory: it always locks the bus and drains the store buffer
+// (in --all mode every call comes here; measured gain small, docs/RECORDER.md,
+// "The slow paths' entry"). A signal handler can
 // only run between two instructions, so one read-modify-write instruction
 // without a lock prefix is enough: `cmpxchg` of the value just loaded. If a
 // handler ran between the load and it (the handler's call went through a slow
@@ -161,7 +162,7 @@ void* realloc_from_pool(void* old, uint64_t size) noexcept {
 // parked (and passes through) or has finished (we then see the gap it drew and
 // treat this call as unsampled). Inlined, and no std::optional: gcc built one
 // on the stack with a byte store and read it back with a wider load, a
-// store-forwarding stall on every call (as much as the exchange itself).
+// store-forwarding stall on every call.
 [[gnu::always_inline]] inline bool enter(ThreadState& t, uint64_t size, int64_t& after) noexcept {
   after = take_countdown(t);
   if (t.phase == Phase::Active) [[likely]] {

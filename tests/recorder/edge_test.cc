@@ -38,7 +38,8 @@ TEST_F(EdgeTest, SignalHandlerThatAllocates) {
 // between a fast path's subtraction and the slow path's entry is, and the call
 // it interrupted then continues unsampled (sampled mode): counted, not
 // recorded. So in --all mode every counted malloc is one event; in sampled mode
-// (every block sampled) at most one per signal is missing.
+// (every block sampled) at most one is missing per handler call that was
+// counted (the counted callocs).
 TEST_F(EdgeTest, SignalStormInsideTheHooks) {
   for (const char* mode : {"MEMLOUPE_MODE=all", "MEMLOUPE_EVERY=1"}) {
     SCOPED_TRACE(mode);
