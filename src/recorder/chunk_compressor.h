@@ -17,7 +17,10 @@
 // (docs/RECORDER.md, "Compressed on the flush thread"): level 6 cost (a)
 // (4 threads, 2 cores) 30% more instructions in its recording, level 3 7%;
 // on single-threaded programs level 6 costs ~3% and gives a fifth smaller
-// traces.
+// traces. The busy level is 2, not 3: by instructions the two are close, but
+// level 3's match tables (768 KiB against 384 KiB) miss the cache, and on (a)
+// zstd took ~100 ms of the flush thread's CPU at 3 against ~60 at 2, for
+// finalised traces 4% larger (docs/RECORDER.md, "Costs in `--all` mode").
 #pragma once
 
 #include <atomic>
@@ -34,7 +37,7 @@ namespace memloupe::recorder {
 class ChunkCompressor {
  public:
   static constexpr int kAuto = -1;  // the default: by set_program_threads
-  static constexpr int kBusyLevel = 3, kIdleLevel = 6;
+  static constexpr int kBusyLevel = 2, kIdleLevel = 6;
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of a session.

@@ -117,27 +117,59 @@ void* realloc_from_pool(void* old, uint64_t size) noexcept {
   return p;
 }
 
-// Entry of the allocating slow paths. Parks the thread (phase InHook, countdown
-// kParked) for the whole slow path and returns the countdown minus `size` as the
-// fast path left it; nullopt if the thread must pass through (it is inside the
-// recorder already, or exited). Registers a Fresh thread on the way.
+// Takes this thread's countdown and leaves kParked in its place, as one step
+// against the thread's own signal handlers (nobody else writes it: other threads
+// never touch another's t_state).
 //
-// The countdown is exchanged, not loaded: a signal handler's malloc between the
-// fast path's subtraction and here either sees us parked (and passes through) or
-// has finished (we then see the gap it drew and treat this call as unsampled).
-std::optional<int64_t> enter(ThreadState& t, uint64_t size) noexcept {
-  const int64_t after = __atomic_exchange_n(&t.countdown, kParked, __ATOMIC_RELAXED);
-  if (t.phase == Phase::Active) [[likely]] {
-    t.phase = Phase::InHook;
-    return after;
-  }
-  if (t.phase != Phase::Fresh) return std::nullopt;
+// Not `xchg` with memory: it always locks the bus and drains the store buffer
+// (in --all mode every call comes here; measured gain small, docs/RECORDER.md,
+// "The slow paths' entry"). A signal handler can
+// only run between two instructions, so one read-modify-write instruction
+// without a lock prefix is enough: `cmpxchg` of the value just loaded. If a
+// handler ran between the load and it (the handler's call went through a slow
+// path and left a new gap), it fails and loads what the handler left (one more
+// turn); if it succeeds, no handler changed the value in between, or one left
+// exactly the value loaded, which means the same to the caller. An x86 interrupt
+// lands on an instruction boundary, never inside the cmpxchg itself.
+[[gnu::always_inline]] inline int64_t take_countdown(ThreadState& t) noexcept {
+#if defined(__x86_64__)
+  int64_t seen = t.countdown;
+  asm volatile("1: cmpxchgq %2, %0\n\tjne 1b" : "+m"(t.countdown), "+a"(seen) : "r"(kParked) : "cc");
+  return seen;
+#else
+  return __atomic_exchange_n(&t.countdown, kParked, __ATOMIC_RELAXED);
+#endif
+}
+
+// enter() for a thread that is not Active: registers a Fresh one.
+[[gnu::noinline]] bool enter_cold(ThreadState& t, uint64_t size, int64_t& after) noexcept {
+  if (t.phase != Phase::Fresh) return false;
   t.phase = Phase::InHook;
   activate_thread(t);
-  const auto first = static_cast<int64_t>(static_cast<uint64_t>(t.countdown) - size);
+  after = static_cast<int64_t>(static_cast<uint64_t>(t.countdown) - size);
   t.phase = Phase::InHook;
   t.countdown = kParked;
-  return first;
+  return true;
+}
+
+// Entry of the allocating slow paths. Parks the thread (phase InHook, countdown
+// kParked) for the whole slow path and returns the countdown minus `size` as the
+// fast path left it in `after`; false if the thread must pass through (it is
+// inside the recorder already, or exited). Registers a Fresh thread on the way.
+//
+// The countdown is taken in one step (take_countdown), not loaded: a signal
+// handler's malloc between the fast path's subtraction and here either sees us
+// parked (and passes through) or has finished (we then see the gap it drew and
+// treat this call as unsampled). Inlined, and no std::optional: gcc built one
+// on the stack with a byte store and read it back with a wider load, a
+// store-forwarding stall on every call.
+[[gnu::always_inline]] inline bool enter(ThreadState& t, uint64_t size, int64_t& after) noexcept {
+  after = take_countdown(t);
+  if (t.phase == Phase::Active) [[likely]] {
+    t.phase = Phase::InHook;
+    return true;
+  }
+  return enter_cold(t, size, after);
 }
 
 void leave(ThreadState& t, Gap next) noexcept {
@@ -177,10 +209,10 @@ class ErrnoKeeper {
 void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   ThreadState& t = t_state;
   ErrnoKeeper program_errno;  // from here: registering a thread may touch errno
-  const std::optional<int64_t> after = enter(t, r.size);
-  if (!after) return program_errno.real([&] { return pass_through(r, call); });
+  int64_t after;
+  if (!enter(t, r.size, after)) return program_errno.real([&] { return pass_through(r, call); });
   t.slot->counters.add(r.func, r.size);
-  const Decision d = decide(t, *after, r.size);
+  const Decision d = decide(t, after, r.size);
   void* p;
   if (d.n_samples == 0) {
     p = program_errno.real(call);
@@ -213,12 +245,12 @@ namespace {
     t.phase = Phase::InHook;
     t.countdown = kParked;
   } else {  // parked countdown: Fresh, inside the recorder, exited, or --all mode
-    const std::optional<int64_t> after = enter(t, 0);
-    if (!after) {
+    int64_t after;
+    if (!enter(t, 0, after)) {
       if (real_free && real_funcs_resolved()) program_errno.real_free(p);
       return;
     }
-    next = *after < kSlowBelow ? gap_for_next_call(t) : Gap{*after, t.offset};
+    next = after < kSlowBelow ? gap_for_next_call(t) : Gap{after, t.offset};
     t.slot->counters.add_call(f);
   }
   if (p != nullptr) record_free(*t.slot, f, p, [p](const Applied& a) {
@@ -238,10 +270,10 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   if (bootstrap::owns(old)) return realloc_from_pool(old, r.size);
   ThreadState& t = t_state;
   ErrnoKeeper program_errno;
-  const std::optional<int64_t> after = enter(t, r.size);
-  if (!after) return program_errno.real(call);  // `old` came from the real allocator: it is known
+  int64_t after;
+  if (!enter(t, r.size, after)) return program_errno.real(call);  // `old` came from the real allocator: it is known
   t.slot->counters.add(r.func, r.size);
-  const Decision d = decide(t, *after, r.size);
+  const Decision d = decide(t, after, r.size);
   const uint64_t now = trace_now_ns();
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
   std::span<const uint64_t> bt;

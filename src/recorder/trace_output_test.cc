@@ -147,7 +147,7 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
 }
 
 // The default level follows the program's threads: as level 6 while they are
-// fewer than the CPUs, as level 3 when they are not.
+// fewer than the CPUs, as the busy level (2) when they are not.
 TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
   auto encoder = std::make_unique<format::Encoder>();
   Chunks chunks;
@@ -167,11 +167,12 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
     c.set_program_threads(threads, 2);
     return c.compress(chunk, {}).size();
   };
-  const size_t level3 = compressed_size(3, 0), level6 = compressed_size(6, 0);
-  ASSERT_NE(level3, level6);  // the payload tells the two levels apart
+  static_assert(ChunkCompressor::kBusyLevel == 2 && ChunkCompressor::kIdleLevel == 6);
+  const size_t level2 = compressed_size(2, 0), level6 = compressed_size(6, 0);
+  ASSERT_NE(level2, level6);  // the payload tells the two levels apart
   EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 1), level6);
-  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 2), level3);
-  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 8), level3);
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 2), level2);
+  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 8), level2);
   EXPECT_EQ(compressed_size(6, 8), level6);  // a level that was set stays
 }
 

@@ -4,8 +4,10 @@
 // with and without the recorder.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +110,45 @@ static int do_signal(void) {
   return 0;
 }
 
+// Signals from another thread land anywhere in the main thread's malloc and
+// free, the recorder's slow paths included (between its read of the thread's
+// countdown and its write, say), and their handler calls the hooked functions:
+// malloc(SIZE_MAX) and free(NULL), which glibc answers without its heap or its
+// locks (a real allocation there could deadlock on the arena lock main holds). The sender pauses between signals (nonstop kills kept the main thread
+// in the kernel). How many land depends on the scheduling (on one CPU, about
+// one per scheduler tick), so main makes a fixed number of calls and the
+// output does not count them.
+static volatile int g_storm_stop;
+static volatile size_t g_storm_size = SIZE_MAX;  // volatile: gcc rejects the constant size
+static void on_storm(int sig) {
+  (void)sig;
+  const int saved = errno;
+  sink = malloc(g_storm_size);
+  free(NULL);
+  errno = saved;
+}
+static void* storm_sender(void* main_thread) {
+  while (!g_storm_stop) {
+    pthread_kill(*(pthread_t*)main_thread, SIGUSR2);
+    for (volatile int spin = 0; spin < 1000; ++spin) {}
+  }
+  return NULL;
+}
+static int do_signal_storm(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_storm;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR2, &sa, NULL);
+  pthread_t self = pthread_self(), sender;
+  pthread_create(&sender, NULL, storm_sender, &self);
+  for (int i = 0; i < 200000; ++i) free(sink = malloc(64 + i % 512));
+  g_storm_stop = 1;
+  pthread_join(sender, NULL);
+  printf("storm done\n");
+  return 0;
+}
+
 static int do_underscore_exit(void) {
   churn(1000);
   printf("exiting\n");
@@ -204,6 +245,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "fork_reallocating")) return do_fork_while_reallocating();
   if (!strcmp(mode, "exec_self")) return do_exec_self(argv[0]);
   if (!strcmp(mode, "signal")) return do_signal();
+  if (!strcmp(mode, "signal_storm")) return do_signal_storm();
   if (!strcmp(mode, "_exit")) return do_underscore_exit();
   if (!strcmp(mode, "abort")) return do_abort();
   if (!strcmp(mode, "exit_thread")) return do_exit_thread();
