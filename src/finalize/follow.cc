@@ -24,6 +24,7 @@ TraceFollower::TraceFollower(std::string path, const FinalizeOptions& options, s
       tap_(options.tap),
       addon_(options.symbolize ? options.addon : nullptr),
       collector_(tap_, addon_),
+      preparer_(options.symbolize ? std::make_unique<SymbolPreparer>(options.symbolizer) : nullptr),
       thread_([this] { run(); }) {}
 
 TraceFollower::~TraceFollower() {
@@ -54,6 +55,7 @@ bool TraceFollower::open(bool on_thread) {
   }
   file_ = raw;
   reader_ = std::move(*opened);
+  snapshot_ahead_ = reader_->info().mode == format::Mode::All;
   if (tap_) tap_->begin(reader_->info());
   // This thread yields to the program from now on (best effort). The threads
   // the tap started above keep the normal priority: they only work on what
@@ -86,6 +88,7 @@ void TraceFollower::run() {
     } else if (!reader_->error()) {
       read_available(true);
       if (stopping_.load(std::memory_order_relaxed)) return;
+      if (preparer_) preparer_->update(collector_.so_far(), snapshot_ahead_);
       if (!reader_->error()) {
         auto grown = file_->grow();
         if (!grown) failure_ = grown.error();
@@ -112,7 +115,8 @@ Expected<FollowedRead> TraceFollower::finish() {
   if (auto e = file_->whole()) return *e;
   if (tap_) tap_->rest_at_once();
   if (!reader_->error()) read_available(false);
-  FollowedRead read{std::move(collector_).finish(reader_->error())};
+  FollowedRead read{std::move(collector_).finish(reader_->error()), std::move(preparer_)};
+  if (read.symbols) read.symbols->update(read.collected, snapshot_ahead_);
   reader_.reset();
   return read;
 }

@@ -33,6 +33,7 @@
 
 #include "finalize/event_collector.h"
 #include "finalize/finalize.h"
+#include "finalize/symbol_preparer.h"
 #include "format/expected.h"
 
 namespace memloupe::reader {
@@ -45,6 +46,8 @@ namespace memloupe::finalize {
 // The finaliser's read, done by a TraceFollower (finalize_trace takes it).
 struct FollowedRead {
   Collected collected;
+  // The symbolisers, prepared as the read went (null when not symbolising).
+  std::unique_ptr<SymbolPreparer> symbols;
 };
 
 class TraceFollower {
@@ -82,6 +85,8 @@ class TraceFollower {
   FinalizeTap* const tap_;
   FinalizeAddon* const addon_;
   Collector collector_;
+  std::unique_ptr<SymbolPreparer> preparer_;  // when symbolising
+  bool snapshot_ahead_ = false;  // the trace will end with a heap snapshot (Mode::All)
   reader::GrowingFile* file_ = nullptr;  // owned by reader_
   std::unique_ptr<reader::Reader> reader_;
   std::optional<Error> failure_;  // following failed; set by the thread

@@ -92,6 +92,45 @@ TEST(Symbolizer, MissingFileWarnsOnce) {
   EXPECT_EQ(warnings, 1);
 }
 
+// Files opened ahead (a follower's preparation, symbolize/prepared_symbolizers.h)
+// tell of an unusable file only when the symbolisation asks for it, once, and
+// a prepared file gives the frames an unprepared one does.
+TEST(Symbolizer, PreparedAheadTellsWhenAskedAndChangesNoFrame) {
+  memloupe_testprog::Capture c;
+  memloupe_testprog::c_allocate(1, &c);
+  ::operator delete(c.block);
+  auto module = loaded_module_at(c.return_address);
+  ASSERT_TRUE(module);
+  Symbolizer plain, ahead;
+  ElfFile* file = ahead.file_quietly(*module);
+  ASSERT_NE(file, nullptr);
+  file->prepare();
+  const auto frames = ahead.symbolize(*module, c.return_address);
+  ASSERT_FALSE(frames.empty());
+  const auto again = plain.symbolize(*module, c.return_address);
+  ASSERT_EQ(again.size(), frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(frames[i].function, again[i].function);
+    EXPECT_EQ(frames[i].file, again[i].file);
+    EXPECT_EQ(frames[i].line, again[i].line);
+    EXPECT_EQ(frames[i].column, again[i].column);
+  }
+
+  auto gone = *module;
+  gone.path = "/nonexistent/dir/libgone.so";
+  std::vector<std::string> warnings;
+  Symbolizer symbolizer({.debug_root = "/nonexistent", .warn = [&](const std::string& w) {
+                           warnings.push_back(w);
+                         }});
+  EXPECT_EQ(symbolizer.file_quietly(gone), nullptr);
+  EXPECT_EQ(symbolizer.file_quietly(gone), nullptr);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(symbolizer.symbolize(gone, c.return_address).empty());
+  EXPECT_TRUE(symbolizer.symbolize(gone, c.return_address + 1).empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(gone.path), std::string::npos) << warnings[0];
+}
+
 // A trace symbolised on a machine without the binary: the debug file found by
 // build-id under the debug root stands in for it.
 TEST(Symbolizer, FallsBackToDebugFileByBuildId) {
