@@ -8,10 +8,9 @@
 // a heap snapshot (Mode::All: the recorder takes one at exit unless told not
 // to) the data symbols and globals' lines the annex names roots with.
 //
-// The thread keeps the normal priority (unlike the follower's reading thread,
-// at nice 19): its work is bounded (once per module file), and whatever of
-// it is not done when the program exits is waited for, since the finalise
-// would do it then anyway.
+// Its work is bounded (once per module file), and whatever of it is not done
+// when the program exits is waited for, since the finalise would do it then
+// anyway.
 #pragma once
 
 #include <condition_variable>
