@@ -88,6 +88,38 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
   }
 }
 
+// Enough freed blocks for the series' log to span several blocks, which a
+// Mode::All trace replays in parts on several threads when the process has
+// more than one CPU (AggregateBuilder's replay_series): the same bytes as
+// pass 2, which adds to the series in order as it goes.
+TEST(ThreadedOverview, SeriesReplayedInPartsGivesTheBytesOfPassTwo) {
+  Script s(format::Mode::All, 4096);
+  std::mt19937_64 rng(7);
+  const testing::RandomHeap heap{.events = 700000, .phase = 20000, .threads = 3, .time_steps = 50,
+                                 .min_size = 1, .size_span = 300000};
+  const auto shallow_stack = [](auto& r) { return std::vector<uint64_t>{0x1000 + r() % 300, 0x2000 + r() % 7}; };
+  const uint64_t t = testing::add_random_heap(s, rng, heap, shallow_stack, [](int, uint64_t) {});
+  s.end(t + 5);
+  OverviewBuilder ob(s.info);
+  for (const format::Event& e : s.events) ob.add(e);
+  const Overview overview = std::move(ob).finish();
+  QueryArgs args;
+  args.series_buckets = kIndexSeriesBuckets;
+  const Query query = resolve(args, overview).value();
+  reader::SymbolTable no_symbols;
+  AggregateBuilder serial(overview, no_symbols, query);
+  for (const format::Event& e : s.events) serial.add(e);
+  const Aggregate expected = std::move(serial).finish();
+  ASSERT_GT(expected.totals[Metric::Freed].blocks, 300000u);
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+  for (const format::Event& e : s.events) threaded.add(e);
+  ThreadedOverview::Result got = std::move(threaded).finish();
+  EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
+}
+
 // The peak moves: a site's blocks freed before a later, higher peak are not
 // live at it, those freed after it are; the thread's figures follow.
 TEST(ThreadedOverview, PeakIsTheLastNewMaximum) {
