@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "markers.h"
 #include "support/loaded_modules.h"
@@ -19,6 +20,19 @@ using testing::marker_line;
 
 std::string basename_of(const std::string& path) {
   return std::filesystem::path(path).filename().string();
+}
+
+// c_allocate's call of operator new: its return address (the block freed)
+// and the module it is in.
+struct CSite {
+  uint64_t return_address = 0;
+  std::optional<Module> module;
+};
+CSite c_site(size_t bytes) {
+  memloupe_testprog::Capture c;
+  memloupe_testprog::c_allocate(bytes, &c);
+  ::operator delete(c.block);
+  return {c.return_address, loaded_module_at(c.return_address)};
 }
 
 TEST(Symbolizer, NamesInlinedFramesWithCallSites) {
@@ -41,10 +55,8 @@ TEST(Symbolizer, NamesInlinedFramesWithCallSites) {
 }
 
 TEST(Symbolizer, NamesCFunctionWithoutDemangling) {
-  memloupe_testprog::Capture c;
-  memloupe_testprog::c_allocate(5, &c);
-  ::operator delete(c.block);
-  auto module = loaded_module_at(c.return_address);
+  const CSite c = c_site(5);
+  const auto& module = c.module;
   ASSERT_TRUE(module);
 
   Symbolizer symbolizer;
@@ -78,10 +90,8 @@ TEST(Symbolizer, BuildIdMismatchWarnsOnceAndNamesNothing) {
 }
 
 TEST(Symbolizer, MissingFileWarnsOnce) {
-  memloupe_testprog::Capture c;
-  memloupe_testprog::c_allocate(1, &c);
-  ::operator delete(c.block);
-  auto module = loaded_module_at(c.return_address);
+  CSite c = c_site(1);
+  auto& module = c.module;
   ASSERT_TRUE(module);
   module->path = "/nonexistent/dir/libgone.so";
 
@@ -96,10 +106,8 @@ TEST(Symbolizer, MissingFileWarnsOnce) {
 // tell of an unusable file only when the symbolisation asks for it, once, and
 // a prepared file gives the frames an unprepared one does.
 TEST(Symbolizer, PreparedAheadTellsWhenAskedAndChangesNoFrame) {
-  memloupe_testprog::Capture c;
-  memloupe_testprog::c_allocate(1, &c);
-  ::operator delete(c.block);
-  auto module = loaded_module_at(c.return_address);
+  const CSite c = c_site(1);
+  const auto& module = c.module;
   ASSERT_TRUE(module);
   Symbolizer plain, ahead;
   ElfFile* file = ahead.file_quietly(*module);
