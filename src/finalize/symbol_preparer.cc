@@ -1,5 +1,7 @@
 #include "finalize/symbol_preparer.h"
 
+#include <string_view>
+
 namespace memloupe::finalize {
 
 SymbolPreparer::SymbolPreparer(const symbolize::SymbolizerOptions& options)
@@ -14,17 +16,34 @@ SymbolPreparer::~SymbolPreparer() {
   thread_.join();
 }
 
+namespace {
+
+// Which modules' globals are read ahead for the annex: the allocator's and
+// stdio's state makes libc hold roots in every snapshot, and its separate
+// debug file is the costly one (compressed); the modules that hold backtrace
+// addresses are the program's own code, whose globals are the likely roots.
+// Reading every module's was measured: most were never looked in (the
+// recorder's own library, the dynamic loader's compressed debug file, ...).
+bool holds_roots_surely(const symbolize::Module& m) {
+  const std::string_view path = m.path;
+  const size_t slash = path.rfind('/');
+  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("libc.so");
+}
+
+}  // namespace
+
 void SymbolPreparer::update(const Collected& read, bool globals) {
   std::vector<Task> tasks;
   const std::vector<symbolize::Module>& modules = read.modules.modules();
   for (; modules_seen_ < modules.size(); ++modules_seen_)
-    if (globals) tasks.push_back({modules[modules_seen_], true});
+    if (globals && holds_roots_surely(modules[modules_seen_])) tasks.push_back({modules[modules_seen_], true});
   if (framed_.size() < modules.size()) framed_.resize(modules.size());
   for (; addresses_seen_ < read.addresses.size(); ++addresses_seen_) {
     const uint32_t m = read.addresses[addresses_seen_].module.value;
     if (framed_[m]) continue;
     framed_[m] = true;
     tasks.push_back({modules[m], false});
+    if (globals && !holds_roots_surely(modules[m])) tasks.push_back({modules[m], true});
   }
   if (tasks.empty()) return;
   {
