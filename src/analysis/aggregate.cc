@@ -18,12 +18,15 @@
 // thread, the SeriesLog, and the blocks still live.
 #include <algorithm>
 #include <cassert>
+#include <exception>
+#include <thread>
 
 #include "analysis/event_time.h"
 #include "analysis/frame_names.h"
 #include "analysis/live_table.h"
 #include "analysis/model.h"
 #include "analysis/stack_table.h"
+#include "analysis/usable_cpus.h"
 #include "format/varint.h"
 
 namespace memloupe::analysis {
@@ -90,6 +93,16 @@ void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesB
   (*it).*field += c;
 }
 
+// `into` += a bucket of another part's series (`from`'s Counts added as a whole).
+void add_bucket(std::vector<SeriesBucket>& into, const SeriesBucket& from) {
+  auto it = std::lower_bound(into.begin(), into.end(), from.index,
+                             [](const SeriesBucket& b, uint32_t i) { return b.index < i; });
+  if (it == into.end() || it->index != from.index) it = into.insert(it, SeriesBucket{from.index});
+  it->allocated += from.allocated;
+  it->freed += from.freed;
+  it->leaked += from.leaked;
+}
+
 // One site's (or thread's) live blocks, and what they were when the heap last
 // reached a new maximum. `epoch` is the number of new maxima seen when the
 // copy was taken: the copy is taken on the first change after a new maximum,
@@ -145,10 +158,11 @@ class SeriesLog {
   void append(const Entry& e) {
     constexpr size_t kMaxEntry = 6 * format::kMaxVarint;
     // The last block is kBlock bytes, of which used_ are written (it is cut
-    // to used_ when the next one starts, and by drain()).
+    // to used_ when the next one starts, and by blocks()).
     if (blocks_.empty() || kBlock - used_ < kMaxEntry) {
       if (!blocks_.empty()) blocks_.back().resize(used_);
       blocks_.emplace_back(kBlock);
+      starts_.push_back(free_ns_);
       used_ = 0;
     }
     uint8_t* const start = blocks_.back().data() + used_;
@@ -161,14 +175,19 @@ class SeriesLog {
     free_ns_ = e.free_ns;
     used_ += static_cast<size_t>(p - start);
   }
-  // Calls fn(entry) for each, in order; the log is emptied.
-  template <class Fn>
-  void drain(Fn&& fn) {
+  // The log is read in blocks (in parts, on several threads: replay_series):
+  // append() is over.
+  size_t blocks() {
     if (!blocks_.empty()) blocks_.back().resize(used_);
-    uint64_t free_ns = 0;
-    for (std::vector<uint8_t>& block : blocks_) {
-      const uint8_t* p = block.data();
-      const uint8_t* const end = p + block.size();
+    return blocks_.size();
+  }
+  // Calls fn(entry) for each entry of blocks [first, last), in order.
+  template <class Fn>
+  void read(size_t first, size_t last, Fn&& fn) const {
+    for (size_t i = first; i < last; ++i) {
+      uint64_t free_ns = starts_[i];
+      const uint8_t* p = blocks_[i].data();
+      const uint8_t* const end = p + blocks_[i].size();
       while (p < end) {
         Entry e;
         e.stack = static_cast<uint32_t>(get(p));
@@ -180,9 +199,11 @@ class SeriesLog {
         e.bytes_per_sample = static_cast<uint32_t>(get(p));
         fn(e);
       }
-      block = {};
     }
-    blocks_.clear();
+  }
+  void clear() {
+    blocks_ = {};
+    starts_ = {};
     free_ns_ = 0;
     used_ = 0;
   }
@@ -199,6 +220,7 @@ class SeriesLog {
     }
   }
   std::vector<std::vector<uint8_t>> blocks_;
+  std::vector<uint64_t> starts_;  // by block: the free time its first entry's is relative to
   size_t used_ = 0;  // bytes written in the last block
   uint64_t free_ns_ = 0;
 };
@@ -460,18 +482,63 @@ struct AggregateBuilder::Impl {
     if (a.series_buckets > 0) {
       set_series_width(duration());
       series_ready = true;
-      series_log.drain([&](const SeriesLog::Entry& e) {
-        const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
-        std::vector<SeriesBucket>& series = stacks[e.stack].series;
-        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
-        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
-      });
+      replay_series();
     }
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
     live.for_each([&](uint64_t id, const Block& b) {
       if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
     });
+  }
+
+  // What the freed blocks add to the series, from the log (finish_streaming).
+  // This is most of what a followed finalise has left after the program's
+  // exit, where the machine's CPUs are free: Mode::All's Counts are sums of
+  // integers (no weights, estimate.h), the same in any order, so its log is
+  // replayed in parts on up to 4 threads, each into buckets of its own that
+  // are then added to the stacks' (the same bytes: aggregate_test). A sampled
+  // trace's weights are doubles, whose sums depend on the order: one pass.
+  void replay_series() {
+    const size_t blocks = series_log.blocks();
+    using Series = std::vector<std::vector<SeriesBucket>>;  // by stack
+    auto replay = [this](size_t first, size_t last, Series* into) {
+      series_log.read(first, last, [&](const SeriesLog::Entry& e) {
+        const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
+        std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
+        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
+        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
+      });
+    };
+    const size_t parts = a.estimator.exact() ? std::min<size_t>({usable_cpus(), 4, blocks}) : 1;
+    if (parts <= 1) {
+      replay(0, blocks, nullptr);
+      series_log.clear();
+      return;
+    }
+    std::vector<Series> partial(parts - 1, Series(stacks.size()));
+    std::vector<std::exception_ptr> failed(parts);
+    std::vector<std::thread> threads;
+    for (size_t p = 1; p < parts; ++p) {
+      threads.emplace_back([&, p] {
+        try {
+          replay(blocks * p / parts, blocks * (p + 1) / parts, &partial[p - 1]);
+        } catch (...) {
+          failed[p] = std::current_exception();
+        }
+      });
+    }
+    try {
+      replay(0, blocks / parts, nullptr);
+    } catch (...) {
+      failed[0] = std::current_exception();
+    }
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& f : failed)
+      if (f) std::rethrow_exception(f);
+    for (const Series& part : partial)
+      for (size_t s = 0; s < part.size(); ++s)
+        for (const SeriesBucket& b : part[s]) add_bucket(stacks[s].series, b);
+    series_log.clear();
   }
 
   void finish_blocks() {

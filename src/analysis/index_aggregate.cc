@@ -1,9 +1,9 @@
 #include "analysis/index_aggregate.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <utility>
+
+#include "analysis/usable_cpus.h"
 
 namespace memloupe::analysis {
 namespace {
@@ -33,14 +33,6 @@ Record record_of(const format::Alloc& a, uint32_t stack = 0, bool is_new = false
 
 Record record_of(const format::Free& f) {
   return Record{Kind::Free, false, f.func, f.thread.value, 0, 0, f.time_ns, f.id.value, 0};
-}
-
-// The CPUs this process may run on (its affinity mask, which `taskset` and
-// container limits set; hardware_concurrency() counts the machine's).
-unsigned usable_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
 }
 
 }  // namespace

@@ -53,6 +53,26 @@ std::vector<uint8_t> encoded(const Overview& overview, Aggregate aggregate) {
   return bytes ? *bytes : std::vector<uint8_t>{};
 }
 
+// The two passes over `s`: the Overview, then the Aggregate of the index's
+// query resolved with it.
+struct PassTwo {
+  Overview overview;
+  Aggregate aggregate;
+};
+PassTwo pass_two(const Script& s) {
+  OverviewBuilder ob(s.info);
+  for (const format::Event& e : s.events) ob.add(e);
+  PassTwo out{std::move(ob).finish(), {}};
+  QueryArgs args;
+  args.series_buckets = kIndexSeriesBuckets;
+  const Query query = resolve(args, out.overview).value();
+  reader::SymbolTable no_symbols;
+  AggregateBuilder serial(out.overview, no_symbols, query);
+  for (const format::Event& e : s.events) serial.add(e);
+  out.aggregate = std::move(serial).finish();
+  return out;
+}
+
 // The one read: the Overview and the Aggregate on the worker, as IndexBuilder
 // does, against the two passes.
 TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
@@ -60,16 +80,7 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
     for (uint64_t seed : {1, 2, 3}) {
       // More events than a few batches, and a seed whose trace ends mid-batch.
       const Script s = random_trace(mode, seed, 3 * static_cast<int>(EventPipe::kBatch) * static_cast<int>(seed) + 17);
-      OverviewBuilder ob(s.info);
-      for (const format::Event& e : s.events) ob.add(e);
-      const Overview overview = std::move(ob).finish();
-      QueryArgs args;
-      args.series_buckets = kIndexSeriesBuckets;
-      const Query query = resolve(args, overview).value();
-      reader::SymbolTable no_symbols;
-      AggregateBuilder serial(overview, no_symbols, query);
-      for (const format::Event& e : s.events) serial.add(e);
-      const Aggregate expected = std::move(serial).finish();
+      const auto [overview, expected] = pass_two(s);
 
       ASSERT_GT(expected.stacks.size(), 100u);
       ASSERT_GT(expected.series_buckets, 0u);
@@ -86,6 +97,29 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
       }
     }
   }
+}
+
+// Enough freed blocks for the series' log to span several blocks, which a
+// Mode::All trace replays in parts on several threads when the process has
+// more than one CPU (AggregateBuilder's replay_series): the same bytes as
+// pass 2, which adds to the series in order as it goes.
+TEST(ThreadedOverview, SeriesReplayedInPartsGivesTheBytesOfPassTwo) {
+  Script s(format::Mode::All, 4096);
+  std::mt19937_64 rng(7);
+  const testing::RandomHeap heap{.events = 700000, .phase = 20000, .threads = 3, .time_steps = 50,
+                                 .min_size = 1, .size_span = 300000};
+  const auto shallow_stack = [](auto& r) { return std::vector<uint64_t>{0x1000 + r() % 300, 0x2000 + r() % 7}; };
+  const uint64_t t = testing::add_random_heap(s, rng, heap, shallow_stack, [](int, uint64_t) {});
+  s.end(t + 5);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_GT(expected.totals[Metric::Freed].blocks, 300000u);
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+  for (const format::Event& e : s.events) threaded.add(e);
+  ThreadedOverview::Result got = std::move(threaded).finish();
+  EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
 }
 
 // The peak moves: a site's blocks freed before a later, higher peak are not

@@ -69,6 +69,10 @@ class Collector {
     }
   }
 
+  // What the read has collected so far (the addresses seen while no module
+  // covered them come with finish()).
+  const Collected& so_far() const { return c_; }
+
   Collected finish(std::optional<Error> damage) && {
     for (uint64_t address : unmapped_) {
       if (auto m = c_.modules.find_any_time(address)) c_.addresses.push_back({address, *m});

@@ -223,12 +223,16 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
       if (auto m = c.modules.find_any_time(pc); m && known.insert(pc).second) c.addresses.push_back({pc, *m});
   }
 
+  // Symbolisers a follower prepared while the program ran (symbol_preparer.h).
+  SymbolPreparer* prepared = followed ? followed->symbols.get() : nullptr;
   std::future<reader::SymbolTable> symbols;
   std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> addon_chunks;  // set with `symbols`
   if (options.symbolize) {
     symbols = std::async(std::launch::async, [&] {
       const auto start = std::chrono::steady_clock::now();
-      symbolize::Symbolizer symbolizer(options.symbolizer);
+      std::optional<symbolize::Symbolizer> own;
+      symbolize::Symbolizer& symbolizer =
+          prepared ? prepared->done().frames() : own.emplace(options.symbolizer);
       reader::SymbolTable table;
       symbolize::symbolize_all(symbolizer, c.modules, c.addresses, table);
       const auto symbolized = std::chrono::steady_clock::now();
@@ -269,7 +273,9 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     out = without(input_bytes, replace_symbols, stats.damage, options.zstd_level);
   }
 
-  for (const std::vector<uint8_t>& payload : snapshots.annex_chunks(c.modules, options.symbolizer))
+  for (const std::vector<uint8_t>& payload :
+       prepared && !snapshots.empty() ? snapshots.annex_chunks(c.modules, prepared->done().namer())
+                                      : snapshots.annex_chunks(c.modules, options.symbolizer))
     reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, options.zstd_level);
 
   if (options.symbolize) {

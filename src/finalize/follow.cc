@@ -1,8 +1,5 @@
 #include "finalize/follow.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <chrono>
 
 #include "reader/growing_file.h"
@@ -24,6 +21,7 @@ TraceFollower::TraceFollower(std::string path, const FinalizeOptions& options, s
       tap_(options.tap),
       addon_(options.symbolize ? options.addon : nullptr),
       collector_(tap_, addon_),
+      preparer_(options.symbolize ? std::make_unique<SymbolPreparer>(options.symbolizer) : nullptr),
       thread_([this] { run(); }) {}
 
 TraceFollower::~TraceFollower() {
@@ -36,7 +34,7 @@ TraceFollower::~TraceFollower() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool TraceFollower::open(bool on_thread) {
+bool TraceFollower::open() {
   if (written_ && !written_()) return false;
   auto file = reader::GrowingFile::open(path_);
   if (!file) return false;  // not there yet
@@ -54,13 +52,8 @@ bool TraceFollower::open(bool on_thread) {
   }
   file_ = raw;
   reader_ = std::move(*opened);
+  snapshot_ahead_ = reader_->info().mode == format::Mode::All;
   if (tap_) tap_->begin(reader_->info());
-  // This thread yields to the program from now on (best effort). The threads
-  // the tap started above keep the normal priority: they only work on what
-  // this thread hands them, and once the program has exited they, with
-  // finish()'s caller, do the rest at full speed even when other processes
-  // keep the CPUs busy (a nice-19 thread then gets next to nothing).
-  if (on_thread) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
   return true;
 }
 
@@ -82,10 +75,11 @@ void TraceFollower::run() {
     }
     bool progressed = false;
     if (!reader_) {
-      progressed = open(true);
+      progressed = open();
     } else if (!reader_->error()) {
       read_available(true);
       if (stopping_.load(std::memory_order_relaxed)) return;
+      if (preparer_) preparer_->update(collector_.so_far(), snapshot_ahead_);
       if (!reader_->error()) {
         auto grown = file_->grow();
         if (!grown) failure_ = grown.error();
@@ -108,11 +102,12 @@ Expected<FollowedRead> TraceFollower::finish() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (failure_) return *failure_;
-  if (!reader_ && !open(false)) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
+  if (!reader_ && !open()) return failure_.value_or(Error{path_ + ": could not be opened while it was written"});
   if (auto e = file_->whole()) return *e;
   if (tap_) tap_->rest_at_once();
   if (!reader_->error()) read_available(false);
-  FollowedRead read{std::move(collector_).finish(reader_->error())};
+  FollowedRead read{std::move(collector_).finish(reader_->error()), std::move(preparer_)};
+  if (read.symbols) read.symbols->update(read.collected, snapshot_ahead_);
   reader_.reset();
   return read;
 }

@@ -6,14 +6,15 @@
 // has exited, finish() reads the rest and finalize_trace() is left with the
 // compaction, the symbolisation, the index's Aggregate and the writing.
 //
-// The thread reads at the lowest priority (nice 19; the threads the tap starts
-// keep the normal one): it takes what the program leaves of the CPUs and
-// yields to it, so on a machine whose cores the program keeps busy it costs
-// the program little and most of its work waits for the exit, as before; a
-// single-threaded program leaves a core for it. When the program has exited,
-// the thread stops between two events and finish()'s caller reads the rest at
-// the normal priority. docs/RECORDER.md, "Finalising while the program runs",
-// has the measurements.
+// The thread reads at the normal priority, beside the program: the work is
+// the same whenever it is done, and the user waits for the program and the
+// rest together, so the wait is the CPU spent either way; what the priority
+// decides is how much is left after the exit. At nice 19 (until 2026-11-25)
+// the follower got next to nothing while a multi-threaded program, or any
+// other process, kept the cores busy, and its backlog waited for the exit.
+// When the program has exited, the thread stops between two events and
+// finish()'s caller reads the rest. docs/RECORDER.md, "Finalising while the
+// program runs", has the measurements.
 //
 // What it delivers is what finalize_trace's own read would: the same events in
 // the same order, and at the end the same damage (a killed program's cut-short
@@ -33,6 +34,7 @@
 
 #include "finalize/event_collector.h"
 #include "finalize/finalize.h"
+#include "finalize/symbol_preparer.h"
 #include "format/expected.h"
 
 namespace memloupe::reader {
@@ -45,6 +47,8 @@ namespace memloupe::finalize {
 // The finaliser's read, done by a TraceFollower (finalize_trace takes it).
 struct FollowedRead {
   Collected collected;
+  // The symbolisers, prepared as the read went (null when not symbolising).
+  std::unique_ptr<SymbolPreparer> symbols;
 };
 
 class TraceFollower {
@@ -70,9 +74,8 @@ class TraceFollower {
 
  private:
   void run();
-  // The file and its reader, once the header is there; `on_thread`: called by
-  // the follower's thread (which then lowers its priority).
-  bool open(bool on_thread);
+  // The file and its reader, once the header is there.
+  bool open();
   // Reads what the file holds; `until_stopped`: returns early once finish() or
   // the destructor asks the thread to stop.
   void read_available(bool until_stopped);
@@ -82,6 +85,8 @@ class TraceFollower {
   FinalizeTap* const tap_;
   FinalizeAddon* const addon_;
   Collector collector_;
+  std::unique_ptr<SymbolPreparer> preparer_;  // when symbolising
+  bool snapshot_ahead_ = false;  // the trace will end with a heap snapshot (Mode::All)
   reader::GrowingFile* file_ = nullptr;  // owned by reader_
   std::unique_ptr<reader::Reader> reader_;
   std::optional<Error> failure_;  // following failed; set by the thread

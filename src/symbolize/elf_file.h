@@ -42,6 +42,9 @@ class ElfFile {
     return resolver_.resolve(vaddrs);
   }
 
+  // What frames() needs whatever the addresses, done ahead (InlineResolver::prepare).
+  void prepare() { resolver_.prepare(); }
+
   // The file actually read (the module's path or its debug file).
   const std::string& file() const { return file_; }
   // The libdw module, for lookups other than code frames: data symbols

@@ -2,18 +2,21 @@
 
 namespace memloupe::symbolize {
 
-const GlobalNamer::Data* GlobalNamer::data_of(const Module& m) {
-  ElfFile* file = symbolizer_.file(m);
+const GlobalNamer::Data* GlobalNamer::data_of(const Module& m) { return data_of(symbolizer_.file(m)); }
+
+void GlobalNamer::prepare(const Module& m) { data_of(symbolizer_.file_quietly(m)); }
+
+const GlobalNamer::Data* GlobalNamer::data_of(ElfFile* file) {
   if (file == nullptr) return nullptr;
   auto& slot = data_[file];
   if (!slot) slot = std::make_unique<Data>(DataSymbols(*file), GlobalLines(*file));
   return slot.get();
 }
 
-std::optional<format::SnapshotName> GlobalNamer::name(uint64_t address) {
-  const auto m = modules_.find_any_time(address);
+std::optional<format::SnapshotName> GlobalNamer::name(const ModuleMap& modules, uint64_t address) {
+  const auto m = modules.find_any_time(address);
   if (!m) return std::nullopt;
-  const Module& module = modules_[*m];
+  const Module& module = modules[*m];
   const Data* data = data_of(module);
   if (data == nullptr) return std::nullopt;
   const uint64_t vaddr = address - module.load_bias;

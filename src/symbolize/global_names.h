@@ -19,12 +19,19 @@ namespace memloupe::symbolize {
 
 class GlobalNamer {
  public:
-  GlobalNamer(const ModuleMap& modules, Symbolizer& symbolizer) : modules_(modules), symbolizer_(symbolizer) {}
+  GlobalNamer(const ModuleMap& modules, Symbolizer& symbolizer) : modules_(&modules), symbolizer_(symbolizer) {}
+  // Without a map: name() takes one (a namer prepared before the map was final).
+  explicit GlobalNamer(Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
 
   // The variable holding `address` (its runtime start, size, name, and the
   // source file and line of its declaration when the module has DWARF), else
   // the section; nothing if the module or its file is unknown.
-  std::optional<format::SnapshotName> name(uint64_t address);
+  std::optional<format::SnapshotName> name(uint64_t address) { return name(*modules_, address); }
+  std::optional<format::SnapshotName> name(const ModuleMap& modules, uint64_t address);
+
+  // Reads what naming globals in `module` needs (its data symbols and their
+  // declarations' lines) ahead of the addresses; silent, as Symbolizer::prepare.
+  void prepare(const Module& module);
 
  private:
   struct Data {
@@ -32,8 +39,9 @@ class GlobalNamer {
     GlobalLines lines;
   };
   const Data* data_of(const Module& m);
+  const Data* data_of(ElfFile* file);
 
-  const ModuleMap& modules_;
+  const ModuleMap* modules_ = nullptr;
   Symbolizer& symbolizer_;
   std::map<const ElfFile*, std::unique_ptr<Data>> data_;
 };

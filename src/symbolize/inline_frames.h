@@ -53,6 +53,8 @@ class InlineResolver {
 
   // Frames for each of `pcs` (addresses inside instructions), in the same order.
   std::vector<std::vector<reader::OwnedFrame>> resolve(std::span<const uint64_t> pcs);
+  // What does not depend on the pcs, done ahead: the unit index.
+  void prepare() { units_.prepare(); }
 
  private:
   // `cu` (nullable) holds pc; Dwfl address = DWARF address + bias.

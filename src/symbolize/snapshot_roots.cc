@@ -25,10 +25,15 @@ SnapshotRoots::SnapshotRoots(const reader::RawSnapshots& raw) : sites_(raw) {
 
 std::vector<std::vector<uint8_t>> SnapshotRoots::annex_chunks(const ModuleMap& modules,
                                                               const SymbolizerOptions& options) const {
+  if (snapshots_.empty()) return {};
+  Symbolizer symbolizer(options);
+  GlobalNamer namer(symbolizer);
+  return annex_chunks(modules, namer);
+}
+
+std::vector<std::vector<uint8_t>> SnapshotRoots::annex_chunks(const ModuleMap& modules, GlobalNamer& namer) const {
   std::vector<std::vector<uint8_t>> out;
   if (snapshots_.empty()) return out;
-  Symbolizer symbolizer(options);
-  GlobalNamer namer(modules, symbolizer);
   std::vector<format::SnapshotModule> module_records;
   for (const Module& m : modules.modules()) module_records.push_back({m.start, m.end, m.load_bias, m.path, m.build_id});
   const std::vector<reader::RawSnapshotThread> threads = sites_.threads();
@@ -39,7 +44,7 @@ std::vector<std::vector<uint8_t>> SnapshotRoots::annex_chunks(const ModuleMap& m
     const Snapshot& s = snapshots_[i];
     std::map<std::pair<uint64_t, std::string>, format::SnapshotName> names;  // by address
     for (uint64_t word : s.global_words)
-      if (auto n = namer.name(word)) names.emplace(std::pair(n->address, n->name), *n);
+      if (auto n = namer.name(modules, word)) names.emplace(std::pair(n->address, n->name), *n);
     std::vector<format::SnapshotName> sorted;
     for (auto& [address, n] : names) sorted.push_back(std::move(n));
     const BlockSites sites = sites_.sites(i);

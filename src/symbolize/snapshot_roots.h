@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "format/events.h"
+#include "symbolize/global_names.h"
 #include "symbolize/module_map.h"
 #include "symbolize/snapshot_sites.h"
 #include "symbolize/symbolizer.h"
@@ -40,6 +41,8 @@ class SnapshotRoots {
   // The payloads of the Snapshot chunks to append: every snapshot's annex.
   // `modules`: the trace's, as the first read built them.
   std::vector<std::vector<uint8_t>> annex_chunks(const ModuleMap& modules, const SymbolizerOptions& options) const;
+  // The same with a namer of one's own (one prepared ahead: prepared_symbolizers.h).
+  std::vector<std::vector<uint8_t>> annex_chunks(const ModuleMap& modules, GlobalNamer& namer) const;
 
  private:
   explicit SnapshotRoots(const reader::RawSnapshots& raw);

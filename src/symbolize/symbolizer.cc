@@ -14,18 +14,33 @@ bool has_no_file(const std::string& path) {
 
 Symbolizer::Symbolizer(SymbolizerOptions options) : options_(std::move(options)) {}
 
-ElfFile* Symbolizer::file_for(const Module& module) {
-  auto key = std::make_pair(module.path, module.build_id);
+ElfFile* Symbolizer::file_for(const Module& module) { return open(module, true); }
+
+ElfFile* Symbolizer::open(const Module& module, bool warn) {
+  Key key(module.path, module.build_id);
   auto it = files_.find(key);
-  if (it != files_.end()) return it->second.get();
+  if (it != files_.end()) {
+    if (warn && !untold_.empty()) {
+      if (auto u = untold_.find(key); u != untold_.end()) {
+        if (options_.warn) options_.warn(u->second);
+        untold_.erase(u);
+      }
+    }
+    return it->second.get();
+  }
 
   std::unique_ptr<ElfFile> file;
   if (!has_no_file(module.path)) {
     auto opened = ElfFile::open(module.path, module.build_id, options_.debug_root);
     if (opened) {
       file = std::move(*opened);
-    } else if (options_.warn) {
-      options_.warn("cannot symbolise " + module.path + ": " + opened.error().message);
+    } else {
+      std::string message = "cannot symbolise " + module.path + ": " + opened.error().message;
+      if (!warn) {
+        untold_.emplace(key, std::move(message));
+      } else if (options_.warn) {
+        options_.warn(message);
+      }
     }
   }
   return files_.emplace(std::move(key), std::move(file)).first->second.get();

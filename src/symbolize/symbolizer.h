@@ -56,11 +56,21 @@ class Symbolizer {
   // cannot be used; owned by this symbolizer.
   ElfFile* file_for(const Module& module);
 
+  // As file_for(), silently, to open files ahead of the addresses (a
+  // follower does while the program runs, finalize/follow.h): a file that
+  // cannot be used is told of by the first file_for() that asks for it, as
+  // if it had not been opened before.
+  ElfFile* file_quietly(const Module& module) { return open(module, false); }
+
  private:
+  ElfFile* open(const Module& module, bool warn);
 
   SymbolizerOptions options_;
   // Keyed by (path, build-id); null when the module's file cannot be used.
-  std::map<std::pair<std::string, std::vector<uint8_t>>, std::unique_ptr<ElfFile>> files_;
+  using Key = std::pair<std::string, std::vector<uint8_t>>;
+  std::map<Key, std::unique_ptr<ElfFile>> files_;
+  // Unusable files prepare() opened, with what was not told yet.
+  std::map<Key, std::string> untold_;
 };
 
 // Symbolises every address into `out`; addresses with nothing known are left out.

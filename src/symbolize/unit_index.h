@@ -22,6 +22,11 @@ class UnitIndex {
   // The unit DIE holding `pc` (a Dwfl address) and its bias (Dwfl address =
   // DWARF address + bias), or nullptr. The DIE stays valid while the index does.
   Dwarf_Die* find(uint64_t pc, Dwarf_Addr& bias);
+  // Builds the index now rather than on the first find() (the module's
+  // DWARF is read then: decompressed, for a compressed debug file).
+  void prepare() {
+    if (!built_) build();
+  }
 
  private:
   struct Range {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "markers.h"
 #include "support/loaded_modules.h"
@@ -19,6 +20,19 @@ using testing::marker_line;
 
 std::string basename_of(const std::string& path) {
   return std::filesystem::path(path).filename().string();
+}
+
+// c_allocate's call of operator new: its return address (the block freed)
+// and the module it is in.
+struct CSite {
+  uint64_t return_address = 0;
+  std::optional<Module> module;
+};
+CSite c_site(size_t bytes) {
+  memloupe_testprog::Capture c;
+  memloupe_testprog::c_allocate(bytes, &c);
+  ::operator delete(c.block);
+  return {c.return_address, loaded_module_at(c.return_address)};
 }
 
 TEST(Symbolizer, NamesInlinedFramesWithCallSites) {
@@ -41,10 +55,8 @@ TEST(Symbolizer, NamesInlinedFramesWithCallSites) {
 }
 
 TEST(Symbolizer, NamesCFunctionWithoutDemangling) {
-  memloupe_testprog::Capture c;
-  memloupe_testprog::c_allocate(5, &c);
-  ::operator delete(c.block);
-  auto module = loaded_module_at(c.return_address);
+  const CSite c = c_site(5);
+  const auto& module = c.module;
   ASSERT_TRUE(module);
 
   Symbolizer symbolizer;
@@ -78,10 +90,8 @@ TEST(Symbolizer, BuildIdMismatchWarnsOnceAndNamesNothing) {
 }
 
 TEST(Symbolizer, MissingFileWarnsOnce) {
-  memloupe_testprog::Capture c;
-  memloupe_testprog::c_allocate(1, &c);
-  ::operator delete(c.block);
-  auto module = loaded_module_at(c.return_address);
+  CSite c = c_site(1);
+  auto& module = c.module;
   ASSERT_TRUE(module);
   module->path = "/nonexistent/dir/libgone.so";
 
@@ -90,6 +100,43 @@ TEST(Symbolizer, MissingFileWarnsOnce) {
   EXPECT_TRUE(symbolizer.symbolize(*module, c.return_address).empty());
   EXPECT_TRUE(symbolizer.symbolize(*module, c.return_address + 1).empty());
   EXPECT_EQ(warnings, 1);
+}
+
+// Files opened ahead (a follower's preparation, symbolize/prepared_symbolizers.h)
+// tell of an unusable file only when the symbolisation asks for it, once, and
+// a prepared file gives the frames an unprepared one does.
+TEST(Symbolizer, PreparedAheadTellsWhenAskedAndChangesNoFrame) {
+  const CSite c = c_site(1);
+  const auto& module = c.module;
+  ASSERT_TRUE(module);
+  Symbolizer plain, ahead;
+  ElfFile* file = ahead.file_quietly(*module);
+  ASSERT_NE(file, nullptr);
+  file->prepare();
+  const auto frames = ahead.symbolize(*module, c.return_address);
+  ASSERT_FALSE(frames.empty());
+  const auto again = plain.symbolize(*module, c.return_address);
+  ASSERT_EQ(again.size(), frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(frames[i].function, again[i].function);
+    EXPECT_EQ(frames[i].file, again[i].file);
+    EXPECT_EQ(frames[i].line, again[i].line);
+    EXPECT_EQ(frames[i].column, again[i].column);
+  }
+
+  auto gone = *module;
+  gone.path = "/nonexistent/dir/libgone.so";
+  std::vector<std::string> warnings;
+  Symbolizer symbolizer({.debug_root = "/nonexistent", .warn = [&](const std::string& w) {
+                           warnings.push_back(w);
+                         }});
+  EXPECT_EQ(symbolizer.file_quietly(gone), nullptr);
+  EXPECT_EQ(symbolizer.file_quietly(gone), nullptr);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(symbolizer.symbolize(gone, c.return_address).empty());
+  EXPECT_TRUE(symbolizer.symbolize(gone, c.return_address + 1).empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(gone.path), std::string::npos) << warnings[0];
 }
 
 // A trace symbolised on a machine without the binary: the debug file found by

@@ -1,0 +1,92 @@
+#include "finalize/symbol_preparer.h"
+
+#include <string_view>
+
+namespace memloupe::finalize {
+
+SymbolPreparer::SymbolPreparer(const symbolize::SymbolizerOptions& options)
+    : prepared_(options), thread_([this] { run(); }) {}
+
+SymbolPreparer::~SymbolPreparer() {
+  {
+    std::lock_guard lock(mutex_);
+    abandon_ = closing_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+namespace {
+
+// Which modules' globals are read ahead for the annex: the allocator's and
+// stdio's state makes libc hold roots in every snapshot, and its separate
+// debug file is the costly one (compressed); the modules that hold backtrace
+// addresses are the program's own code, whose globals are the likely roots.
+// Reading every module's was measured: most were never looked in (the
+// recorder's own library, the dynamic loader's compressed debug file, ...).
+bool holds_roots_surely(const symbolize::Module& m) {
+  const std::string_view path = m.path;
+  const size_t slash = path.rfind('/');
+  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("libc.so");
+}
+
+}  // namespace
+
+void SymbolPreparer::update(const Collected& read, bool globals) {
+  std::vector<Task> tasks;
+  const std::vector<symbolize::Module>& modules = read.modules.modules();
+  for (; modules_seen_ < modules.size(); ++modules_seen_)
+    if (globals && holds_roots_surely(modules[modules_seen_])) tasks.push_back({modules[modules_seen_], true});
+  if (framed_.size() < modules.size()) framed_.resize(modules.size());
+  for (; addresses_seen_ < read.addresses.size(); ++addresses_seen_) {
+    const uint32_t m = read.addresses[addresses_seen_].module.value;
+    if (framed_[m]) continue;
+    framed_[m] = true;
+    tasks.push_back({modules[m], false});
+    if (globals && !holds_roots_surely(modules[m])) tasks.push_back({modules[m], true});
+  }
+  if (tasks.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (Task& t : tasks) queue_.push_back(std::move(t));
+  }
+  changed_.notify_all();
+}
+
+symbolize::PreparedSymbolizers& SymbolPreparer::done() {
+  std::unique_lock lock(mutex_);
+  if (!closing_) {
+    closing_ = true;
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [this] { return idle_; });
+  if (failure_) std::rethrow_exception(failure_);
+  return prepared_;
+}
+
+void SymbolPreparer::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+    if (abandon_ || queue_.empty()) break;
+    const Task task = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    try {
+      if (task.globals) {
+        prepared_.prepare_globals(task.module);
+      } else {
+        prepared_.prepare_frames(task.module);
+      }
+    } catch (...) {
+      lock.lock();
+      failure_ = std::current_exception();
+      break;
+    }
+    lock.lock();
+  }
+  idle_ = true;
+  changed_.notify_all();
+}
+
+}  // namespace memloupe::finalize

@@ -1,0 +1,64 @@
+// The symbolisers' preparation while a follower reads the trace (follow.h):
+// the module files that the symbolisation after the exit will open, and what
+// of them does not depend on the addresses (symbolize/prepared_symbolizers.h),
+// prepared on a thread of its own as the follower finds them, so that it is not
+// left for after the exit (libc's compressed debug file alone took some 0.1 s
+// there). What is prepared is what the finalise would do anyway: the files of
+// modules that hold backtrace addresses, and for a trace that will end with
+// a heap snapshot (Mode::All: the recorder takes one at exit unless told not
+// to) the data symbols and globals' lines the annex names roots with.
+//
+// Its work is bounded (once per module file), and whatever of it is not done
+// when the program exits is waited for, since the finalise would do it then
+// anyway.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "finalize/event_collector.h"
+#include "symbolize/prepared_symbolizers.h"
+
+namespace memloupe::finalize {
+
+class SymbolPreparer {
+ public:
+  explicit SymbolPreparer(const symbolize::SymbolizerOptions& options);
+  ~SymbolPreparer();  // abandons what is queued
+  SymbolPreparer(const SymbolPreparer&) = delete;
+  SymbolPreparer& operator=(const SymbolPreparer&) = delete;
+
+  // What the read so far added (modules, addresses) is queued; `globals`:
+  // the trace will have a snapshot. Called by one thread at a time.
+  void update(const Collected& read, bool globals);
+  // Nothing more is queued: waits for what is and returns the symbolisers
+  // (each of its two to be used by one thread); rethrows what the thread threw.
+  // May be called by several threads.
+  symbolize::PreparedSymbolizers& done();
+
+ private:
+  struct Task {
+    symbolize::Module module;
+    bool globals = false;  // else frames
+  };
+  void run();
+
+  symbolize::PreparedSymbolizers prepared_;  // the thread's until done() returns
+  size_t modules_seen_ = 0;                  // update()'s
+  size_t addresses_seen_ = 0;
+  std::vector<bool> framed_;  // by module index: its frames task is queued
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Task> queue_;      // guarded by mutex_
+  bool closing_ = false;        // guarded by mutex_: nothing more is queued
+  bool abandon_ = false;        // guarded by mutex_
+  bool idle_ = false;           // guarded by mutex_: the thread has ended
+  std::exception_ptr failure_;  // guarded by mutex_
+  std::thread thread_;          // last: started once the rest exists
+};
+
+}  // namespace memloupe::finalize
