@@ -198,13 +198,16 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
           memo.commit_splice(r, last);
           if (full) return {em.n, Outcome::kTruncated};
           if (ends_here) return {em.n, Outcome::kComplete};
-          memo.stop();
+          // Not full, so last == 0: the stack goes on past memo[0] (its outer
+          // frames went to a deeper stack); the frames stepped from here on
+          // extend the memo outwards.
+          memo.extend(v.bp);
         } else {
           // Another caller above an equal frame. Dropping the memo here cost a
           // whole walk next time (on bench_stl_deep 13% of the frames found had
           // another caller within 2 frames); the frames that checked out are this
           // walk's, and further out the stacks meet again.
-          memo.reject(r, good);
+          memo.reject(r, good, v.bp);
           if (full) {
             memo.commit_fresh(false);
             return {em.n, Outcome::kTruncated};

@@ -139,10 +139,36 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
   m.count = r + 1 + n - drop;
 }
 
+void MemoSession::extend(uintptr_t bp) noexcept {
+  searching_ = false;  // nothing outside memo[0] to find
+  recording_ = false;
+  if (t_ == nullptr) return;
+  MemoFrames& m = t_->m;
+  // A splice that dropped frames filled the memo; one that cannot reach memo[0]
+  // (recording stopped at the capacity) replaced it by the recorded frames.
+  if (m.count == 0 || m.count >= kMemoCapacity) return;
+  extending_ = recording_ = true;
+  recorded_ = 0;
+  limit_ = kMemoCapacity - m.count + 1;
+  // memo[0] again, with the RBP this walk steps it with (see reject()).
+  put(m.sp[0], m.pc[0], bp, m.rbp_slot[0], m.rbp_based[0]);
+}
+
 void MemoSession::commit_fresh(bool stops) noexcept {
-  if (t_ == nullptr || spliced_ || recorded_ == 0) return;
+  if (t_ == nullptr || recorded_ == 0) return;
   ThreadMemo& t = *t_;
   MemoFrames& m = t.m;
+  if (extending_) {
+    // The recorded frames, memo[0] the innermost of them, replace memo[0]: the
+    // rest of the memo moves out of their way. Both stay outermost first.
+    const size_t n = recorded_;
+    move_frames(m, n, 1, m.count - 1);
+    move_frames(m, 0, kMemoSlots - n, n);
+    m.count += n - 1;
+    m.stops = stops && recording_;
+    return;
+  }
+  if (spliced_) return;
   // Recorded innermost-first from the top down, the frames are already in
   // outermost-first order: move them to the bottom.
   move_frames(m, 0, kMemoSlots - recorded_, recorded_);

@@ -41,9 +41,12 @@ struct FrameState {
   uintptr_t sp = 0, pc = 0, bp = 0;
 };
 
-// Frames remembered per thread: as deep as the recorder's default backtrace (128).
-// The memo and the frames being recorded are 26 bytes per frame each of static TLS.
-inline constexpr size_t kMemoCapacity = 128;
+// Frames remembered per thread: as many as the recorder walks by default (its
+// 128-frame backtrace and up to 8 frames of its own that it drops, record.cc),
+// so that a walk as deep as that is never stepped past the memo's outermost
+// frame. The memo and the frames being recorded are 26 bytes per frame each of
+// static TLS.
+inline constexpr size_t kMemoCapacity = 136;
 inline constexpr size_t kMemoSlots = 2 * kMemoCapacity;
 
 // A walk neither searches nor records the memo for the first kMemoFromDepth frames
@@ -120,8 +123,15 @@ class MemoSession {
     const MemoFrames& m = t_->m;
     for (size_t i = r + 1; i-- > good;) put(m.sp[i], m.pc[i], m.bp[i], m.rbp_slot[i], m.rbp_based[i]);
   }
-  // Stops searching and recording (after a signal frame, or after a splice).
+  // Stops searching and recording (after a signal frame, or after a splice that
+  // cannot extend the memo).
   void stop() noexcept { searching_ = recording_ = false; }
+  // After a splice that reached memo[0] on a stack that goes on (the memo lost
+  // its outermost frames to a deeper stack before): the walk steps on from
+  // memo[0], whose actual RBP is `bp`, and the frames it meets are recorded to
+  // become the memo's new outermost ones, as many as fit, so that the next walk
+  // need not step them again. Otherwise the same as stop().
+  void extend(uintptr_t bp) noexcept;
 
   // The memo index with this sp and pc, or -1. Calls come with increasing sp.
   int find(uintptr_t sp, uintptr_t pc) noexcept {
@@ -147,19 +157,27 @@ class MemoSession {
   // another caller (a library function called at the same depth from elsewhere).
   // Frames r..good are the walk's own: they are recorded, and the walk steps on
   // from memo[good], searching on outwards, where the stacks meet again.
-  void reject(size_t r, size_t good) noexcept {
+  // `bp` is the actual RBP at memo[good], which the walk steps with.
+  void reject(size_t r, size_t good, uintptr_t bp) noexcept {
     if (t_ == nullptr) return;
     ++t_->stats.partial;
-    record_memo(r, good);
+    record_memo(r, good + 1);
+    // Not memo[good]'s remembered RBP: it was not compared unless the step
+    // there is RBP-based, and then it differed, while the recorded step is
+    // the one this walk takes. A later check passing on the stale value
+    // would accept frames stepped from another CFA.
+    const MemoFrames& m = t_->m;
+    put(m.sp[good], m.pc[good], bp, m.rbp_slot[good], m.rbp_based[good]);
   }
   // Ends a walk that met no remembered frame: the recorded frames become the memo.
-  // `stops` says the last recorded frame ended the stack. No-op after a splice.
+  // `stops` says the last recorded frame ended the stack. After a splice, only
+  // the frames recorded since extend() are added (outside memo[0]).
   void commit_fresh(bool stops) noexcept;
 
  private:
   void put(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint8_t rbp_slot, bool rbp_based) noexcept {
     if (!recording_) return;
-    if (recorded_ == kMemoCapacity) {
+    if (recorded_ == limit_) {
       recording_ = false;  // keep what was recorded; the rest is walked next time
       return;
     }
@@ -177,6 +195,8 @@ class MemoSession {
   bool searching_ = false;
   bool recording_ = false;
   bool spliced_ = false;
+  bool extending_ = false;  // extend(): recording the frames outside memo[0]
+  size_t limit_ = kMemoCapacity;  // frames put() records at most
   long cursor_ = -1;  // find(): memo index of the innermost frame not yet passed
   size_t recorded_ = 0;
   Span stack_;

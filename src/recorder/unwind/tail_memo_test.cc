@@ -313,3 +313,54 @@ TEST(TailMemo, AFailedCheckStillReusesTheFramesFurtherOut) {
 
 }  // namespace
 }  // namespace memloupe::recorder::unwind_detail
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// A walk on a stack deeper than the memo's capacity leaves it without the outer
+// frames. A later, shallower walk that splices into it steps on from its
+// outermost frame and records what it steps as the memo's new outer frames, so
+// the walk after it reuses all its frames but the first. (Before, those outer
+// frames were stepped by every walk until one met no remembered frame at all.)
+struct ShallowWalks {
+  std::vector<uint64_t> last, plain;
+  MemoStats before, after;
+};
+
+__attribute__((noinline)) void climb(int level, int bottom, int shallow, ShallowWalks& s) {
+  uint64_t buf[256];
+  if (level < bottom) {
+    climb(level + 1, bottom, shallow, s);
+    if (level == shallow) {
+      unwind_here(buf, 256, 0);  // splices into the bottom's memo, then extends it
+      s.before = memo_stats();
+      s.last.assign(buf, buf + unwind_here(buf, 256, 0));
+      s.after = memo_stats();
+      set_tail_memo_enabled(false);
+      s.plain.assign(buf, buf + unwind_here(buf, 256, 0));
+      set_tail_memo_enabled(true);
+    }
+    MEMLOUPE_KEEP_FRAME();
+    return;
+  }
+  unwind_here(buf, 256, 0);  // the memo keeps the innermost kMemoCapacity frames
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, AShallowerWalkExtendsTheMemoOutwards) {
+  ShallowWalks s;
+  // The memo from the bottom holds levels ~64..200; the shallow walks' stacks
+  // (~96 levels and the test's frames) fit in the memo.
+  climb(0, static_cast<int>(kMemoCapacity) + 64, static_cast<int>(kMemoCapacity) - 40, s);
+  ASSERT_EQ(s.last.size(), s.plain.size());
+  ASSERT_GT(s.plain.size(), kMemoCapacity - 40);
+  ASSERT_LT(s.plain.size(), kMemoCapacity);
+  EXPECT_EQ(s.plain.back(), s.last.back());
+  // The calls differ in their first address (the call site in climb) only.
+  EXPECT_TRUE(std::equal(s.last.begin() + 1, s.last.end(), s.plain.begin() + 1));
+  EXPECT_EQ(s.after.full, s.before.full + 1);
+  EXPECT_EQ(s.after.reused - s.before.reused, s.last.size() - 1);
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
