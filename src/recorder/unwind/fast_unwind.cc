@@ -201,7 +201,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
           // Not full, so last == 0: the stack goes on past memo[0] (its outer
           // frames went to a deeper stack); the frames stepped from here on
           // extend the memo outwards.
-          memo.extend(v.bp);
+          memo.extend(w.sp, w.pc, v.bp);
         } else {
           // Another caller above an equal frame. Dropping the memo here cost a
           // whole walk next time (on bench_stl_deep 13% of the frames found had

@@ -41,13 +41,17 @@ struct FrameState {
   uintptr_t sp = 0, pc = 0, bp = 0;
 };
 
-// Frames remembered per thread: as many as the recorder walks by default (its
-// 128-frame backtrace and up to 8 frames of its own that it drops, record.cc),
-// so that a walk as deep as that is never stepped past the memo's outermost
-// frame. The memo and the frames being recorded are 26 bytes per frame each of
-// static TLS.
-inline constexpr size_t kMemoCapacity = 136;
-inline constexpr size_t kMemoSlots = 2 * kMemoCapacity;
+// Frames a walk records before it meets the memo: as many as the recorder walks
+// by default (its 128-frame backtrace and up to 8 frames of its own that it
+// drops, record.cc), so that the memo holds all of such a walk.
+inline constexpr size_t kRecordCapacity = 136;
+// Frames remembered per thread: twice that, so that a splice on a stack deeper
+// than a walk keeps the outer frames too (dropping them moved the whole memo at
+// every splice on bench_stl_deep's deepest stacks, and a later, shallower walk
+// had to step them again). The memo and the frames being recorded are 26 bytes
+// per frame of static TLS.
+inline constexpr size_t kMemoCapacity = 2 * kRecordCapacity;
+inline constexpr size_t kMemoSlots = kMemoCapacity + kRecordCapacity;
 
 // A walk neither searches nor records the memo for the first kMemoFromDepth frames
 // above the one it starts in (skipped or written), unless the thread's memo holds
@@ -109,7 +113,7 @@ class MemoSession {
 
   // Before a splice: records an emitted frame of the new walk with the packed rule
   // (rule.h) that steps it (innermost first, at the top of the buffer, going down).
-  // Stops after kMemoCapacity frames: those are the innermost ones, the ones a
+  // Stops after kRecordCapacity frames: those are the innermost ones, the ones a
   // memo keeps.
   void record(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint32_t rule) noexcept {
     // A kSignal rule has no RBP bits: the check of its step (never made, the memo
@@ -128,10 +132,10 @@ class MemoSession {
   void stop() noexcept { searching_ = recording_ = false; }
   // After a splice that reached memo[0] on a stack that goes on (the memo lost
   // its outermost frames to a deeper stack before): the walk steps on from
-  // memo[0], whose actual RBP is `bp`, and the frames it meets are recorded to
+  // memo[0] (`sp`, `pc`), whose actual RBP is `bp`, and the frames it meets are recorded to
   // become the memo's new outermost ones, as many as fit, so that the next walk
   // need not step them again. Otherwise the same as stop().
-  void extend(uintptr_t bp) noexcept;
+  void extend(uintptr_t sp, uintptr_t pc, uintptr_t bp) noexcept;
 
   // The memo index with this sp and pc, or -1. Calls come with increasing sp.
   int find(uintptr_t sp, uintptr_t pc) noexcept {
@@ -196,7 +200,7 @@ class MemoSession {
   bool recording_ = false;
   bool spliced_ = false;
   bool extending_ = false;  // extend(): recording the frames outside memo[0]
-  size_t limit_ = kMemoCapacity;  // frames put() records at most
+  size_t limit_ = kRecordCapacity;  // frames put() records at most
   long cursor_ = -1;  // find(): memo index of the innermost frame not yet passed
   size_t recorded_ = 0;
   Span stack_;

@@ -211,30 +211,33 @@ TEST(TailMemo, TruncatedWalksOfDifferentDepthsAndLimits) {
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-// A stack deeper than the memo's capacity, walked on the way down and twice at
-// the bottom: the memo keeps the innermost frames, so the last walk takes all
-// but its first frame from it (when the memo kept the outermost ones instead,
-// the walk stepped the ~70 inner frames the memo lacked), and equals a walk
-// without the memo.
+// A stack deeper than the memo's capacity, walked every 40 levels on the way
+// down (each walk as deep as the recorder's, splicing into the one before and
+// adding its new inner frames to the memo) and twice at the bottom: the memo
+// fills up and keeps the innermost frames, so the last walk takes all but its
+// first frame from it (when the memo kept the outermost ones instead, the walk
+// stepped the inner frames the memo lacked), and equals a walk without the memo.
 struct DeepWalks {
   std::vector<uint64_t> last, plain;
   MemoStats before, after;
+  size_t memo_frames = 0;
 };
 
 __attribute__((noinline)) void dive(int level, int bottom, DeepWalks& d) {
-  uint64_t buf[kMemoCapacity];
-  if (level == bottom / 2) unwind_here(buf, kMemoCapacity, 0);
+  uint64_t buf[kRecordCapacity];
+  if (level >= 100 && level % 40 == 0) unwind_here(buf, kRecordCapacity, 0);
   if (level < bottom) {
     dive(level + 1, bottom, d);
     MEMLOUPE_KEEP_FRAME();
     return;
   }
-  unwind_here(buf, kMemoCapacity, 0);  // splices into the half-way walk's memo
+  unwind_here(buf, kRecordCapacity, 0);  // splices into the walk 40 levels up
+  d.memo_frames = tls_memo.m.count;
   d.before = memo_stats();
-  d.last.assign(buf, buf + unwind_here(buf, kMemoCapacity, 0));
+  d.last.assign(buf, buf + unwind_here(buf, kRecordCapacity, 0));
   d.after = memo_stats();
   set_tail_memo_enabled(false);
-  d.plain.assign(buf, buf + unwind_here(buf, kMemoCapacity, 0));
+  d.plain.assign(buf, buf + unwind_here(buf, kRecordCapacity, 0));
   set_tail_memo_enabled(true);
   MEMLOUPE_KEEP_FRAME();
 }
@@ -242,12 +245,13 @@ __attribute__((noinline)) void dive(int level, int bottom, DeepWalks& d) {
 TEST(TailMemo, StacksDeeperThanTheMemoKeepTheirInnermostFrames) {
   DeepWalks d;
   dive(0, static_cast<int>(kMemoCapacity) + 60, d);
-  ASSERT_EQ(d.last.size(), kMemoCapacity);
-  ASSERT_EQ(d.plain.size(), kMemoCapacity);
+  EXPECT_EQ(d.memo_frames, kMemoCapacity);
+  ASSERT_EQ(d.last.size(), kRecordCapacity);
+  ASSERT_EQ(d.plain.size(), kRecordCapacity);
   // The calls differ in their first address (the call site in dive) only.
   EXPECT_TRUE(std::equal(d.last.begin() + 1, d.last.end(), d.plain.begin() + 1));
   EXPECT_EQ(d.after.full, d.before.full + 1);
-  EXPECT_EQ(d.after.reused - d.before.reused, kMemoCapacity - 1);
+  EXPECT_EQ(d.after.reused - d.before.reused, kRecordCapacity - 1);
 }
 
 }  // namespace
@@ -317,11 +321,12 @@ TEST(TailMemo, AFailedCheckStillReusesTheFramesFurtherOut) {
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-// A walk on a stack deeper than the memo's capacity leaves it without the outer
-// frames. A later, shallower walk that splices into it steps on from its
-// outermost frame and records what it steps as the memo's new outer frames, so
-// the walk after it reuses all its frames but the first. (Before, those outer
-// frames were stepped by every walk until one met no remembered frame at all.)
+// A walk that records as many frames as it may (kRecordCapacity) on a deeper
+// stack leaves the memo without the outer frames. A later, shallower walk that
+// splices into it steps on from its outermost frame and records what it steps
+// as the memo's new outer frames, so the walk after it reuses all its frames
+// but the first. (Before, those outer frames were stepped by every walk until
+// one met no remembered frame at all.)
 struct ShallowWalks {
   std::vector<uint64_t> last, plain;
   MemoStats before, after;
@@ -343,18 +348,18 @@ __attribute__((noinline)) void climb(int level, int bottom, int shallow, Shallow
     MEMLOUPE_KEEP_FRAME();
     return;
   }
-  unwind_here(buf, 256, 0);  // the memo keeps the innermost kMemoCapacity frames
+  unwind_here(buf, 256, 0);  // records the innermost kRecordCapacity frames
   MEMLOUPE_KEEP_FRAME();
 }
 
 TEST(TailMemo, AShallowerWalkExtendsTheMemoOutwards) {
   ShallowWalks s;
-  // The memo from the bottom holds levels ~64..200; the shallow walks' stacks
-  // (~96 levels and the test's frames) fit in the memo.
-  climb(0, static_cast<int>(kMemoCapacity) + 64, static_cast<int>(kMemoCapacity) - 40, s);
+  // The bottom's walk records levels 65..200; the shallow walks' stacks (100
+  // levels and the test's frames) reach further out than that.
+  climb(0, static_cast<int>(kRecordCapacity) + 64, static_cast<int>(kRecordCapacity) - 36, s);
   ASSERT_EQ(s.last.size(), s.plain.size());
-  ASSERT_GT(s.plain.size(), kMemoCapacity - 40);
-  ASSERT_LT(s.plain.size(), kMemoCapacity);
+  ASSERT_GT(s.plain.size(), kRecordCapacity - 36);
+  ASSERT_LT(s.plain.size(), kRecordCapacity);
   EXPECT_EQ(s.plain.back(), s.last.back());
   // The calls differ in their first address (the call site in climb) only.
   EXPECT_TRUE(std::equal(s.last.begin() + 1, s.last.end(), s.plain.begin() + 1));
