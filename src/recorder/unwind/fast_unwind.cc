@@ -178,15 +178,23 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
         const MemoFrames& m = memo.frames();
         // Frames r, r - 1, ..., 0 are available; write at most em.remaining().
         const size_t last = em.remaining() < r + 1 ? r + 1 - em.remaining() : 0;
-        const Verified v = memo.verify(r, w.bp, last);
         // Frames r..good are what walking would give: write m[r], ..., m[good],
-        // as many as fit.
+        // as many as fit. With nothing to skip (the recorder's case) they all
+        // fit (r + 1 - last <= em.remaining()), and the check writes them as
+        // it reads them.
+        Verified v{};
+        if (em.skip == 0) {
+          v = memo.verify(r, w.bp, last, em.out + em.n);
+          em.n += r + 1 - v.last_good;
+        } else {
+          v = memo.verify(r, w.bp, last);
+          size_t i = r + 1;
+          for (; i > v.last_good && em.skip > 0; --i) --em.skip;
+          const size_t fit = std::min(i - v.last_good, em.max_frames - em.n);
+          copy_reversed(em.out + em.n, m.pc + i - fit, fit);
+          em.n += fit;
+        }
         const size_t good = v.last_good;
-        size_t i = r + 1;
-        for (; i > good && em.skip > 0; --i) --em.skip;
-        const size_t fit = std::min(i - good, em.max_frames - em.n);
-        copy_reversed(em.out + em.n, m.pc + i - fit, fit);
-        em.n += fit;
         written += r + 1 - good;
         const bool full = em.n == em.max_frames;
         // Before the commit, which moves the memo's frames.

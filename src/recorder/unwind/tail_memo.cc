@@ -70,6 +70,49 @@ MemoSession::~MemoSession() {
   t_->busy = false;
 }
 
+namespace {
+
+// The first pass of verify(): the steps r, r - 1, ... whose return-address
+// slot holds the remembered caller, at most down to `last`; returns the first
+// (outwards) that does not, or `last`. kCopy: also writes the words read, which
+// are the callers' pcs while they match, to out[1], out[2], ... (and memo[r]'s
+// pc to out[0]): the splice's copy of the remembered pcs, from the loads the
+// check makes anyway. Past the returned step out[] holds garbage, up to
+// out[r - last].
+template <bool kCopy>
+size_t returns_from(const MemoFrames& m, size_t r, size_t last, uint64_t* out) {
+  // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
+  // walk's current sp (inside the span), and the memo's span is inside this one;
+  // so slots past a failing step may be read too.
+  const auto slot = [&m](size_t i) { return load_stack_word(m.sp[i - 1] - 8); };
+  size_t i = r;
+  if constexpr (kCopy) *out++ = m.pc[r];
+  // Four per test, the differences or'ed: independent loads and no branch
+  // between them.
+  while (i >= last + 4) {
+    const uintptr_t a = slot(i), b = slot(i - 1), c = slot(i - 2), d = slot(i - 3);
+    const uintptr_t differ = (a ^ m.pc[i - 1]) | (b ^ m.pc[i - 2]) | (c ^ m.pc[i - 3]) | (d ^ m.pc[i - 4]);
+    if constexpr (kCopy) {
+      out[0] = a;
+      out[1] = b;
+      out[2] = c;
+      out[3] = d;
+      out += 4;
+    }
+    if (differ != 0) break;
+    i -= 4;
+  }
+  if constexpr (kCopy) out = out - (i >= last + 4 ? 4 : 0);  // the block that failed is redone
+  for (; i > last; --i) {
+    const uintptr_t a = slot(i);
+    if (a != m.pc[i - 1]) break;
+    if constexpr (kCopy) *out++ = a;
+  }
+  return i;
+}
+
+}  // namespace
+
 // In two passes rather than one frame at a time. The return-address slots are
 // independent loads: four are compared per test, so a deep splice costs a few
 // instructions per frame. RBP matters only at the steps whose CFA is based on
@@ -78,16 +121,10 @@ MemoSession::~MemoSession() {
 // pass finds those sixteen at a time and works out RBP there from the nearest
 // inner step that read a saved one. The result is the one-pass walk's: the
 // first step (outwards) whose CFA base or return address differs, and RBP there.
-Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept {
+Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out) const noexcept {
   const MemoFrames& m = frames();
-  // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
-  // walk's current sp (inside the span), and the memo's span is inside this one;
-  // so slots past a failing step may be read too.
-  const auto returns_ok = [&m](size_t i) -> unsigned { return load_stack_word(m.sp[i - 1] - 8) == m.pc[i - 1]; };
-  size_t i = r;
-  while (i >= last + 4 && (returns_ok(i) & returns_ok(i - 1) & returns_ok(i - 2) & returns_ok(i - 3))) i -= 4;
-  while (i > last && returns_ok(i)) --i;
-  const size_t fail = i;  // steps r .. fail + 1 return where remembered; step `fail` does not (or is `last`)
+  // steps r .. fail + 1 return where remembered; step `fail` does not (or is `last`)
+  const size_t fail = out != nullptr ? returns_from<true>(m, r, last, out) : returns_from<false>(m, r, last, nullptr);
 
   // RBP at step k (k < upto, called with decreasing k): read by the nearest
   // step inside k that reads a saved RBP, else as before. Each step is looked

@@ -150,8 +150,10 @@ class MemoSession {
   }
 
   // Checks the remembered steps outward from index r (where the walk's actual RBP is
-  // `bp`), at most as far as index `last` (<= r).
-  Verified verify(size_t r, uintptr_t bp, size_t last) const noexcept;
+  // `bp`), at most as far as index `last` (<= r). With `out`, also writes the pcs
+  // of frames r, r - 1, ..., last_good there (innermost first), and may write
+  // anything up to out[r - last].
+  Verified verify(size_t r, uintptr_t bp, size_t last, uint64_t* out = nullptr) const noexcept;
   const MemoFrames& frames() const noexcept { return t_->m; }
 
   // Ends a splice at `r` whose check reached `last`: the recorded frames become the
