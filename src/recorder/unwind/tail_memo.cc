@@ -140,19 +140,22 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out)
     upto = k + 1;
     return bp;
   };
+  // The RBP-based steps in (fail, r], the highest first, sixteen at a time:
+  // the window of 16 flags ending at k (or starting at 0), those above `fail`.
+  // (Stepping the last partial window one flag at a time was a tenth of the
+  // check's time on bench_stl_deep.)
   for (size_t k = r; k > fail;) {
-    if (k >= 16 && k - 16 >= fail) {  // the next RBP-based step at or below k, if any of 16
-      const __m128i based = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_based + k - 15));
-      const auto bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(based, _mm_setzero_si128())));
-      if (bits == 0xffff) {
-        k -= 16;
-        continue;
-      }
-      k -= static_cast<size_t>(__builtin_clz(~bits & 0xffff)) - 16;  // to the highest RBP-based one
-    } else if (!m.rbp_based[k]) {
-      --k;
+    const size_t base = k >= 15 ? k - 15 : 0;
+    const __m128i based = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_based + base));
+    auto bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(based, _mm_setzero_si128()))) ^ 0xffffu;
+    bits &= (2u << (k - base)) - 1;                         // at or below k
+    if (fail >= base) bits &= ~((2u << (fail - base)) - 1);  // above fail
+    if (bits == 0) {
+      if (base <= fail) break;
+      k = base - 1;
       continue;
     }
+    k = base + 31 - static_cast<size_t>(__builtin_clz(bits));  // the highest RBP-based one
     if (bp_at(k) != m.bp[k]) return {k, bp};  // another CFA
     --k;
   }
