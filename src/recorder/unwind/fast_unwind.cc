@@ -153,6 +153,14 @@ struct Emitter {
   size_t remaining() const { return skip + (max_frames - n); }
 };
 
+// One word of the hot loop's state, as a scalar load (see walk_on).
+template <class T>
+[[gnu::always_inline]] inline T load_word(const T& v) {
+  T x = v;
+  asm("" : "+r"(x));
+  return x;
+}
+
 // The general walk: every kind of frame, and this thread's memo from frame
 // `memo_from` above F on. `written` frames above F have been written (or
 // skipped) before; `write` is false if the current frame is F itself. Per frame it
@@ -161,8 +169,12 @@ struct Emitter {
 __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em_from,
                                              const RuleCache::Slot* slots, bool write,
                                              size_t written, size_t memo_from) {
-  Walk w = from;
-  Emitter em = em_from;
+  // Field by field: the caller stored them as words, and a copy of the whole
+  // struct was made of 16-byte loads, which the store buffer cannot forward
+  // from two 8-byte stores (a stall at every walk's entry).
+  Walk w{load_word(from.pc), load_word(from.sp), load_word(from.bp),
+         {load_word(from.stack.begin), load_word(from.stack.end)}, from.exact_pc};
+  Emitter em{em_from.out, load_word(em_from.max_frames), load_word(em_from.skip), load_word(em_from.n)};
   MemoSession memo;
   bool memo_begun = false;
   for (;;) {

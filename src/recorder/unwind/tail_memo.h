@@ -141,12 +141,14 @@ class MemoSession {
   int find(uintptr_t sp, uintptr_t pc) noexcept {
     if (!searching_) return -1;
     const MemoFrames& m = t_->m;
-    while (cursor_ >= 0 && m.sp[cursor_] < sp) --cursor_;
-    if (cursor_ < 0) {
+    long c = cursor_;  // in a register: the session lives in memory
+    while (c >= 0 && m.sp[c] < sp) --c;
+    cursor_ = c;
+    if (c < 0) {
       searching_ = false;
       return -1;
     }
-    return m.sp[cursor_] == sp && m.pc[cursor_] == pc ? static_cast<int>(cursor_) : -1;
+    return m.sp[c] == sp && m.pc[c] == pc ? static_cast<int>(c) : -1;
   }
 
   // Checks the remembered steps outward from index r (where the walk's actual RBP is
