@@ -124,7 +124,8 @@ size_t returns_from(const MemoFrames& m, size_t r, size_t last, uint64_t* out) {
 Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out) const noexcept {
   const MemoFrames& m = frames();
   // steps r .. fail + 1 return where remembered; step `fail` does not (or is `last`)
-  const size_t fail = out != nullptr ? returns_from<true>(m, r, last, out) : returns_from<false>(m, r, last, nullptr);
+  const size_t fail =
+      out != nullptr ? returns_from<true>(m, r, last, out) : returns_from<false>(m, r, last, nullptr);
 
   // RBP at step k (k < upto, called with decreasing k): read by the nearest
   // step inside k that reads a saved RBP, else as before. Each step is looked

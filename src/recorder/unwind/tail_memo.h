@@ -132,9 +132,9 @@ class MemoSession {
   void stop() noexcept { searching_ = recording_ = false; }
   // After a splice that reached memo[0] on a stack that goes on (the memo lost
   // its outermost frames to a deeper stack before): the walk steps on from
-  // memo[0] (`sp`, `pc`), whose actual RBP is `bp`, and the frames it meets are recorded to
-  // become the memo's new outermost ones, as many as fit, so that the next walk
-  // need not step them again. Otherwise the same as stop().
+  // memo[0] (`sp`, `pc`), whose actual RBP is `bp`, and the frames it meets are
+  // recorded to become the memo's new outermost ones, as many as fit, so that
+  // the next walk need not step them again. Otherwise the same as stop().
   void extend(uintptr_t sp, uintptr_t pc, uintptr_t bp) noexcept;
 
   // The memo index with this sp and pc, or -1. Calls come with increasing sp.
