@@ -153,6 +153,14 @@ struct Emitter {
   size_t remaining() const { return skip + (max_frames - n); }
 };
 
+// One word of the hot loop's state, as a scalar load (see walk_on).
+template <class T>
+[[gnu::always_inline]] inline T load_word(const T& v) {
+  T x = v;
+  asm("" : "+r"(x));
+  return x;
+}
+
 // The general walk: every kind of frame, and this thread's memo from frame
 // `memo_from` above F on. `written` frames above F have been written (or
 // skipped) before; `write` is false if the current frame is F itself. Per frame it
@@ -161,8 +169,12 @@ struct Emitter {
 __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em_from,
                                              const RuleCache::Slot* slots, bool write,
                                              size_t written, size_t memo_from) {
-  Walk w = from;
-  Emitter em = em_from;
+  // Field by field: the caller stored them as words, and a copy of the whole
+  // struct was made of 16-byte loads, which the store buffer cannot forward
+  // from two 8-byte stores (a stall at every walk's entry).
+  Walk w{load_word(from.pc), load_word(from.sp), load_word(from.bp),
+         {load_word(from.stack.begin), load_word(from.stack.end)}, from.exact_pc};
+  Emitter em{em_from.out, load_word(em_from.max_frames), load_word(em_from.skip), load_word(em_from.n)};
   MemoSession memo;
   bool memo_begun = false;
   for (;;) {
@@ -178,15 +190,23 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
         const MemoFrames& m = memo.frames();
         // Frames r, r - 1, ..., 0 are available; write at most em.remaining().
         const size_t last = em.remaining() < r + 1 ? r + 1 - em.remaining() : 0;
-        const Verified v = memo.verify(r, w.bp, last);
         // Frames r..good are what walking would give: write m[r], ..., m[good],
-        // as many as fit.
+        // as many as fit. With nothing to skip (the recorder's case) they all
+        // fit (r + 1 - last <= em.remaining()), and the check writes them as
+        // it reads them.
+        Verified v{};
+        if (em.skip == 0) {
+          v = memo.verify(r, w.bp, last, em.out + em.n);
+          em.n += r + 1 - v.last_good;
+        } else {
+          v = memo.verify(r, w.bp, last);
+          size_t i = r + 1;
+          for (; i > v.last_good && em.skip > 0; --i) --em.skip;
+          const size_t fit = std::min(i - v.last_good, em.max_frames - em.n);
+          copy_reversed(em.out + em.n, m.pc + i - fit, fit);
+          em.n += fit;
+        }
         const size_t good = v.last_good;
-        size_t i = r + 1;
-        for (; i > good && em.skip > 0; --i) --em.skip;
-        const size_t fit = std::min(i - good, em.max_frames - em.n);
-        copy_reversed(em.out + em.n, m.pc + i - fit, fit);
-        em.n += fit;
         written += r + 1 - good;
         const bool full = em.n == em.max_frames;
         // Before the commit, which moves the memo's frames.
@@ -198,13 +218,16 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
           memo.commit_splice(r, last);
           if (full) return {em.n, Outcome::kTruncated};
           if (ends_here) return {em.n, Outcome::kComplete};
-          memo.stop();
+          // Not full, so last == 0: the stack goes on past memo[0] (its outer
+          // frames went to a deeper stack); the frames stepped from here on
+          // extend the memo outwards.
+          memo.extend(w.sp, w.pc, v.bp);
         } else {
           // Another caller above an equal frame. Dropping the memo here cost a
           // whole walk next time (on bench_stl_deep 13% of the frames found had
           // another caller within 2 frames); the frames that checked out are this
           // walk's, and further out the stacks meet again.
-          memo.reject(r, good);
+          memo.reject(r, good, v.bp);
           if (full) {
             memo.commit_fresh(false);
             return {em.n, Outcome::kTruncated};

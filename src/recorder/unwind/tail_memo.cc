@@ -2,6 +2,7 @@
 
 #include <emmintrin.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -14,6 +15,20 @@ constinit std::atomic<uint32_t> g_generation{1};
 
 // Moves n frames from index `from` to index `to` (the ranges may overlap).
 void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
+  // A splice moves the few frames the walk recorded before it found the memo
+  // (under 3 on average on bench_stl_deep): five memmove calls cost more than
+  // the copy. Forwards, so `to < from` may overlap.
+  if (n <= 8 && to < from) {
+    for (size_t k = 0; k < n; ++k) {
+      m.sp[to + k] = m.sp[from + k];
+      m.pc[to + k] = m.pc[from + k];
+      m.bp[to + k] = m.bp[from + k];
+      m.rbp_slot[to + k] = m.rbp_slot[from + k];
+      m.rbp_based[to + k] = m.rbp_based[from + k];
+      asm("");  // a loop, not five memmove calls (GCC's loop distribution)
+    }
+    return;
+  }
   std::memmove(&m.sp[to], &m.sp[from], n * sizeof m.sp[0]);
   std::memmove(&m.pc[to], &m.pc[from], n * sizeof m.pc[0]);
   std::memmove(&m.bp[to], &m.bp[from], n * sizeof m.bp[0]);
@@ -55,6 +70,52 @@ MemoSession::~MemoSession() {
   t_->busy = false;
 }
 
+namespace {
+
+// The first pass of verify(): the steps r, r - 1, ... whose return-address
+// slot holds the remembered caller, at most down to `last`; returns the first
+// (outwards) that does not, or `last`. kCopy: also writes the words read, which
+// are the callers' pcs while they match, to out[1], out[2], ... (and memo[r]'s
+// pc to out[0]): the splice's copy of the remembered pcs, from the loads the
+// check makes anyway. Past the returned step out[] holds garbage, up to
+// out[r - last].
+template <bool kCopy>
+size_t returns_from(const MemoFrames& m, size_t r, size_t last, uint64_t* out) {
+  // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
+  // walk's current sp (inside the span), and the memo's span is inside this one;
+  // so slots past a failing step may be read too.
+  const auto slot = [&m](size_t i) { return load_stack_word(m.sp[i - 1] - 8); };
+  size_t i = r;
+  if constexpr (kCopy) *out++ = m.pc[r];
+  // Four per test, the differences or'ed: independent loads and no branch
+  // between them.
+  while (i >= last + 4) {
+    const uintptr_t a = slot(i), b = slot(i - 1), c = slot(i - 2), d = slot(i - 3);
+    const uintptr_t differ = (a ^ m.pc[i - 1]) | (b ^ m.pc[i - 2]) | (c ^ m.pc[i - 3]) | (d ^ m.pc[i - 4]);
+    if constexpr (kCopy) {
+      // Four plain stores: left alone, the compiler paired the words into
+      // vector registers first (two moves and a shuffle per pair).
+      volatile uint64_t* const o = out;
+      o[0] = a;
+      o[1] = b;
+      o[2] = c;
+      o[3] = d;
+      out += 4;
+    }
+    if (differ != 0) break;
+    i -= 4;
+  }
+  if constexpr (kCopy) out = out - (i >= last + 4 ? 4 : 0);  // the block that failed is redone
+  for (; i > last; --i) {
+    const uintptr_t a = slot(i);
+    if (a != m.pc[i - 1]) break;
+    if constexpr (kCopy) *out++ = a;
+  }
+  return i;
+}
+
+}  // namespace
+
 // In two passes rather than one frame at a time. The return-address slots are
 // independent loads: four are compared per test, so a deep splice costs a few
 // instructions per frame. RBP matters only at the steps whose CFA is based on
@@ -63,16 +124,11 @@ MemoSession::~MemoSession() {
 // pass finds those sixteen at a time and works out RBP there from the nearest
 // inner step that read a saved one. The result is the one-pass walk's: the
 // first step (outwards) whose CFA base or return address differs, and RBP there.
-Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept {
+Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out) const noexcept {
   const MemoFrames& m = frames();
-  // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
-  // walk's current sp (inside the span), and the memo's span is inside this one;
-  // so slots past a failing step may be read too.
-  const auto returns_ok = [&m](size_t i) -> unsigned { return load_stack_word(m.sp[i - 1] - 8) == m.pc[i - 1]; };
-  size_t i = r;
-  while (i >= last + 4 && (returns_ok(i) & returns_ok(i - 1) & returns_ok(i - 2) & returns_ok(i - 3))) i -= 4;
-  while (i > last && returns_ok(i)) --i;
-  const size_t fail = i;  // steps r .. fail + 1 return where remembered; step `fail` does not (or is `last`)
+  // steps r .. fail + 1 return where remembered; step `fail` does not (or is `last`)
+  const size_t fail =
+      out != nullptr ? returns_from<true>(m, r, last, out) : returns_from<false>(m, r, last, nullptr);
 
   // RBP at step k (k < upto, called with decreasing k): read by the nearest
   // step inside k that reads a saved RBP, else as before. Each step is looked
@@ -88,19 +144,22 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last) const noexcept
     upto = k + 1;
     return bp;
   };
+  // The RBP-based steps in (fail, r], the highest first, sixteen at a time:
+  // the window of 16 flags ending at k (or starting at 0), those above `fail`.
+  // (Stepping the last partial window one flag at a time was a tenth of the
+  // check's time on bench_stl_deep.)
   for (size_t k = r; k > fail;) {
-    if (k >= 16 && k - 16 >= fail) {  // the next RBP-based step at or below k, if any of 16
-      const __m128i based = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_based + k - 15));
-      const auto bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(based, _mm_setzero_si128())));
-      if (bits == 0xffff) {
-        k -= 16;
-        continue;
-      }
-      k -= static_cast<size_t>(__builtin_clz(~bits & 0xffff)) - 16;  // to the highest RBP-based one
-    } else if (!m.rbp_based[k]) {
-      --k;
+    const size_t base = k >= 15 ? k - 15 : 0;
+    const __m128i based = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_based + base));
+    auto bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(based, _mm_setzero_si128()))) ^ 0xffffu;
+    bits &= (2u << (k - base)) - 1;                         // at or below k
+    if (fail >= base) bits &= ~((2u << (fail - base)) - 1);  // above fail
+    if (bits == 0) {
+      if (base <= fail) break;
+      k = base - 1;
       continue;
     }
+    k = base + 31 - static_cast<size_t>(__builtin_clz(bits));  // the highest RBP-based one
     if (bp_at(k) != m.bp[k]) return {k, bp};  // another CFA
     --k;
   }
@@ -139,10 +198,37 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
   m.count = r + 1 + n - drop;
 }
 
+void MemoSession::extend(uintptr_t sp, uintptr_t pc, uintptr_t bp) noexcept {
+  searching_ = false;  // nothing outside memo[0] to find
+  recording_ = false;
+  if (t_ == nullptr) return;
+  MemoFrames& m = t_->m;
+  // A splice that dropped frames filled the memo; one whose recording stopped
+  // at kRecordCapacity replaced it by the recorded frames, which do not reach
+  // the walk's frame.
+  if (m.count == 0 || m.count >= kMemoCapacity || m.sp[0] != sp || m.pc[0] != pc) return;
+  extending_ = recording_ = true;
+  recorded_ = 0;
+  limit_ = std::min(kRecordCapacity, kMemoCapacity - m.count + 1);
+  // memo[0] again, with the RBP this walk steps it with (see reject()).
+  put(sp, pc, bp, m.rbp_slot[0], m.rbp_based[0]);
+}
+
 void MemoSession::commit_fresh(bool stops) noexcept {
-  if (t_ == nullptr || spliced_ || recorded_ == 0) return;
+  if (t_ == nullptr || recorded_ == 0) return;
   ThreadMemo& t = *t_;
   MemoFrames& m = t.m;
+  if (extending_) {
+    // The recorded frames, memo[0] the innermost of them, replace memo[0]: the
+    // rest of the memo moves out of their way. Both stay outermost first.
+    const size_t n = recorded_;
+    move_frames(m, n, 1, m.count - 1);
+    move_frames(m, 0, kMemoSlots - n, n);
+    m.count += n - 1;
+    m.stops = stops && recording_;
+    return;
+  }
+  if (spliced_) return;
   // Recorded innermost-first from the top down, the frames are already in
   // outermost-first order: move them to the bottom.
   move_frames(m, 0, kMemoSlots - recorded_, recorded_);

@@ -41,10 +41,17 @@ struct FrameState {
   uintptr_t sp = 0, pc = 0, bp = 0;
 };
 
-// Frames remembered per thread: as deep as the recorder's default backtrace (128).
-// The memo and the frames being recorded are 26 bytes per frame each of static TLS.
-inline constexpr size_t kMemoCapacity = 128;
-inline constexpr size_t kMemoSlots = 2 * kMemoCapacity;
+// Frames a walk records before it meets the memo: as many as the recorder walks
+// by default (its 128-frame backtrace and up to 8 frames of its own that it
+// drops, record.cc), so that the memo holds all of such a walk.
+inline constexpr size_t kRecordCapacity = 136;
+// Frames remembered per thread: twice that, so that a splice on a stack deeper
+// than a walk keeps the outer frames too (dropping them moved the whole memo at
+// every splice on bench_stl_deep's deepest stacks, and a later, shallower walk
+// had to step them again). The memo and the frames being recorded are 26 bytes
+// per frame of static TLS.
+inline constexpr size_t kMemoCapacity = 2 * kRecordCapacity;
+inline constexpr size_t kMemoSlots = kMemoCapacity + kRecordCapacity;
 
 // A walk neither searches nor records the memo for the first kMemoFromDepth frames
 // above the one it starts in (skipped or written), unless the thread's memo holds
@@ -106,7 +113,7 @@ class MemoSession {
 
   // Before a splice: records an emitted frame of the new walk with the packed rule
   // (rule.h) that steps it (innermost first, at the top of the buffer, going down).
-  // Stops after kMemoCapacity frames: those are the innermost ones, the ones a
+  // Stops after kRecordCapacity frames: those are the innermost ones, the ones a
   // memo keeps.
   void record(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint32_t rule) noexcept {
     // A kSignal rule has no RBP bits: the check of its step (never made, the memo
@@ -120,24 +127,35 @@ class MemoSession {
     const MemoFrames& m = t_->m;
     for (size_t i = r + 1; i-- > good;) put(m.sp[i], m.pc[i], m.bp[i], m.rbp_slot[i], m.rbp_based[i]);
   }
-  // Stops searching and recording (after a signal frame, or after a splice).
+  // Stops searching and recording (after a signal frame, or after a splice that
+  // cannot extend the memo).
   void stop() noexcept { searching_ = recording_ = false; }
+  // After a splice that reached memo[0] on a stack that goes on (the memo lost
+  // its outermost frames to a deeper stack before): the walk steps on from
+  // memo[0] (`sp`, `pc`), whose actual RBP is `bp`, and the frames it meets are
+  // recorded to become the memo's new outermost ones, as many as fit, so that
+  // the next walk need not step them again. Otherwise the same as stop().
+  void extend(uintptr_t sp, uintptr_t pc, uintptr_t bp) noexcept;
 
   // The memo index with this sp and pc, or -1. Calls come with increasing sp.
   int find(uintptr_t sp, uintptr_t pc) noexcept {
     if (!searching_) return -1;
     const MemoFrames& m = t_->m;
-    while (cursor_ >= 0 && m.sp[cursor_] < sp) --cursor_;
-    if (cursor_ < 0) {
+    long c = cursor_;  // in a register: the session lives in memory
+    while (c >= 0 && m.sp[c] < sp) --c;
+    cursor_ = c;
+    if (c < 0) {
       searching_ = false;
       return -1;
     }
-    return m.sp[cursor_] == sp && m.pc[cursor_] == pc ? static_cast<int>(cursor_) : -1;
+    return m.sp[c] == sp && m.pc[c] == pc ? static_cast<int>(c) : -1;
   }
 
   // Checks the remembered steps outward from index r (where the walk's actual RBP is
-  // `bp`), at most as far as index `last` (<= r).
-  Verified verify(size_t r, uintptr_t bp, size_t last) const noexcept;
+  // `bp`), at most as far as index `last` (<= r). With `out`, also writes the pcs
+  // of frames r, r - 1, ..., last_good there (innermost first), and may write
+  // anything up to out[r - last].
+  Verified verify(size_t r, uintptr_t bp, size_t last, uint64_t* out = nullptr) const noexcept;
   const MemoFrames& frames() const noexcept { return t_->m; }
 
   // Ends a splice at `r` whose check reached `last`: the recorded frames become the
@@ -147,19 +165,27 @@ class MemoSession {
   // another caller (a library function called at the same depth from elsewhere).
   // Frames r..good are the walk's own: they are recorded, and the walk steps on
   // from memo[good], searching on outwards, where the stacks meet again.
-  void reject(size_t r, size_t good) noexcept {
+  // `bp` is the actual RBP at memo[good], which the walk steps with.
+  void reject(size_t r, size_t good, uintptr_t bp) noexcept {
     if (t_ == nullptr) return;
     ++t_->stats.partial;
-    record_memo(r, good);
+    record_memo(r, good + 1);
+    // Not memo[good]'s remembered RBP: it was not compared unless the step
+    // there is RBP-based, and then it differed, while the recorded step is
+    // the one this walk takes. A later check passing on the stale value
+    // would accept frames stepped from another CFA.
+    const MemoFrames& m = t_->m;
+    put(m.sp[good], m.pc[good], bp, m.rbp_slot[good], m.rbp_based[good]);
   }
   // Ends a walk that met no remembered frame: the recorded frames become the memo.
-  // `stops` says the last recorded frame ended the stack. No-op after a splice.
+  // `stops` says the last recorded frame ended the stack. After a splice, only
+  // the frames recorded since extend() are added (outside memo[0]).
   void commit_fresh(bool stops) noexcept;
 
  private:
   void put(uintptr_t sp, uintptr_t pc, uintptr_t bp, uint8_t rbp_slot, bool rbp_based) noexcept {
     if (!recording_) return;
-    if (recorded_ == kMemoCapacity) {
+    if (recorded_ == limit_) {
       recording_ = false;  // keep what was recorded; the rest is walked next time
       return;
     }
@@ -177,6 +203,8 @@ class MemoSession {
   bool searching_ = false;
   bool recording_ = false;
   bool spliced_ = false;
+  bool extending_ = false;  // extend(): recording the frames outside memo[0]
+  size_t limit_ = kRecordCapacity;  // frames put() records at most
   long cursor_ = -1;  // find(): memo index of the innermost frame not yet passed
   size_t recorded_ = 0;
   Span stack_;

@@ -13,6 +13,23 @@
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
+// Two walks from the caller's frame (always inlined into it, so out[0] is the
+// caller's own call site): with the memo, counting its splices, and without it.
+struct MemoWalk {
+  std::vector<uint64_t> frames, plain;
+  MemoStats before, after;
+};
+
+[[gnu::always_inline]] inline void walk_with_and_without_memo(MemoWalk& w, size_t max_frames) {
+  uint64_t buf[256];
+  w.before = memo_stats();
+  w.frames.assign(buf, buf + unwind_here(buf, max_frames, 0));
+  w.after = memo_stats();
+  set_tail_memo_enabled(false);
+  w.plain.assign(buf, buf + unwind_here(buf, max_frames, 0));
+  set_tail_memo_enabled(true);
+}
+
 // Unwinds with the memo and without it from the same frame; both must match libunwind.
 struct Both {
   Stacks with_memo;
@@ -211,43 +228,40 @@ TEST(TailMemo, TruncatedWalksOfDifferentDepthsAndLimits) {
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-// A stack deeper than the memo's capacity, walked on the way down and twice at
-// the bottom: the memo keeps the innermost frames, so the last walk takes all
-// but its first frame from it (when the memo kept the outermost ones instead,
-// the walk stepped the ~70 inner frames the memo lacked), and equals a walk
-// without the memo.
-struct DeepWalks {
-  std::vector<uint64_t> last, plain;
-  MemoStats before, after;
+// A stack deeper than the memo's capacity, walked every 40 levels on the way
+// down (each walk as deep as the recorder's, splicing into the one before and
+// adding its new inner frames to the memo) and twice at the bottom: the memo
+// fills up and keeps the innermost frames, so the last walk takes all but its
+// first frame from it (when the memo kept the outermost ones instead, the walk
+// stepped the inner frames the memo lacked), and equals a walk without the memo.
+struct DeepWalks : MemoWalk {
+  size_t memo_frames = 0;
 };
 
 __attribute__((noinline)) void dive(int level, int bottom, DeepWalks& d) {
-  uint64_t buf[kMemoCapacity];
-  if (level == bottom / 2) unwind_here(buf, kMemoCapacity, 0);
+  uint64_t buf[kRecordCapacity];
+  if (level >= 100 && level % 40 == 0) unwind_here(buf, kRecordCapacity, 0);
   if (level < bottom) {
     dive(level + 1, bottom, d);
     MEMLOUPE_KEEP_FRAME();
     return;
   }
-  unwind_here(buf, kMemoCapacity, 0);  // splices into the half-way walk's memo
-  d.before = memo_stats();
-  d.last.assign(buf, buf + unwind_here(buf, kMemoCapacity, 0));
-  d.after = memo_stats();
-  set_tail_memo_enabled(false);
-  d.plain.assign(buf, buf + unwind_here(buf, kMemoCapacity, 0));
-  set_tail_memo_enabled(true);
+  unwind_here(buf, kRecordCapacity, 0);  // splices into the walk 40 levels up
+  d.memo_frames = tls_memo.m.count;
+  walk_with_and_without_memo(d, kRecordCapacity);
   MEMLOUPE_KEEP_FRAME();
 }
 
 TEST(TailMemo, StacksDeeperThanTheMemoKeepTheirInnermostFrames) {
   DeepWalks d;
   dive(0, static_cast<int>(kMemoCapacity) + 60, d);
-  ASSERT_EQ(d.last.size(), kMemoCapacity);
-  ASSERT_EQ(d.plain.size(), kMemoCapacity);
+  EXPECT_EQ(d.memo_frames, kMemoCapacity);
+  ASSERT_EQ(d.frames.size(), kRecordCapacity);
+  ASSERT_EQ(d.plain.size(), kRecordCapacity);
   // The calls differ in their first address (the call site in dive) only.
-  EXPECT_TRUE(std::equal(d.last.begin() + 1, d.last.end(), d.plain.begin() + 1));
+  EXPECT_TRUE(std::equal(d.frames.begin() + 1, d.frames.end(), d.plain.begin() + 1));
   EXPECT_EQ(d.after.full, d.before.full + 1);
-  EXPECT_EQ(d.after.reused - d.before.reused, kMemoCapacity - 1);
+  EXPECT_EQ(d.after.reused - d.before.reused, kRecordCapacity - 1);
 }
 
 }  // namespace
@@ -260,10 +274,7 @@ namespace {
 // (via<1>, via<2>), below a common stack: the second walk's check fails at its
 // caller, and the frames further out (`nest`'s, the test's) still come from the
 // memo, exactly as walking gives them.
-struct CallerWalk {
-  MemoStats before, after;
-  std::vector<uint64_t> frames, plain;
-};
+using CallerWalk = MemoWalk;
 
 __attribute__((noinline)) void leaf_walk(CallerWalk& w, int depth) {
   if (depth > 0) {
@@ -271,13 +282,7 @@ __attribute__((noinline)) void leaf_walk(CallerWalk& w, int depth) {
     MEMLOUPE_KEEP_FRAME();
     return;
   }
-  uint64_t buf[256];
-  w.before = memo_stats();
-  w.frames.assign(buf, buf + unwind_here(buf, 256, 0));
-  w.after = memo_stats();
-  set_tail_memo_enabled(false);
-  w.plain.assign(buf, buf + unwind_here(buf, 256, 0));
-  set_tail_memo_enabled(true);
+  walk_with_and_without_memo(w, 256);
   MEMLOUPE_KEEP_FRAME();
 }
 
@@ -309,6 +314,48 @@ TEST(TailMemo, AFailedCheckStillReusesTheFramesFurtherOut) {
   EXPECT_EQ(b.after.full, b.before.full + 1);
   EXPECT_GE(b.after.reused - b.before.reused, 20u);
   EXPECT_NE(a.frames, b.frames);  // the callers differ
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// A walk that records as many frames as it may (kRecordCapacity) on a deeper
+// stack leaves the memo without the outer frames. A later, shallower walk that
+// splices into it steps on from its outermost frame and records what it steps
+// as the memo's new outer frames, so the walk after it reuses all its frames
+// but the first. (Before, those outer frames were stepped by every walk until
+// one met no remembered frame at all.)
+__attribute__((noinline)) void climb(int level, int bottom, int shallow, MemoWalk& s) {
+  uint64_t buf[256];
+  if (level < bottom) {
+    climb(level + 1, bottom, shallow, s);
+    if (level == shallow) {
+      unwind_here(buf, 256, 0);  // splices into the bottom's memo, then extends it
+      walk_with_and_without_memo(s, 256);
+    }
+    MEMLOUPE_KEEP_FRAME();
+    return;
+  }
+  unwind_here(buf, 256, 0);  // records the innermost kRecordCapacity frames
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, AShallowerWalkExtendsTheMemoOutwards) {
+  MemoWalk s;
+  // The bottom's walk records levels 65..200; the shallow walks' stacks (100
+  // levels and the test's frames) reach further out than that.
+  climb(0, static_cast<int>(kRecordCapacity) + 64, static_cast<int>(kRecordCapacity) - 36, s);
+  ASSERT_EQ(s.frames.size(), s.plain.size());
+  ASSERT_GT(s.plain.size(), kRecordCapacity - 36);
+  ASSERT_LT(s.plain.size(), kRecordCapacity);
+  EXPECT_EQ(s.plain.back(), s.frames.back());
+  // The calls differ in their first address (the call site in climb) only.
+  EXPECT_TRUE(std::equal(s.frames.begin() + 1, s.frames.end(), s.plain.begin() + 1));
+  EXPECT_EQ(s.after.full, s.before.full + 1);
+  EXPECT_EQ(s.after.reused - s.before.reused, s.frames.size() - 1);
 }
 
 }  // namespace
