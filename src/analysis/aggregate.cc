@@ -642,8 +642,17 @@ bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {
 Aggregate AggregateBuilder::finish() && {
   Impl& s = *impl_;
   s.finish_blocks();
-  // Keep the stacks that selected something, with their frames, densely numbered.
+  // Keep the stacks that selected something, with their frames, densely
+  // numbered: moved down within the builder's own vector, which then becomes
+  // the Aggregate's (a StackStats is ~420 bytes; a new vector grown by
+  // push_back moved and page-faulted tens of MB for a program with ~100 k
+  // stacks, after its exit: docs/RECORDER.md).
   Aggregate& a = s.a;
+  size_t kept = 0, frames_kept = 0;
+  for (uint32_t id = 0; id < s.stacks.size(); ++id) {
+    if (!s.stacks[id].metrics[Metric::Allocated].empty()) frames_kept += s.stack_table.frames(id).size();
+  }
+  a.frame_pool.reserve(a.frame_pool.size() + frames_kept);
   for (uint32_t id = 0; id < s.stacks.size(); ++id) {
     StackStats& st = s.stacks[id];
     if (st.metrics[Metric::Allocated].empty()) continue;
@@ -651,8 +660,12 @@ Aggregate AggregateBuilder::finish() && {
     st.frames_begin = static_cast<uint32_t>(a.frame_pool.size());
     st.frames_size = static_cast<uint32_t>(frames.size());
     a.frame_pool.insert(a.frame_pool.end(), frames.begin(), frames.end());
-    a.stacks.push_back(std::move(st));
+    if (kept != id) s.stacks[kept] = std::move(st);
+    ++kept;
   }
+  s.stacks.resize(kept);
+  assert(a.stacks.empty());
+  a.stacks = std::move(s.stacks);
   for (uint32_t t = 0; t < s.threads.size(); ++t) {
     if (!s.threads[t][Metric::Allocated].empty()) a.threads.push_back(ThreadStats{format::ThreadId{t}, s.threads[t]});
   }
