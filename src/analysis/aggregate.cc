@@ -148,8 +148,14 @@ struct PeakSince {
 // block in the order pass 2 settles them (so each bucket's doubles are summed
 // in pass 2's order): stack, free time (from the previous), lifetime, size,
 // n_samples, bytes_per_sample; varints, in blocks appended to without moving.
+// A Mode::All log (exact(): its Counts ignore bytes_per_sample, estimate.cc,
+// and n_samples is 1 but for damage) stores neither: the stack's varint
+// carries a bit that says an n_samples other than 1 follows. Four varints
+// instead of six: the replay after the program's exit decodes a third fewer
+// bytes (docs/RECORDER.md, "What is left after the exit, third round").
 class SeriesLog {
  public:
+  void set_exact(bool exact) { exact_ = exact; }
   struct Entry {
     uint32_t stack = 0;
     uint64_t alloc_ns = 0, free_ns = 0, size = 0;
@@ -166,12 +172,13 @@ class SeriesLog {
       used_ = 0;
     }
     uint8_t* const start = blocks_.back().data() + used_;
-    uint8_t* p = format::put_varint(start, e.stack);
+    const bool other_samples = exact_ && e.n_samples != 1;
+    uint8_t* p = format::put_varint(start, exact_ ? uint64_t{e.stack} << 1 | (other_samples ? 1 : 0) : e.stack);
     p = format::put_varint(p, e.free_ns - free_ns_);  // the clock is monotone
     p = format::put_varint(p, e.free_ns - e.alloc_ns);
     p = format::put_varint(p, e.size);
-    p = format::put_varint(p, e.n_samples);
-    p = format::put_varint(p, e.bytes_per_sample);
+    if (!exact_ || other_samples) p = format::put_varint(p, e.n_samples);
+    if (!exact_) p = format::put_varint(p, e.bytes_per_sample);
     free_ns_ = e.free_ns;
     used_ += static_cast<size_t>(p - start);
   }
@@ -190,13 +197,18 @@ class SeriesLog {
       const uint8_t* const end = p + blocks_[i].size();
       while (p < end) {
         Entry e;
-        e.stack = static_cast<uint32_t>(get(p));
+        const uint64_t stack = get(p);
+        e.stack = static_cast<uint32_t>(exact_ ? stack >> 1 : stack);
         free_ns += get(p);
         e.free_ns = free_ns;
         e.alloc_ns = free_ns - get(p);
         e.size = get(p);
-        e.n_samples = static_cast<uint32_t>(get(p));
-        e.bytes_per_sample = static_cast<uint32_t>(get(p));
+        if (!exact_) {
+          e.n_samples = static_cast<uint32_t>(get(p));
+          e.bytes_per_sample = static_cast<uint32_t>(get(p));
+        } else {
+          e.n_samples = stack & 1 ? static_cast<uint32_t>(get(p)) : 1;
+        }
         fn(e);
       }
     }
@@ -223,6 +235,7 @@ class SeriesLog {
   std::vector<uint64_t> starts_;  // by block: the free time its first entry's is relative to
   size_t used_ = 0;  // bytes written in the last block
   uint64_t free_ns_ = 0;
+  bool exact_ = false;
 };
 
 }  // namespace
@@ -258,6 +271,7 @@ struct AggregateBuilder::Impl {
   Impl(const reader::SymbolTable& s, const Query& q, const format::TraceInfo& info) : symbols(s) {
     a.query = q;
     a.estimator = Estimator(info);
+    series_log.set_exact(a.estimator.exact());
   }
 
   const std::vector<ModuleInfo>& modules() const {

@@ -122,6 +122,34 @@ TEST(ThreadedOverview, SeriesReplayedInPartsGivesTheBytesOfPassTwo) {
   EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
 }
 
+// A Mode::All series log leaves out n_samples when it is 1 (SeriesLog): a
+// block whose n_samples is not (0 and 7 here; the decoder passes any value
+// a damaged or hand-made trace holds) keeps it through the log, so its
+// buckets' sample counts are pass 2's.
+TEST(ThreadedOverview, SeriesLogKeepsUnusualSampleCounts) {
+  Script s(format::Mode::All, 4096);
+  std::vector<format::AllocId> ids;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    const uint32_t n_samples = i % 3 == 0 ? 0 : i % 5 == 0 ? 7 : 1;
+    ids.push_back(s.alloc(10 * i + 1, 16 + i, {0x1000 + i % 40, 0x2000}, 0, n_samples));
+    if (i % 2 == 1) s.free(ids[i - 1], 10 * i + 5);
+  }
+  s.end(40000);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_GT(expected.totals[Metric::Freed].blocks, 1000u);
+  ASSERT_NE(expected.totals[Metric::Freed].samples, expected.totals[Metric::Freed].blocks);
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+  ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+  for (const format::Event& e : s.events) threaded.add(e);
+  ThreadedOverview::Result got = std::move(threaded).finish();
+  uint64_t series_samples = 0;
+  for (const StackStats& st : got.aggregate.stacks)
+    for (const SeriesBucket& b : st.series) series_samples += b.freed.samples;
+  EXPECT_EQ(series_samples, expected.totals[Metric::Freed].samples);
+  EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
+}
+
 // The peak moves: a site's blocks freed before a later, higher peak are not
 // live at it, those freed after it are; the thread's figures follow.
 TEST(ThreadedOverview, PeakIsTheLastNewMaximum) {
