@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <variant>
 
 #include "analysis/index.h"
 #include "cli/commands.h"
@@ -35,6 +36,7 @@ class IndexTap : public finalize::FinalizeTap {
   void event(const format::Event& e) override { keyed_event(e, {}); }
   void keyed_event(const format::Event& e, const reader::BacktraceKey& key) override {
     builder_->add(e, key);
+    if (const auto* end = std::get_if<format::TraceEnd>(&e)) end_reason_ = end->reason;
     // Only this thread writes the count: a plain store, not a locked add per event.
     events_.store(events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
@@ -48,6 +50,9 @@ class IndexTap : public finalize::FinalizeTap {
     stage_.store(Stage::Writing, std::memory_order_relaxed);
     return builder_->finish(trace);
   }
+
+  // The reason of the last TraceEnd among the events (nothing: none).
+  const std::optional<format::EndReason>& end_reason() const { return end_reason_; }
 
   // For the progress line (another thread): how far.
   std::string status() const {
@@ -66,6 +71,7 @@ class IndexTap : public finalize::FinalizeTap {
   std::unique_ptr<analysis::IndexBuilder> builder_;
   std::atomic<uint64_t> events_{0};
   std::atomic<Stage> stage_{Stage::Reading};
+  std::optional<format::EndReason> end_reason_;
 };
 
 void warn_on_stderr(finalize::FinalizeOptions& options) {
@@ -155,7 +161,12 @@ int FollowingFinaliser::finish(const std::string& output) {
     p.follower.reset();
     return finalize_and_report(raw_, output, {});
   }
+  ended_known_ = static_cast<bool>(stats);
   return report(stats, raw_, output, p.options, p.types, true, true);
+}
+
+const std::optional<format::EndReason>* FollowingFinaliser::end_reason() const {
+  return ended_known_ ? &parts_->tap.end_reason() : nullptr;
 }
 
 int report_unfinalized(const std::string& path) {

@@ -9,9 +9,11 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "finalize/finalize.h"
+#include "format/events.h"
 
 namespace memloupe::cli {
 
@@ -36,11 +38,17 @@ class FollowingFinaliser {
   const std::string& raw() const { return raw_; }
   // The program has exited: finalises `raw` into `output`. Returns as finalize_and_report.
   int finish(const std::string& output);
+  // After finish() wrote the output from the follower's read, which saw every
+  // event the output keeps: how the trace ended (its TraceEnd's reason, nothing
+  // if it has none), so that `run` need not read the file it has just written
+  // (run_exec_chain.h). nullptr otherwise.
+  const std::optional<format::EndReason>* end_reason() const;
 
  private:
   struct Parts;
   std::string raw_;
   std::unique_ptr<Parts> parts_;
+  bool ended_known_ = false;
 };
 
 // For a trace left as the recorder wrote it: counts its events and prints the

@@ -32,7 +32,12 @@ std::optional<format::EndReason> trace_end_reason(const std::string& path) {
 }
 
 std::optional<std::string> exec_end_warning(const std::string& path, bool followed) {
-  if (trace_end_reason(path) != format::EndReason::Exec) return std::nullopt;
+  return exec_end_warning(path, trace_end_reason(path), followed);
+}
+
+std::optional<std::string> exec_end_warning(const std::string& path, std::optional<format::EndReason> reason,
+                                            bool followed) {
+  if (reason != format::EndReason::Exec) return std::nullopt;
   if (!followed) {
     return fmt::format("{} ended when the program exec'd another one, which was not traced "
                        "(--no-follow-exec); the rest of the run is not in any trace", path);

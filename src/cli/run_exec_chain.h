@@ -26,5 +26,8 @@ std::optional<format::EndReason> trace_end_reason(const std::string& path);
 // The warning for a chain whose last trace is at `path`, or nothing if it did
 // not end at an exec. `followed`: exec-following was on.
 std::optional<std::string> exec_end_warning(const std::string& path, bool followed);
+// The same, for a trace whose end is known (`reason`: its TraceEnd's, nothing if none).
+std::optional<std::string> exec_end_warning(const std::string& path, std::optional<format::EndReason> reason,
+                                            bool followed);
 
 }  // namespace memloupe::cli
