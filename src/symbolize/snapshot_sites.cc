@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "format/history.h"
 #include "format/snapshot_writer.h"
 
 namespace memloupe::symbolize {
@@ -50,11 +51,12 @@ void SnapshotSites::add_block(uint64_t id, uint64_t size, std::span<const uint64
   if (i == SIZE_MAX) return;
   // The annex keeps as many frames as its format allows.
   const auto frames = backtrace.first(std::min(backtrace.size(), format::SnapshotWriter::kMaxAnnexFrames));
-  auto it = stack_index_.find(frames);
-  if (it == stack_index_.end()) {
-    it = stack_index_.emplace(std::vector<uint64_t>(frames.begin(), frames.end()),
-                              static_cast<uint32_t>(stacks_.size())).first;
-    stacks_.push_back(&it->first);
+  const uint64_t hash = format::backtrace_hash(frames);
+  auto [it, end] = stack_index_.equal_range(hash);
+  while (it != end && !std::ranges::equal(stacks_[it->second], frames)) ++it;
+  if (it == end) {
+    it = stack_index_.emplace(hash, static_cast<uint32_t>(stacks_.size()));
+    stacks_.emplace_back(frames.begin(), frames.end());
   }
   stack_plus_one_[i] = it->second + 1;
   size_[i] = size;
@@ -74,7 +76,7 @@ BlockSites SnapshotSites::sites(size_t i) const {
     const auto k = static_cast<size_t>(std::lower_bound(ids_.begin(), ids_.end(), ids[b]) - ids_.begin());
     if (stack_plus_one_[k] == 0) continue;  // its Alloc is not in the trace
     auto [it, fresh] = local.emplace(stack_plus_one_[k] - 1, static_cast<uint32_t>(out.stacks.size()));
-    if (fresh) out.stacks.push_back(*stacks_[stack_plus_one_[k] - 1]);
+    if (fresh) out.stacks.push_back(stacks_[stack_plus_one_[k] - 1]);
     out.stack_plus_one[b] = it->second + 1;
     out.size[b] = size_[k];
   }
