@@ -207,6 +207,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
           em.n += fit;
         }
         const size_t good = v.last_good;
+        const size_t from_memo = r + 1 - good;  // frames written from the memo (skip 0) or skipped
         written += r + 1 - good;
         const bool full = em.n == em.max_frames;
         // Before the commit, which moves the memo's frames.
@@ -215,9 +216,15 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
         w.pc = m.pc[good];
         w.bp = v.bp;
         if (good == last) {
+          const uint64_t previous = memo.whole();  // before the commit, which clears it
           memo.commit_splice(r, last);
           if (full) return {em.n, Outcome::kTruncated};
-          if (ends_here) return {em.n, Outcome::kComplete};
+          if (ends_here) {
+            // The output ends with memo[r], ..., memo[0] (fewer if some were
+            // skipped), the outermost frames of the memo's whole walk, if any.
+            const size_t wrote = std::min(from_memo, em.n);
+            return {em.n, Outcome::kComplete, memo.mark_whole(), previous, wrote};
+          }
           // Not full, so last == 0: the stack goes on past memo[0] (its outer
           // frames went to a deeper stack); the frames stepped from here on
           // extend the memo outwards.
@@ -257,8 +264,9 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
     const Step step = step_by(w, packed);
     if (step != Step::kStepped) {
       // Only a frame whose own rule ends the stack says the stack ends there.
-      memo.commit_fresh(kind == RuleKind::kOutermost || kind == RuleKind::kNoInfo);
-      return {em.n, outcome_of(step)};
+      const bool stops = kind == RuleKind::kOutermost || kind == RuleKind::kNoInfo;
+      memo.commit_fresh(stops);
+      return {em.n, outcome_of(step), stops && step == Step::kStop ? memo.mark_whole() : 0};
     }
   }
 }

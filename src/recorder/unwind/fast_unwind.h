@@ -22,6 +22,14 @@ enum class Outcome : uint8_t {
 struct FastResult {
   size_t frames = 0;
   Outcome outcome = Outcome::kComplete;
+  // What the tail memo knows of the outer frames (unwind.h, UnwindShare): this
+  // walk's id if its output is whole for the memo (0 if not), and, after a
+  // splice that ended the walk at the stack's outermost frame, the id of the
+  // earlier whole walk whose outermost `outer` frames this walk's output ends
+  // with.
+  uint64_t walk = 0;
+  uint64_t previous = 0;
+  size_t outer = 0;
 };
 
 // Unwinds from `regs` (taken inside some function F): writes F's return address and
