@@ -62,24 +62,25 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
 // the hook's cold entry (r.start): the innermost frames that lie in this library
 // (a hook that called the cold entry rather than jumping to it) are left out,
 // however the compiler inlined or tail-called them. The result is a view into
-// `buf` (no copy). Tells the thread's staging copy (`staged`) what the unwinder
-// knows of the outer frames this backtrace shares with earlier ones
-// (StagedFrames::next_walk), unless the depth limit cut its outer frames.
+// `buf` (no copy). The unwinder also tells the thread's staging copy
+// (`staged.next`) what it knows of the outer frames this backtrace shares with
+// earlier ones, which holds unless the depth limit cut them.
 std::span<const uint64_t> capture_backtrace(const AllocRequest& r, uint64_t* buf, StagedFrames& staged) noexcept {
   const size_t depth = backtrace_depth();
-  staged.next_walk = staged.next_previous = 0;
-  if (depth == 0) return {};
-  UnwindShare share;
-  const size_t n = unwind_from(*r.start, buf, depth + kOwnFramesMax, &share);
+  if (depth == 0) {
+    staged.next = {};
+    return {};
+  }
+  const size_t n = unwind_from(*r.start, buf, depth + kOwnFramesMax, &staged.next);
   const CodeRange own = own_code_range();
   size_t first = 0;
   while (first < n && first < kOwnFramesMax && own.contains(buf[first])) ++first;
-  if (n - first > depth) return {buf + first, depth};
-  // Whole: the dropped frames are inner ones, so the walk's outer frames are
-  // the backtrace's (the ring bounds `outer` by both backtraces' lengths).
-  staged.next_walk = share.walk;
-  staged.next_previous = share.previous;
-  staged.next_outer = share.outer;
+  if (n - first > depth) [[unlikely]] {
+    staged.next = {};
+    return {buf + first, depth};
+  }
+  // Otherwise only inner frames were dropped: the walk's outer frames are the
+  // backtrace's (the ring bounds `outer` by both backtraces' lengths).
   return {buf + first, n - first};
 }
 

@@ -35,14 +35,13 @@ size_t StagingRing::share_with(StagedFrames& mine, std::span<const uint64_t> fra
   // the walk it names (ids are unique in the process, and a copy from another
   // ring generation counts as empty).
   size_t known = 0;
-  if (mine.next_previous != 0 && mine.next_previous == mine.writer_walk)
-    known = mine.next_outer < most ? mine.next_outer : most;
+  if (mine.next.previous != 0 && mine.next.previous == mine.writer_walk)
+    known = mine.next.outer < most ? mine.next.outer : most;
   const size_t shared =
       known + format::shared_outer_frames(frames.data() + n - known, mine.writer + kStagedFrames - known, most - known);
   if (n != 0) std::memcpy(mine.writer + kStagedFrames - n, frames.data(), (n - shared) * 8);
   mine.writer_n = static_cast<uint32_t>(n);
-  mine.writer_walk = mine.next_walk;
-  mine.next_walk = mine.next_previous = 0;
+  mine.writer_walk = mine.next.walk;
   return shared;
 }
 

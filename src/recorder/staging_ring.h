@@ -34,6 +34,7 @@
 #include "format/funcs.h"
 #include "format/shared_frames.h"
 #include "recorder/sys.h"
+#include "recorder/unwind/unwind.h"
 
 namespace memloupe::recorder {
 
@@ -73,12 +74,10 @@ struct StagedFrames {
   // The unwinder's walk id of the writer's copy (unwind.h, UnwindShare::walk;
   // 0: none, or the copy lacks outer frames of that walk's output).
   uint64_t writer_walk = 0;
-  // Set by the record path for the next put() with these frames, from the
-  // unwinder: its walk id, and that the backtrace's outermost `next_outer`
-  // frames are those of walk `next_previous`'s. put() consumes it.
-  uint64_t next_walk = 0;
-  uint64_t next_previous = 0;
-  uint64_t next_outer = 0;
+  // Written by the record path's unwinding for the next put() with these
+  // frames (capture_backtrace, before every put with them): the backtrace's
+  // walk, and that its outermost `outer` frames are those of walk `previous`.
+  UnwindShare next;
   uint64_t consumer[kStagedFrames] = {};
   uint32_t writer_n = 0;
   uint32_t writer_generation = 0;    // the ring's generation writer_n counts in
@@ -118,7 +117,7 @@ class StagingRing {
                StagedFrames* mine = nullptr) noexcept {
     if (frames.size() > kMaxFrames) {
       frames = frames.first(kMaxFrames);
-      if (mine != nullptr) mine->next_walk = mine->next_previous = 0;  // its outer frames are cut
+      if (mine != nullptr) mine->next = {};  // its outer frames are cut
     }
     const size_t shared = mine != nullptr ? share_with(*mine, frames) : 0;
     const std::span<const uint64_t> own = frames.first(frames.size() - shared);

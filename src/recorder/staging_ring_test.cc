@@ -138,7 +138,7 @@ TEST(StagingRingTest, SharedOuterFramesRoundTrip) {
   }
 }
 
-// The unwinder's hint (StagedFrames::next_*): a lower bound of the outer frames
+// The unwinder's hint (StagedFrames::next): a lower bound of the outer frames
 // a backtrace shares with the writer's last one, taken only if that one is the
 // walk it names. The shared count is the comparison's in every case: with a
 // right hint, a hint naming another walk (even one claiming too many frames),
@@ -173,9 +173,9 @@ TEST(StagingRingTest, TheUnwindersHintSkipsOnlyFramesKnownEqual) {
     }
     // Right hints (at most the truth), and wrong ones naming another walk.
     const uint64_t kind = rnd(3);
-    mine.next_previous = kind == 0 ? walk : kind == 1 ? walk + 1000 : 0;
-    mine.next_outer = kind == 0 ? rnd(truth + 1) : frames.size();
-    mine.next_walk = ++walk;
+    mine.next.previous = kind == 0 ? walk : kind == 1 ? walk + 1000 : 0;
+    mine.next.outer = kind == 0 ? rnd(truth + 1) : frames.size();
+    mine.next.walk = ++walk;
     want_shared.push_back(truth);
     prev = frames;
     StagedRecord r;

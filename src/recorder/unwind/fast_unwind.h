@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "recorder/unwind/regs.h"
+#include "recorder/unwind/unwind.h"
 
 namespace memloupe::recorder::unwind_detail {
 
@@ -22,20 +23,16 @@ enum class Outcome : uint8_t {
 struct FastResult {
   size_t frames = 0;
   Outcome outcome = Outcome::kComplete;
-  // What the tail memo knows of the outer frames (unwind.h, UnwindShare): this
-  // walk's id if its output is whole for the memo (0 if not), and, after a
-  // splice that ended the walk at the stack's outermost frame, the id of the
-  // earlier whole walk whose outermost `outer` frames this walk's output ends
-  // with.
-  uint64_t walk = 0;
-  uint64_t previous = 0;
-  size_t outer = 0;
 };
 
 // Unwinds from `regs` (taken inside some function F): writes F's return address and
 // those of F's callers, innermost first, after skipping `skip` of them. F's own pc is
-// never written.
-FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip) noexcept;
+// never written. With `share`, a complete walk that knows something of its outer
+// frames from the tail memo (UnwindShare) writes it there; otherwise *share is
+// left as it was (the caller clears it: the hot path of shallow walks then never
+// touches it).
+FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip,
+                       UnwindShare* share = nullptr) noexcept;
 
 // fast_unwind from the caller's frame with no libunwind fallback: out[0] is the
 // return address of this call, as for unwind_here. For tests and benchmarks.

@@ -46,9 +46,9 @@ struct UnwindShare {
   uint64_t walk = 0;
   // If not 0: the id of an earlier walk (of this thread) whose output's
   // outermost `outer` frames are this output's outermost `outer` frames (both
-  // outputs end at the stack's outermost frame).
+  // outputs end at the stack's outermost frame). `outer` means nothing if 0.
   uint64_t previous = 0;
-  size_t outer = 0;
+  uint64_t outer = 0;
 };
 size_t unwind_from(const UnwindRegs& start, uint64_t* out, size_t max_frames,
                    UnwindShare* share = nullptr) noexcept;
