@@ -224,8 +224,9 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
           if (ends_here) {
             // The output ends with memo[r], ..., memo[0] (fewer if some were
             // skipped), the outermost frames of the memo's whole walk, if any.
-            const uint64_t id = memo.mark_whole();
-            if (em.share != nullptr) *em.share = {id, previous, std::min(from_memo, em.n)};
+            // Only a walk whose caller takes the count marks itself (ids are
+            // for the staging ring's copies): unwind_here's walks stay as cheap.
+            if (em.share != nullptr) *em.share = {memo.mark_whole(), previous, std::min(from_memo, em.n)};
             return {em.n, Outcome::kComplete};
           }
           // Not full, so last == 0: the stack goes on past memo[0] (its outer
@@ -269,10 +270,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
       // Only a frame whose own rule ends the stack says the stack ends there.
       const bool stops = kind == RuleKind::kOutermost || kind == RuleKind::kNoInfo;
       memo.commit_fresh(stops);
-      if (stops) {
-        const uint64_t id = memo.mark_whole();
-        if (em.share != nullptr) em.share->walk = id;
-      }
+      if (stops && em.share != nullptr) em.share->walk = memo.mark_whole();
       return {em.n, outcome_of(step)};
     }
   }

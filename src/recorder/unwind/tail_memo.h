@@ -171,7 +171,9 @@ class MemoSession {
   // The walk the memo's frames are whole for (ThreadMemo::whole; 0 if none),
   // until this walk commits.
   uint64_t whole() const noexcept { return t_ != nullptr ? t_->whole : 0; }
-  // The walk is returning complete (its last frame the stack's outermost): if
+  // The walk is returning complete (its last frame the stack's outermost), and
+  // its caller wants the id (the mark is only for those: a walk that does not
+  // mark itself leaves `whole` cleared if it changed the memo): if
   // its commit left the memo ending there (m.stops) and made of its own frames,
   // it becomes the memo's `whole` walk, under a new id. Returns the id, or 0.
   uint64_t mark_whole() noexcept;
