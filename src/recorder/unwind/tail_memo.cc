@@ -53,7 +53,9 @@ void set_tail_memo_enabled(bool enabled) noexcept {
 MemoStats memo_stats() noexcept { return tls_memo.stats; }
 
 uint64_t MemoSession::mark_whole() noexcept {
-  if (t_ == nullptr || !committed_ || !t_->m.stops) return 0;
+  // The memo's frames are this walk's if it spliced (commit_splice) or recorded
+  // frames (commit_fresh, which then moved them in).
+  if (t_ == nullptr || !(spliced_ || recorded_ != 0) || !t_->m.stops) return 0;
   ThreadMemo& t = *t_;
   if (t.next_walk == t.walk_end) {
     t.next_walk = g_walk_ids.fetch_add(kWalkIdBlock, std::memory_order_relaxed) + 1;  // never 0
@@ -187,7 +189,6 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
   MemoFrames& m = t.m;
   ++t.stats.full;
   t.stats.reused += r + 1 - last;
-  committed_ = true;
   t.whole = 0;  // until mark_whole(): the memo's frames change
   t.span = stack_;  // holds the old frames' span and the new frames' reads
   // Frames outside [last, r] were not checked now; they stay, to be checked when
@@ -242,7 +243,6 @@ void MemoSession::commit_fresh(bool stops) noexcept {
     move_frames(m, 0, kMemoSlots - n, n);
     m.count += n - 1;
     m.stops = stops && recording_;
-    committed_ = true;
     t.whole = 0;
     return;
   }
@@ -253,7 +253,6 @@ void MemoSession::commit_fresh(bool stops) noexcept {
   m.count = recorded_;
   // Only a stop right at the last recorded frame says the stack ends there.
   m.stops = stops && recording_;
-  committed_ = true;
   t.whole = 0;
   t.generation = g_generation.load(std::memory_order_relaxed);
   t.span = stack_;

@@ -224,7 +224,6 @@ class MemoSession {
   bool recording_ = false;
   bool spliced_ = false;
   bool extending_ = false;  // extend(): recording the frames outside memo[0]
-  bool committed_ = false;  // the memo's frames are this walk's (commit_splice, commit_fresh)
   size_t limit_ = kRecordCapacity;  // frames put() records at most
   long cursor_ = -1;  // find(): memo index of the innermost frame not yet passed
   size_t recorded_ = 0;
