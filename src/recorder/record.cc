@@ -62,16 +62,26 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
 // the hook's cold entry (r.start): the innermost frames that lie in this library
 // (a hook that called the cold entry rather than jumping to it) are left out,
 // however the compiler inlined or tail-called them. The result is a view into
-// `buf` (no copy).
-std::span<const uint64_t> capture_backtrace(const AllocRequest& r, uint64_t* buf) noexcept {
+// `buf` (no copy). The unwinder also tells the thread's staging copy
+// (`staged.next`) what it knows of the outer frames this backtrace shares with
+// earlier ones, which holds unless the depth limit cut them.
+std::span<const uint64_t> capture_backtrace(const AllocRequest& r, uint64_t* buf, StagedFrames& staged) noexcept {
   const size_t depth = backtrace_depth();
-  if (depth == 0) return {};
-  const size_t n = unwind_from(*r.start, buf, depth + kOwnFramesMax);
+  if (depth == 0) {
+    staged.next = {};
+    return {};
+  }
+  const size_t n = unwind_from(*r.start, buf, depth + kOwnFramesMax, &staged.next);
   const CodeRange own = own_code_range();
   size_t first = 0;
   while (first < n && first < kOwnFramesMax && own.contains(buf[first])) ++first;
-  const size_t kept = n - first < depth ? n - first : depth;
-  return {buf + first, kept};
+  if (n - first > depth) [[unlikely]] {
+    staged.next = {};
+    return {buf + first, depth};
+  }
+  // Otherwise only inner frames were dropped: the walk's outer frames are the
+  // backtrace's (the ring bounds `outer` by both backtraces' lengths).
+  return {buf + first, n - first};
 }
 
 // The record of the block `p` that request `r` returned.
@@ -220,7 +230,7 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
     const uint64_t now = trace_now_ns();
     sync_modules_if_due(now);
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
-    const std::span<const uint64_t> bt = capture_backtrace(r, frames);
+    const std::span<const uint64_t> bt = capture_backtrace(r, frames, t.slot->staged);
     p = program_errno.real(call);
     if (p != nullptr)
       record_alloc(*t.slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {d.n_samples, d.stale_mean},
@@ -279,7 +289,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   std::span<const uint64_t> bt;
   if (d.n_samples != 0) {
     sync_modules_if_due(now);
-    bt = capture_backtrace(r, frames);
+    bt = capture_backtrace(r, frames, t.slot->staged);
   }
   StagedRecord block = block_record(StagedKind::Realloc, t, r, nullptr, now);
   block.old_address = reinterpret_cast<uintptr_t>(old);

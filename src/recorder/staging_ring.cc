@@ -31,9 +31,17 @@ size_t StagingRing::share_with(StagedFrames& mine, std::span<const uint64_t> fra
     prev_n = 0;
   }
   const size_t most = n < prev_n ? n : prev_n;
-  const size_t shared = format::shared_outer_frames(frames.data() + n, mine.writer + kStagedFrames, most);
+  // Known equal: the outer frames the unwinder names, if the writer's copy is
+  // the walk it names (ids are unique in the process, and a copy from another
+  // ring generation counts as empty).
+  size_t known = 0;
+  if (mine.next.previous != 0 && mine.next.previous == mine.writer_walk)
+    known = mine.next.outer < most ? mine.next.outer : most;
+  const size_t shared =
+      known + format::shared_outer_frames(frames.data() + n - known, mine.writer + kStagedFrames - known, most - known);
   if (n != 0) std::memcpy(mine.writer + kStagedFrames - n, frames.data(), (n - shared) * 8);
   mine.writer_n = static_cast<uint32_t>(n);
+  mine.writer_walk = mine.next.walk;
   return shared;
 }
 

@@ -34,6 +34,7 @@
 #include "format/funcs.h"
 #include "format/shared_frames.h"
 #include "recorder/sys.h"
+#include "recorder/unwind/unwind.h"
 
 namespace memloupe::recorder {
 
@@ -70,6 +71,13 @@ struct StagedRecord {
 inline constexpr size_t kStagedFrames = 256;
 struct StagedFrames {
   uint64_t writer[kStagedFrames] = {};
+  // The unwinder's walk id of the writer's copy (unwind.h, UnwindShare::walk;
+  // 0: none, or the copy lacks outer frames of that walk's output).
+  uint64_t writer_walk = 0;
+  // Written by the record path's unwinding for the next put() with these
+  // frames (capture_backtrace, before every put with them): the backtrace's
+  // walk, and that its outermost `outer` frames are those of walk `previous`.
+  UnwindShare next;
   uint64_t consumer[kStagedFrames] = {};
   uint32_t writer_n = 0;
   uint32_t writer_generation = 0;    // the ring's generation writer_n counts in
@@ -107,7 +115,10 @@ class StagingRing {
   template <class Help>
   uint64_t put(const StagedRecord& r, std::span<const uint64_t> frames, Help help,
                StagedFrames* mine = nullptr) noexcept {
-    if (frames.size() > kMaxFrames) frames = frames.first(kMaxFrames);
+    if (frames.size() > kMaxFrames) {
+      frames = frames.first(kMaxFrames);
+      if (mine != nullptr) mine->next = {};  // its outer frames are cut
+    }
     const size_t shared = mine != nullptr ? share_with(*mine, frames) : 0;
     const std::span<const uint64_t> own = frames.first(frames.size() - shared);
     const size_t k = slots_for(own.size());
@@ -190,7 +201,10 @@ class StagingRing {
 
   Slot& slot(uint64_t ticket) noexcept { return slots_[ticket & (kSlots - 1)]; }
   // How many outer frames `frames` shares with the writer's last backtrace, which
-  // it then replaces.
+  // it then replaces. When the unwinder says how many outer frames the two share
+  // at least (the backtrace's walk spliced the tail memo up to the stack's end,
+  // and the memo was the previous backtrace's walk's), only the frames inside
+  // those are compared.
   size_t share_with(StagedFrames& mine, std::span<const uint64_t> frames) noexcept;
   void write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> own, size_t shared,
              StagedFrames* mine) noexcept;

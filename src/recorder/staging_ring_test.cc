@@ -138,6 +138,56 @@ TEST(StagingRingTest, SharedOuterFramesRoundTrip) {
   }
 }
 
+// The unwinder's hint (StagedFrames::next): a lower bound of the outer frames
+// a backtrace shares with the writer's last one, taken only if that one is the
+// walk it names. The shared count is the comparison's in every case: with a
+// right hint, a hint naming another walk (even one claiming too many frames),
+// no hint, and after the ring is replaced.
+TEST(StagingRingTest, TheUnwindersHintSkipsOnlyFramesKnownEqual) {
+  StagingRing ring;
+  ASSERT_TRUE(ring.init());
+  StagedFrames mine;
+  std::vector<uint64_t> prev;  // the last deep backtrace put
+  std::vector<size_t> want_shared;
+  uint64_t x = 99;
+  const auto rnd = [&](uint64_t below) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % below;
+  };
+  std::vector<uint64_t> stack(40);  // outermost first
+  for (size_t i = 0; i < stack.size(); ++i) stack[i] = 0x1000 + i;
+  uint64_t walk = 0;
+  for (int round = 0; round < 2000; ++round) {
+    if (round == 1000) {
+      ASSERT_TRUE(ring.init());  // a new generation: nothing is shared
+    }
+    stack.resize(stack.size() - rnd(6));
+    for (uint64_t k = rnd(7); k > 0 && stack.size() < 120; --k) stack.push_back(rnd(3));  // repeats
+    if (stack.size() < 20) stack.resize(20, 7);
+    std::vector<uint64_t> frames(stack.rbegin(), stack.rend());
+    size_t truth = 0;
+    if (!prev.empty() && round != 1000) {
+      while (truth < std::min(frames.size(), prev.size()) &&
+             frames[frames.size() - 1 - truth] == prev[prev.size() - 1 - truth])
+        ++truth;
+    }
+    // Right hints (at most the truth), and wrong ones naming another walk.
+    const uint64_t kind = rnd(3);
+    mine.next.previous = kind == 0 ? walk : kind == 1 ? walk + 1000 : 0;
+    mine.next.outer = kind == 0 ? rnd(truth + 1) : frames.size();
+    mine.next.walk = ++walk;
+    want_shared.push_back(truth);
+    prev = frames;
+    StagedRecord r;
+    r.size = static_cast<uint64_t>(round);
+    ring.put(r, frames, [&] {}, &mine);
+    ring.drain([&](const StagedRecord& rec, std::span<const uint64_t> got_frames) {
+      EXPECT_EQ(rec.prefix.shared, want_shared[rec.size]) << rec.size;
+      EXPECT_EQ(std::vector<uint64_t>(got_frames.begin(), got_frames.end()), frames) << rec.size;
+    }, 0);
+  }
+}
+
 // Writers on several threads, the consumer draining whenever it gets the lock (as
 // the flush thread and full-ring writers do): every record arrives once, whole,
 // and each writer's records in the order it put them.

@@ -139,6 +139,7 @@ inline void copy_reversed(uint64_t* dst, const uint64_t* src, size_t n) {
 struct Emitter {
   uint64_t* out;
   size_t max_frames, skip, n = 0;
+  UnwindShare* share = nullptr;  // fast_unwind's
 
   // False once out[] is full.
   bool put(uintptr_t pc) {
@@ -174,7 +175,8 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
   // from two 8-byte stores (a stall at every walk's entry).
   Walk w{load_word(from.pc), load_word(from.sp), load_word(from.bp),
          {load_word(from.stack.begin), load_word(from.stack.end)}, from.exact_pc};
-  Emitter em{em_from.out, load_word(em_from.max_frames), load_word(em_from.skip), load_word(em_from.n)};
+  Emitter em{em_from.out, load_word(em_from.max_frames), load_word(em_from.skip), load_word(em_from.n),
+             load_word(em_from.share)};
   MemoSession memo;
   bool memo_begun = false;
   for (;;) {
@@ -207,6 +209,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
           em.n += fit;
         }
         const size_t good = v.last_good;
+        const size_t from_memo = r + 1 - good;  // frames written from the memo (skip 0) or skipped
         written += r + 1 - good;
         const bool full = em.n == em.max_frames;
         // Before the commit, which moves the memo's frames.
@@ -215,9 +218,17 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
         w.pc = m.pc[good];
         w.bp = v.bp;
         if (good == last) {
+          const uint64_t previous = memo.whole();  // before the commit, which clears it
           memo.commit_splice(r, last);
           if (full) return {em.n, Outcome::kTruncated};
-          if (ends_here) return {em.n, Outcome::kComplete};
+          if (ends_here) {
+            // The output ends with memo[r], ..., memo[0] (fewer if some were
+            // skipped), the outermost frames of the memo's whole walk, if any.
+            // Only a walk whose caller takes the count marks itself (ids are
+            // for the staging ring's copies): unwind_here's walks stay as cheap.
+            if (em.share != nullptr) *em.share = {memo.mark_whole(), previous, std::min(from_memo, em.n)};
+            return {em.n, Outcome::kComplete};
+          }
           // Not full, so last == 0: the stack goes on past memo[0] (its outer
           // frames went to a deeper stack); the frames stepped from here on
           // extend the memo outwards.
@@ -257,7 +268,9 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
     const Step step = step_by(w, packed);
     if (step != Step::kStepped) {
       // Only a frame whose own rule ends the stack says the stack ends there.
-      memo.commit_fresh(kind == RuleKind::kOutermost || kind == RuleKind::kNoInfo);
+      const bool stops = kind == RuleKind::kOutermost || kind == RuleKind::kNoInfo;
+      memo.commit_fresh(stops);
+      if (stops && em.share != nullptr) em.share->walk = memo.mark_whole();
       return {em.n, outcome_of(step)};
     }
   }
@@ -278,12 +291,13 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
 
 }  // namespace
 
-FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip) noexcept {
+FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip,
+                       UnwindShare* share) noexcept {
   if (max_frames == 0) return {0, Outcome::kTruncated};
   Walk w{regs.pc, regs.sp, regs.bp, {}, false};
   if (!w.enter_stack()) return {0, Outcome::kFallback};
   const RuleCache::Slot* slots = g_rule_cache.slots();
-  Emitter em{out, max_frames, skip};
+  Emitter em{out, max_frames, skip, 0, share};
   // The hot loop: plain frames (kFrame rules found in the cache) up to the memo's
   // depth, per frame one lookup, one write, one step. Everything else (a miss, a
   // signal frame, the end of the stack, the memo) continues in walk_on. F's own

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "recorder/unwind/regs.h"
+#include "recorder/unwind/unwind.h"
 
 namespace memloupe::recorder::unwind_detail {
 
@@ -26,8 +27,12 @@ struct FastResult {
 
 // Unwinds from `regs` (taken inside some function F): writes F's return address and
 // those of F's callers, innermost first, after skipping `skip` of them. F's own pc is
-// never written.
-FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip) noexcept;
+// never written. With `share`, a complete walk that knows something of its outer
+// frames from the tail memo (UnwindShare) writes it there; otherwise *share is
+// left as it was (the caller clears it: the hot path of shallow walks then never
+// touches it).
+FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip,
+                       UnwindShare* share = nullptr) noexcept;
 
 // fast_unwind from the caller's frame with no libunwind fallback: out[0] is the
 // return address of this call, as for unwind_here. For tests and benchmarks.

@@ -12,6 +12,9 @@ namespace memloupe::recorder::unwind_detail {
 namespace {
 
 constinit std::atomic<uint32_t> g_generation{1};
+// Walk ids handed out to threads, kWalkIdBlock at a time (one atomic per block).
+constexpr uint64_t kWalkIdBlock = 1 << 16;
+constinit std::atomic<uint64_t> g_walk_ids{0};
 
 // Moves n frames from index `from` to index `to` (the ranges may overlap).
 void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
@@ -48,6 +51,19 @@ void set_tail_memo_enabled(bool enabled) noexcept {
 }
 
 MemoStats memo_stats() noexcept { return tls_memo.stats; }
+
+uint64_t MemoSession::mark_whole() noexcept {
+  // The memo's frames are this walk's if it spliced (commit_splice) or recorded
+  // frames (commit_fresh, which then moved them in).
+  if (t_ == nullptr || !(spliced_ || recorded_ != 0) || !t_->m.stops) return 0;
+  ThreadMemo& t = *t_;
+  if (t.next_walk == t.walk_end) {
+    t.next_walk = g_walk_ids.fetch_add(kWalkIdBlock, std::memory_order_relaxed) + 1;  // never 0
+    t.walk_end = t.next_walk + kWalkIdBlock;
+  }
+  t.whole = t.next_walk++;
+  return t.whole;
+}
 
 void MemoSession::begin(Span stack) noexcept {
   stack_ = stack;
@@ -173,6 +189,7 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
   MemoFrames& m = t.m;
   ++t.stats.full;
   t.stats.reused += r + 1 - last;
+  t.whole = 0;  // until mark_whole(): the memo's frames change
   t.span = stack_;  // holds the old frames' span and the new frames' reads
   // Frames outside [last, r] were not checked now; they stay, to be checked when
   // used. The recorded frames (at the top, the one that stepped into memo[r] lowest)
@@ -226,6 +243,7 @@ void MemoSession::commit_fresh(bool stops) noexcept {
     move_frames(m, 0, kMemoSlots - n, n);
     m.count += n - 1;
     m.stops = stops && recording_;
+    t.whole = 0;
     return;
   }
   if (spliced_) return;
@@ -235,6 +253,7 @@ void MemoSession::commit_fresh(bool stops) noexcept {
   m.count = recorded_;
   // Only a stop right at the last recorded frame says the stack ends there.
   m.stops = stops && recording_;
+  t.whole = 0;
   t.generation = g_generation.load(std::memory_order_relaxed);
   t.span = stack_;
 }

@@ -88,6 +88,16 @@ struct MemoStats {
 struct ThreadMemo {
   MemoFrames m;
   uint32_t generation = 0;
+  // Ids of whole walks (MemoSession::mark_whole), unique in the process: taken
+  // from a global counter kWalkIdBlock at a time.
+  uint64_t next_walk = 0, walk_end = 0;
+  // A walk (its id; 0: none) whose output ended at the stack's outermost frame
+  // and whose outermost frames are the memo's pc[0], pc[1], ..., pc[count - 1]
+  // (outermost first; fewer if its output was shorter). A splice into memo[0]
+  // of such a memo tells the staging ring how many outer frames the backtrace
+  // shares with that walk's (record.cc). Cleared by every walk that takes the
+  // memo that changes its frames, set again by one that ends whole.
+  uint64_t whole = 0;
   Span span;  // the stack span the memo's frames were read in
   bool busy = false;
   MemoStats stats;
@@ -157,6 +167,16 @@ class MemoSession {
   // anything up to out[r - last].
   Verified verify(size_t r, uintptr_t bp, size_t last, uint64_t* out = nullptr) const noexcept;
   const MemoFrames& frames() const noexcept { return t_->m; }
+
+  // The walk the memo's frames are whole for (ThreadMemo::whole; 0 if none),
+  // until this walk commits.
+  uint64_t whole() const noexcept { return t_ != nullptr ? t_->whole : 0; }
+  // The walk is returning complete (its last frame the stack's outermost), and
+  // its caller wants the id (the mark is only for those: a walk that does not
+  // mark itself leaves `whole` cleared if it changed the memo): if
+  // its commit left the memo ending there (m.stops) and made of its own frames,
+  // it becomes the memo's `whole` walk, under a new id. Returns the id, or 0.
+  uint64_t mark_whole() noexcept;
 
   // Ends a splice at `r` whose check reached `last`: the recorded frames become the
   // memo's frames inside memo[r] (its outermost frames make room if needed).

@@ -139,6 +139,53 @@ TEST(Unwind, FromRegistersStartsAtTheirFunctionsReturnAddress) {
   }
 }
 
+// unwind_from's UnwindShare: a thread's walks at changing depths under one
+// outer stack splice the tail memo up to the stack's end, and each that does
+// names an earlier walk of its thread whose output ends with the same
+// `outer` frames (what the staging ring then need not compare).
+struct ShareProbe {
+  std::vector<std::vector<uint64_t>> outs;
+  std::vector<UnwindShare> shares;
+};
+
+__attribute__((noinline)) void unwind_sharing(ShareProbe& p, int depth) {
+  if (depth > 0) {
+    unwind_sharing(p, depth - 1);
+  } else {
+    UnwindRegs start;
+    MEMLOUPE_CAPTURE_REGS(start);
+    std::vector<uint64_t> out(512);
+    UnwindShare share;
+    share.previous = 12345;  // overwritten
+    out.resize(unwind_from(start, out.data(), out.size(), &share));
+    p.outs.push_back(std::move(out));
+    p.shares.push_back(share);
+  }
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(Unwind, FromRegistersNamesTheEarlierWalkWithTheSameOuterFrames) {
+  ShareProbe p;
+  for (int i = 0; i < 200; ++i) unwind_sharing(p, 20 + i * 7 % 41);
+  size_t named = 0;
+  for (size_t k = 0; k < p.shares.size(); ++k) {
+    const UnwindShare& s = p.shares[k];
+    for (size_t j = 0; j < k && s.walk != 0; ++j) EXPECT_NE(p.shares[j].walk, s.walk) << "ids are unique";
+    if (s.previous == 0) continue;  // `outer` means nothing then
+    size_t j = k;
+    while (j-- > 0 && p.shares[j].walk != s.previous) {
+    }
+    ASSERT_LT(j, k) << "walk " << k << " names no earlier walk";
+    const std::vector<uint64_t>& a = p.outs[k];
+    const std::vector<uint64_t>& b = p.outs[j];
+    ASSERT_LE(s.outer, std::min(a.size(), b.size()));
+    EXPECT_TRUE(std::equal(a.end() - static_cast<long>(s.outer), a.end(), b.end() - static_cast<long>(s.outer)));
+    // The memo's splice point lies under the changing recursion: most of the stack.
+    if (s.outer > 10) ++named;
+  }
+  EXPECT_GT(named, 150u);
+}
+
 TEST(Unwind, SkipAndTruncateTogether) {
   Probe p;
   p.skip = 3;
