@@ -35,7 +35,7 @@ std::optional<Error> EventDecoder::begin_chunk(Cursor& c) {
   return std::nullopt;
 }
 
-std::optional<Error> EventDecoder::timed(Streams& in, uint8_t arg, uint64_t& time_ns) {
+std::optional<Error> EventDecoder::timed_long(Streams& in, uint8_t arg, uint64_t& time_ns) {
   uint64_t dt = arg & 0xf;
   const uint64_t max_ticks = max_ticks_;
   if (arg & format::kDtMore) {
