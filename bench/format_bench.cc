@@ -16,6 +16,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <queue>
@@ -247,6 +250,25 @@ void BM_Decode(benchmark::State& state, Mode mode) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * w.ops.size()));
 }
 
+// The decoder alone on a real trace (MEMLOUPE_BENCH_TRACE: a raw or finalised
+// trace, e.g. one `--all` recording of the suite's workloads): the synthetic
+// streams above have other reference and address patterns than real programs.
+void BM_DecodeFile(benchmark::State& state) {
+  const char* path = std::getenv("MEMLOUPE_BENCH_TRACE");
+  if (!path) return state.SkipWithError("set MEMLOUPE_BENCH_TRACE to a trace");
+  std::ifstream f(path, std::ios::binary);
+  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), {}};
+  uint64_t n = 0;
+  for (auto _ : state) {
+    auto r = reader::Reader::from_bytes(bytes);
+    if (!r) return state.SkipWithError("not a trace");
+    n = 0;
+    while ((*r)->next()) ++n;
+    if ((*r)->error()) return state.SkipWithError("decode error");
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
 // The finaliser's step: regroup the events into column-form chunks and compress them.
 void BM_Compact(benchmark::State& state, Mode mode, int level) {
   const Workload& w = workload(mode);
@@ -270,6 +292,7 @@ BENCHMARK_CAPTURE(BM_Encode, sampled, Mode::Sampled)->Unit(benchmark::kMilliseco
 BENCHMARK_CAPTURE(BM_Encode, all, Mode::All)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Decode, sampled, Mode::Sampled)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Decode, all, Mode::All)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeFile)->Unit(benchmark::kMillisecond);
 // Level 6 is what `memloupe run` finalises with (src/finalize/finalize.h).
 BENCHMARK_CAPTURE(BM_Compact, sampled_zstd6, Mode::Sampled, 6)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compact, all_zstd3, Mode::All, 3)->Unit(benchmark::kMillisecond);

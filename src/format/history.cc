@@ -113,21 +113,31 @@ uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi, uint64_t cap) const 
   return n + static_cast<uint64_t>(__builtin_popcountll(bits & (~uint64_t{0} << lo % 64)));
 }
 
+// The reader resolves every kind-0 and kind-3 reference here, often hundreds of
+// ids below `hi` (a consumer thread freeing a producer's blocks): so whole words
+// are skipped with one load and one popcount each, the partial first and last
+// words masked outside the loop, and the bit itself is picked from whichever
+// end of its word is nearer.
 uint64_t AllocHistory::select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept {
-  while (hi > floor) {
-    const uint64_t word_lo = (hi - 1) & ~uint64_t{63};
-    const uint64_t from = word_lo > floor ? word_lo : floor;
-    uint64_t bits = live_[(from % kRecentAllocs) / 64] >> (from % 64);
-    if (hi - from < 64) bits &= (uint64_t{1} << (hi - from)) - 1;
-    const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (n < count) {  // the (n+1)-th highest set bit: drop the n above it
-      for (; n > 0; --n) bits ^= uint64_t{1} << (63 - __builtin_clzll(bits));
-      return from + static_cast<uint64_t>(63 - __builtin_clzll(bits));
+  if (hi <= floor) return kNoId;
+  uint64_t w = (hi - 1) / 64;  // word numbers count ids / 64, not ring positions
+  const uint64_t last = floor / 64;
+  uint64_t bits = live_[w % kWords] & (~uint64_t{0} >> (63 - (hi - 1) % 64));
+  for (;;) {
+    if (w == last) bits &= ~uint64_t{0} << floor % 64;
+    const auto count = static_cast<uint64_t>(__builtin_popcountll(bits));
+    if (n < count) {
+      if (n < count / 2) {  // the (n+1)-th highest set bit: drop the n above it
+        for (; n > 0; --n) bits ^= uint64_t{1} << (63 - __builtin_clzll(bits));
+        return w * 64 + static_cast<uint64_t>(63 - __builtin_clzll(bits));
+      }
+      for (n = count - 1 - n; n > 0; --n) bits &= bits - 1;  // drop the ones below it
+      return w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits));
     }
+    if (w == last) return kNoId;
     n -= count;
-    hi = from;
+    bits = live_[--w % kWords];
   }
-  return kNoId;
 }
 
 uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept {

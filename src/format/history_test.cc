@@ -114,6 +114,32 @@ TEST(History, BlockReferencesFollowTheFormatsDefinition) {
   EXPECT_GT(wrapped, 1000u);  // the ring's wrap-around was exercised
 }
 
+// The ends of the window: a live rank one past the oldest live allocation in it
+// names none, the rank just below names that oldest one, whatever the window's
+// alignment to the live bitmap's words (the reader's select_down skips whole words).
+TEST(History, LiveRanksStopAtTheWindowsFloor) {
+  std::mt19937_64 rng(17);
+  for (uint64_t total : {100u, 4096u, 4097u, 4100u, 4159u, 5000u, 9000u}) {
+    auto h = std::make_unique<AllocHistory>();
+    std::set<uint64_t> live;
+    for (uint64_t id = 0; id < total; ++id) {
+      h->on_alloc(id, 8, 0, Func::Malloc, 0);
+      live.insert(id);
+      if (rng() % 3 == 0) {  // free a random live block, as a thread-1 free
+        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+        h->on_free(*it, id + 1, Func::Free, false, 1);
+        live.erase(it);
+      }
+    }
+    const uint64_t floor = total > kRecentAllocs ? total - kRecentAllocs : 0;
+    const auto first = live.lower_bound(floor);
+    ASSERT_NE(first, live.end());
+    const auto count = static_cast<uint64_t>(std::distance(first, live.end()));
+    EXPECT_EQ(h->resolve_ref((count - 1) << 2, total, 0), *first) << "total " << total;
+    EXPECT_EQ(h->resolve_ref(count << 2, total, 0), AllocHistory::kNoId) << "total " << total;
+  }
+}
+
 TEST(History, FifoFreesCostSmallReferences) {
   auto h = std::make_unique<AllocHistory>();
   uint64_t next = 0;

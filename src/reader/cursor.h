@@ -47,7 +47,16 @@ class Cursor {
 
   // LEB128, at most 10 bytes, value must fit 64 bits.
   // On failure nothing is consumed, so errors point at the field's first byte.
+  // Most fields of an events chunk are one byte: that case is inline and
+  // branches once; the loop is out of the decoder's way.
   bool varint(uint64_t& v) {
+    if (pos_ < data_.size() && data_[pos_] < 0x80) [[likely]] {
+      v = data_[pos_++];
+      return true;
+    }
+    return varint_long(v);
+  }
+  bool varint_long(uint64_t& v) {
     uint64_t result = 0;
     for (unsigned shift = 0, i = 0; shift < 64; shift += 7, ++i) {
       if (pos_ + i >= data_.size()) return false;
