@@ -34,7 +34,7 @@
 #include "format/funcs.h"
 #include "format/shared_frames.h"
 #include "recorder/sys.h"
-#include "recorder/unwind/unwind.h"
+#include "recorder/unwind/unwind_share.h"
 
 namespace memloupe::recorder {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "recorder/unwind/regs.h"
-#include "recorder/unwind/unwind.h"
+#include "recorder/unwind/unwind_share.h"
 
 namespace memloupe::recorder::unwind_detail {
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "recorder/unwind/regs.h"
+#include "recorder/unwind/unwind_share.h"
 
 namespace memloupe::recorder {
 
@@ -36,20 +37,8 @@ size_t unwind_here(uint64_t* out, size_t max_frames, size_t skip) noexcept;
 // this call (it starts with the frames between F and here: callers that may be
 // handed those must drop them, as the recorder drops its own).
 //
-// With `share`, also says what the thread's tail memo knows of the outer frames
-// (docs/UNWINDING.md): consecutive deep backtraces of a thread share most of
-// their outer frames, and a walk that spliced the memo's frames up to the
-// stack's end knows how many without comparing them.
-struct UnwindShare {
-  // This walk's id, unique in the process, if its output ends at the stack's
-  // outermost frame in a way a later walk can name (else 0).
-  uint64_t walk = 0;
-  // If not 0: the id of an earlier walk (of this thread) whose output's
-  // outermost `outer` frames are this output's outermost `outer` frames (both
-  // outputs end at the stack's outermost frame). `outer` means nothing if 0.
-  uint64_t previous = 0;
-  uint64_t outer = 0;
-};
+// With `share`, also says what the thread's tail memo knows of the outer
+// frames (unwind_share.h).
 size_t unwind_from(const UnwindRegs& start, uint64_t* out, size_t max_frames,
                    UnwindShare* share = nullptr) noexcept;
 inline constexpr size_t kMaxFramesToStart = 32;
