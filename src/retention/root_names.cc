@@ -30,10 +30,10 @@ bool allocator_state(const std::string& symbol, const std::string& module) {
 }  // namespace
 
 RootNamer::RootNamer(const symbolize::ModuleMap& modules, const reader::SymbolTable& symbols)
-    : modules_(modules), symbols_(symbols), globals_(modules, symbolizer_) {}
+    : modules_(modules), symbols_(symbols), globals_(symbolizer_) {}
 
 std::optional<format::SnapshotName> RootNamer::global_at(const reader::RawSnapshot& raw, uint64_t word) {
-  if (raw.names.empty()) return globals_.name(word);
+  if (raw.names.empty()) return globals_.name(modules_, word);
   auto it = std::upper_bound(raw.names.begin(), raw.names.end(), word,
                              [](uint64_t w, const reader::RawSnapshotName& n) { return w < n.address; });
   // The smallest name holding the word (a variable inside the section named

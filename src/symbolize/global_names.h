@@ -19,14 +19,13 @@ namespace memloupe::symbolize {
 
 class GlobalNamer {
  public:
-  GlobalNamer(const ModuleMap& modules, Symbolizer& symbolizer) : modules_(&modules), symbolizer_(symbolizer) {}
-  // Without a map: name() takes one (a namer prepared before the map was final).
+  // The map comes with each name(): a namer may be prepared before the map is
+  // final (prepared_symbolizers.h).
   explicit GlobalNamer(Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
 
-  // The variable holding `address` (its runtime start, size, name, and the
-  // source file and line of its declaration when the module has DWARF), else
-  // the section; nothing if the module or its file is unknown.
-  std::optional<format::SnapshotName> name(uint64_t address) { return name(*modules_, address); }
+  // The variable holding `address` in `modules` (its runtime start, size,
+  // name, and the source file and line of its declaration when the module has
+  // DWARF), else the section; nothing if the module or its file is unknown.
   std::optional<format::SnapshotName> name(const ModuleMap& modules, uint64_t address);
 
   // Reads what naming globals in `module` needs (its data symbols and their
@@ -41,7 +40,6 @@ class GlobalNamer {
   const Data* data_of(const Module& m);
   const Data* data_of(ElfFile* file);
 
-  const ModuleMap* modules_ = nullptr;
   Symbolizer& symbolizer_;
   std::map<const ElfFile*, std::unique_ptr<Data>> data_;
 };
