@@ -81,26 +81,26 @@ void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
   for (; mask != 0; mask &= mask - 1) add_block(m.counts[static_cast<size_t>(__builtin_ctz(mask))], c, exact);
 }
 
-void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
+// The bucket `index` of a stack's sparse series, added if it is not there.
+SeriesBucket& bucket_at(std::vector<SeriesBucket>& series, uint32_t index) {
   // Most blocks die young, in the bucket of the latest event: the last one.
-  if (!series.empty() && series.back().index == index) {
-    series.back().*field += c;
-    return;
-  }
+  if (!series.empty() && series.back().index == index) return series.back();
   auto it = std::lower_bound(series.begin(), series.end(), index,
                              [](const SeriesBucket& b, uint32_t i) { return b.index < i; });
   if (it == series.end() || it->index != index) it = series.insert(it, SeriesBucket{index});
-  (*it).*field += c;
+  return *it;
+}
+
+void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
+  bucket_at(series, index).*field += c;
 }
 
 // `into` += a bucket of another part's series (`from`'s Counts added as a whole).
 void add_bucket(std::vector<SeriesBucket>& into, const SeriesBucket& from) {
-  auto it = std::lower_bound(into.begin(), into.end(), from.index,
-                             [](const SeriesBucket& b, uint32_t i) { return b.index < i; });
-  if (it == into.end() || it->index != from.index) it = into.insert(it, SeriesBucket{from.index});
-  it->allocated += from.allocated;
-  it->freed += from.freed;
-  it->leaked += from.leaked;
+  SeriesBucket& to = bucket_at(into, from.index);
+  to.allocated += from.allocated;
+  to.freed += from.freed;
+  to.leaked += from.leaked;
 }
 
 // One site's (or thread's) live blocks, and what they were when the heap last
