@@ -152,19 +152,17 @@ template Applied apply<StagedKind::Realloc>(format::Encoder&, const StagedRecord
 
 namespace event_detail {
 
-// When draining frees nothing (the lock is busy, or the oldest ticket's writer
-// has not published: it was preempted), give the CPU away rather than spin: the
-// thread we wait for may need it (and under valgrind, which runs one thread at a
-// time, always does; spinning there multiplied --all's instruction count by
-// 4.7). Pausing a little before yielding measured no different in wall time (11
-// paired runs).
-void help_drain() noexcept {
-  if (g_session.lock.try_lock()) {
-    const size_t drained = drain_staged(0);
-    g_session.lock.unlock();
-    if (drained != 0) return;
-  }
-  sys_call(SYS_sched_yield);
+// The ring is full: drain it if the lock is free. When that frees nothing (the
+// lock is busy, or the oldest ticket's writer has not published: it was
+// preempted), the ring puts the writer to sleep until its consumer has freed
+// half the ring (staging_ring.h, wait_for_room): yielding in a loop instead
+// burnt the CPU the thread we wait for needs (and under valgrind, which runs
+// one thread at a time, spinning multiplied --all's instruction count by 4.7).
+bool help_drain() noexcept {
+  if (!g_session.lock.try_lock()) return false;
+  const size_t drained = drain_staged(0);
+  g_session.lock.unlock();
+  return drained != 0;
 }
 
 }  // namespace event_detail

@@ -93,8 +93,9 @@ namespace event_detail {
 // Set by the consumer when the table could not grow; reported by the next writer.
 extern constinit std::atomic<bool> g_table_failed;
 
-// The ring is full: drain it, or yield to the thread it waits for (event_path.cc).
-void help_drain() noexcept;
+// The ring is full: drain it if nobody else does; whether that freed slots
+// (event_path.cc).
+bool help_drain() noexcept;
 
 // Whether records go through the staging ring. The ids of staged blocks are known
 // only once they are drained, so a program callback that wants them at once
@@ -151,7 +152,7 @@ template <StagedKind K, class After>
 // An allocation's address may be one that a realloc in progress has just given
 // up: wait until that realloc's event is in the order (see the invariants).
 inline void wait_for_reallocs() noexcept {
-  spin_then_yield([] { return !g_session.realloc_lock.held(); });
+  g_session.realloc_lock.wait_until_free();
 }
 
 // A new block `block` (kind Alloc, address and size filled in), after the real

@@ -68,11 +68,20 @@ class SpinLock {
   // Whether someone holds it (acquire: what the last holder did before unlocking
   // is visible once this returns false).
   bool held() const noexcept { return word_.load(std::memory_order_acquire) != 0; }
+  // Returns once the lock is free (acquire, as held()), without taking it: spins
+  // briefly, then sleeps as a waiter of lock() would. For a holder that may
+  // itself sleep (a realloc waiting for room in the staging ring, which the
+  // program's allocations wait for): yielding in a loop for it burnt CPU.
+  void wait_until_free() noexcept {
+    if (held()) [[unlikely]]
+      wait_slow();
+  }
   // A fork child owns the only thread: whoever held the lock in the parent is gone.
   void reset() noexcept { word_.store(0, std::memory_order_relaxed); }
 
  private:
   void lock_slow() noexcept;
+  void wait_slow() noexcept;
   void wake_one() noexcept;
   std::atomic<uint32_t> word_{0};
 };

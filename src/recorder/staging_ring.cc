@@ -1,5 +1,6 @@
 #include "recorder/staging_ring.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "format/shared_frames.h"
@@ -18,6 +19,7 @@ bool StagingRing::init() noexcept {
   slots_ = static_cast<Slot*>(map_.data());
   next_.store(0, std::memory_order_relaxed);
   consumed_.store(0, std::memory_order_relaxed);
+  room_.store(0, std::memory_order_relaxed);  // a fork child's: the sleepers were the parent's
   if (++g_last_generation == 0) ++g_last_generation;
   generation_ = g_last_generation;
   return slots_ != nullptr;
@@ -117,6 +119,21 @@ size_t StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>&
 bool StagingRing::wait_published(uint64_t t, uint64_t limit_ns) noexcept {
   const Slot& head = slot(t);
   return spin_then_yield([&] { return head.published.load(std::memory_order_acquire) == t + 1; }, limit_ns);
+}
+
+void StagingRing::wait_for_room(uint64_t need_consumed) noexcept {
+  const uint32_t seen = room_.fetch_or(1, std::memory_order_seq_cst) | 1;
+  if (consumed_.load(std::memory_order_seq_cst) >= need_consumed) return;
+  futex_wait(reinterpret_cast<const uint32_t*>(&room_), seen, kRoomWaitNs);
+}
+
+void StagingRing::wake_waiters(uint64_t c) noexcept {
+  if (next_.load(std::memory_order_relaxed) - c > kSlots / 2) return;
+  // Clears bit 0 and counts a wake-up. Only the consumer clears the bit, and
+  // writers only set it, so between the load that saw it and this add nothing
+  // but a writer's no-op fetch_or can come.
+  room_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(reinterpret_cast<const uint32_t*>(&room_), INT32_MAX);
 }
 
 }  // namespace memloupe::recorder
