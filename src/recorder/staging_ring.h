@@ -103,6 +103,9 @@ class StagingRing {
   bool init() noexcept;
   bool active() const noexcept { return slots_ != nullptr; }
 
+  // How many times the consumer has woken writers waiting for room (tests).
+  uint32_t wakeups() const noexcept { return room_.load(std::memory_order_relaxed) >> 1; }
+
   static size_t slots_for(size_t frames) noexcept {
     return frames <= kHeadFrames ? 1 : 1 + (frames - kHeadFrames + kMoreFrames - 1) / kMoreFrames;
   }

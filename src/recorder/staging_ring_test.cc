@@ -228,6 +228,64 @@ TEST(StagingRingTest, ConcurrentWritersAreDrainedInTicketOrder) {
   for (uint32_t w = 0; w < kWriters; ++w) EXPECT_EQ(next[w], kEach) << "writer " << w;
 }
 
+// Writers that never drain (their help() always fails, as when the flush thread
+// holds the lock) sleep in the ring until a consumer thread, draining in small
+// pieces between naps, has made room: every record arrives, in each writer's
+// order, and the writers were woken together, at most about once per half ring
+// drained, not once per release.
+TEST(StagingRingTest, WritersSleepUntilHalfTheRingIsFree) {
+  StagingRing ring;
+  ASSERT_TRUE(ring.init());
+  constexpr uint32_t kWriters = 8;
+  constexpr uint64_t kEach = 20'000;
+  // make()'s records, with at most 39 frames (1-3 slots: many records per lap).
+  const auto make_short = [](uint32_t w, uint64_t seq, std::vector<uint64_t>& frames) {
+    const StagedRecord r = make(w, seq, frames);
+    frames.resize(frames.size() % 40);
+    return r;
+  };
+  std::vector<uint64_t> next(kWriters, 0);
+  size_t bad = 0, records = 0, slots = 0;
+  const auto check = [&](const StagedRecord& got, std::span<const uint64_t> got_frames) {
+    std::vector<uint64_t> want_frames;
+    const StagedRecord want = make_short(got.thread, next.at(got.thread)++, want_frames);
+    bad += got.time_ns != want.time_ns || got.address != want.address ||
+           !std::equal(got_frames.begin(), got_frames.end(), want_frames.begin(), want_frames.end());
+    ++records;
+    slots += StagingRing::slots_for(got_frames.size());
+  };
+  std::atomic<uint32_t> writing{kWriters};
+  std::vector<std::thread> writers;
+  for (uint32_t w = 0; w < kWriters; ++w)
+    writers.emplace_back([&, w] {
+      std::vector<uint64_t> frames;
+      for (uint64_t seq = 0; seq < kEach; ++seq) {
+        const StagedRecord r = make_short(w, seq, frames);
+        ring.put(r, frames, [] { return false; });
+      }
+      writing.fetch_sub(1);
+    });
+  // The consumer: a piece of the ring at a time, with naps, so that it falls behind.
+  while (writing.load() != 0) {
+    ring.drain(check, 0);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  for (auto& t : writers) t.join();
+  ring.drain(check, 1'000'000'000);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(records, kWriters * kEach);
+  for (uint32_t w = 0; w < kWriters; ++w) EXPECT_EQ(next[w], kEach) << "writer " << w;
+  // The writers slept: a consumer this slow cannot keep the ring from filling.
+  EXPECT_GT(ring.wakeups(), 0u);
+  // Each wake-up needs a writer that found the ring full after the one before
+  // freed half of it, so about one per half ring (measured: 124-152 for 168
+  // half rings); a writer that set the flag and then found room leaves it set
+  // for one spare wake-up. Waking once per release (every kReleaseEvery
+  // records) would be ~2,500.
+  const size_t half_rings = slots / (StagingRing::kSlots / 2) + 1;
+  EXPECT_LE(ring.wakeups(), 4 * half_rings + kWriters);
+}
+
 // A writer that took its ticket but has not published yet (here: held in help()
 // while the ring is full) stops a drain that does not wait, even when later
 // tickets are published; a drain that waits delivers them all, in ticket order.

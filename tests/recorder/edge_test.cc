@@ -129,6 +129,40 @@ TEST_F(EdgeTest, AddressesAreNeverHeldByTwoLiveBlocks) {
   EXPECT_GT(moved, 40000u);  // most reallocs grow a recorded block
 }
 
+// --all mode with 16 threads on fewer cores: writers find the staging ring full
+// and sleep until its consumer has made room. Every call is in the trace, each
+// thread's under its own thread, in an order the allocator agrees with.
+TEST_F(EdgeTest, WritersWaitingForAFullRingLoseNothing) {
+  const RunResult r = run_both({binary("recorder_cxx_forms"), "flood"}, {"MEMLOUPE_MODE=all", "MEMLOUPE_ADDRESSES=1"});
+  ASSERT_EQ(r.out, "flood threads 16 steps 20000\nflood done\n");
+  const TraceData t = complete_trace(trace_path(), EndReason::Exit);
+  EXPECT_TRUE(t.order_errors.empty()) << t.order_errors.size() << " errors, first: " << t.order_errors.front();
+  constexpr uint64_t kThreads = 16, kSteps = 20000;
+  std::map<uint64_t, std::set<uint32_t>> threads_of_size;  // the mallocs' sizes name their thread
+  size_t mallocs = 0;
+  for (const auto& a : t.allocs) {
+    if (a.event.func != format::Func::Malloc || a.event.size < 16 || a.event.size >= 16 * (kThreads + 1)) continue;
+    ++mallocs;
+    threads_of_size[(a.event.size - 16) / 16].insert(a.event.thread.value);
+  }
+  EXPECT_EQ(mallocs, kThreads * kSteps);
+  ASSERT_EQ(threads_of_size.size(), kThreads);
+  for (const auto& [w, threads] : threads_of_size) EXPECT_EQ(threads.size(), 1u) << "sizes of thread " << w;
+  EXPECT_EQ(t.alloc_events(format::Func::Realloc), t.total(format::Func::Realloc).calls);
+  EXPECT_GE(t.alloc_events(format::Func::Realloc), kThreads * kSteps);
+  EXPECT_EQ(t.alloc_events(format::Func::Malloc), t.total(format::Func::Malloc).calls);
+  // Each realloc'd block is freed (the program's other frees: blocks from before
+  // its threads were known, free(NULL)).
+  std::set<uint64_t> grown;
+  for (const auto& a : t.allocs)
+    if (a.event.func == format::Func::Realloc && a.event.size > 16 && a.event.size <= 16 * (kThreads + 1))
+      grown.insert(a.event.id.value);
+  size_t freed = 0;
+  for (const auto& f : t.frees) freed += f.func == format::Func::Free && grown.count(f.id.value);
+  EXPECT_EQ(grown.size(), kThreads * kSteps);
+  EXPECT_EQ(freed, kThreads * kSteps);
+}
+
 // Sampled mode with every block sampled: the module map is checked before each
 // sample there (--all mode checks at most once a millisecond).
 TEST_F(EdgeTest, DlopenAndDlcloseOfALibraryThatAllocates) {

@@ -203,6 +203,30 @@ void realloc_race() {
   std::printf("realloc_race steps %d\n", kThreads * kSteps);
 }
 
+// Many more threads than cores, each allocating as fast as it can at a stack
+// depth that changes every call: the staging ring's consumer (the flush thread)
+// gets a small share of the CPU, so writers find the ring full and sleep in it
+// (staging_ring.h, wait_for_room) many times a run. Each thread's sizes are its
+// own (16 * (thread + 1) + step % 16), so the test can count every call.
+int flood_depth(int depth, size_t size) {
+  if (depth > 0) return flood_depth(depth - 1, size) + 1;
+  void* p = keep(std::malloc(size));
+  p = keep(std::realloc(p, size + 1));
+  std::free(p);
+  return 0;
+}
+
+void flood() {
+  constexpr int kThreads = 16, kSteps = 20000;
+  std::vector<std::thread> all;
+  for (int w = 0; w < kThreads; ++w)
+    all.emplace_back([w] {
+      for (int i = 0; i < kSteps; ++i) flood_depth(i % 40, 16 * static_cast<size_t>(w + 1) + i % 16);
+    });
+  for (auto& t : all) t.join();
+  std::printf("flood threads %d steps %d\n", kThreads, kSteps);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,6 +237,7 @@ int main(int argc, char** argv) {
   else if (!std::strcmp(mode, "threads")) threads();
   else if (!std::strcmp(mode, "realloc_race")) realloc_race();
   else if (!std::strcmp(mode, "new_zero")) new_zero();
+  else if (!std::strcmp(mode, "flood")) flood();
   else if (std::strcmp(mode, "baseline")) return 2;
   std::printf("%s done\n", mode);
   return 0;
