@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -24,6 +26,34 @@ TEST(SpinLockTest, ExcludesUnderContention) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(counter, uint64_t{kThreads} * kIters);
+}
+
+// Waiters that do not take the lock (allocations waiting for a realloc) return
+// only once it is free, including those that went to sleep on it, in every
+// round (the unlock wakes one sleeper, which passes the wake on).
+TEST(SpinLockTest, WaitUntilFreeReturnsOnlyOnceTheHolderLetsGo) {
+  SpinLock lock;
+  constexpr int kWaiters = 6, kRounds = 20;
+  for (int round = 0; round < kRounds; ++round) {
+    lock.lock();
+    std::atomic<bool> released{false};
+    std::atomic<int> early{0}, waiting{0};
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < kWaiters; ++i)
+      waiters.emplace_back([&] {
+        waiting.fetch_add(1);
+        lock.wait_until_free();
+        early.fetch_add(!released.load());
+      });
+    while (waiting.load() != kWaiters) std::this_thread::yield();
+    // Long enough for the waiters to be past their spinning, asleep.
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 2 ? 3 : 0));
+    released = true;
+    lock.unlock();
+    for (auto& t : waiters) t.join();
+    EXPECT_EQ(early.load(), 0) << "round " << round;
+  }
+  EXPECT_FALSE(lock.held());
 }
 
 TEST(SpinLockTest, TryLockAndReset) {
