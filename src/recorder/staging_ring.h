@@ -3,8 +3,8 @@
 // Encoding every call under one trace lock serialises the program's threads on it,
 // and the encoder's state migrates between cores with the lock: on 2 cores a
 // 4-thread program spent a quarter of its time spinning (docs/RECORDER.md). Here a
-// recorded call instead takes a ticket (one fetch_add), writes its record into the
-// ring slots its tickets name, and returns; whoever holds the trace lock next — the
+// recorded call instead takes a ticket (one compare-exchange), writes its record
+// into the ring slots its tickets name, and returns; whoever holds the trace lock next — the
 // flush thread, woken when the ring fills — encodes the records in ticket order.
 //
 //   tickets:  consumed            issued = next_
@@ -19,12 +19,11 @@
 // and a realloc under a lock that allocations wait for (the rules in event_path.h).
 // A record is a 48-byte head (after its publication word) plus its frames: 9 in
 // the head's slot, 15 in each further slot, so one record takes
-// 1 + ceil((n - 9) / 15) consecutive tickets. A writer whose slots are still
-// occupied (the ring is full) calls its `help` function — drain it itself — and
-// when that frees nothing, sleeps until the consumer has freed half the ring
-// (wait_for_room): since the consumer drains in ticket order and a writer only
-// waits for tickets below its own, nobody waits on a writer that is itself
-// waiting.
+// 1 + ceil((n - 9) / 15) consecutive tickets. A writer takes its tickets only
+// when their slots are free: while the ring is full it calls its `help`
+// function — drain it itself — and when that frees nothing, sleeps until the
+// consumer has freed half the ring (wait_for_room). So a waiting writer holds no
+// ticket, and the consumer never stops at the gap of a writer that sleeps.
 #pragma once
 
 #include <atomic>
@@ -110,9 +109,8 @@ class StagingRing {
     return frames <= kHeadFrames ? 1 : 1 + (frames - kHeadFrames + kMoreFrames - 1) / kMoreFrames;
   }
 
-  // Writer: takes tickets, waits until their slots are free, writes and
-  // publishes. While they are not, it calls help() (true: it freed slots, look
-  // again) and, when that freed none, sleeps in wait_for_room(). Frames past kMaxFrames are dropped. With `mine` (the
+  // Writer: waits until the ring has room, takes tickets, writes and publishes
+  // (reserve() and write()). Frames past kMaxFrames are dropped. Frames past kMaxFrames are dropped. With `mine` (the
   // calling thread's StagedFrames, for every record of that thread that has
   // frames), only the frames that differ from the thread's last backtrace are
   // written. Returns the ring's fill as this writer saw it (tickets issued up to
@@ -127,12 +125,35 @@ class StagingRing {
     const size_t shared = mine != nullptr ? share_with(*mine, frames) : 0;
     const std::span<const uint64_t> own = frames.first(frames.size() - shared);
     const size_t k = slots_for(own.size());
-    const uint64_t t = next_.fetch_add(k, std::memory_order_relaxed);
     uint64_t drained;
-    while ((drained = consumed_.load(std::memory_order_acquire)) + kSlots < t + k)
-      if (!help()) wait_for_room(t + k - kSlots);
+    const uint64_t t = reserve(k, help, drained);
     write(t, r, own, shared, mine);
     return t + k - drained;
+  }
+
+  // The two halves of put(), for a record without shared frames (tests hold a
+  // ticket unpublished with them). reserve() returns the first of `k` tickets
+  // whose slots are free, and the consumer's position it saw. While the ring
+  // has no room it calls help() (true: it freed slots, look again) and, when
+  // that freed none, sleeps in wait_for_room(). The compare-exchange rather
+  // than a fetch_add is what keeps a ticket from being taken before its slot
+  // is free: a writer that waited holding one would stop the consumer at its
+  // gap while asleep.
+  template <class Help>
+  uint64_t reserve(size_t k, Help help, uint64_t& drained) noexcept {
+    uint64_t t = next_.load(std::memory_order_relaxed);
+    for (;;) {
+      drained = consumed_.load(std::memory_order_acquire);
+      if (drained + kSlots < t + k) [[unlikely]] {
+        if (!help()) wait_for_room(t + k - kSlots);
+        t = next_.load(std::memory_order_relaxed);
+      } else if (next_.compare_exchange_weak(t, t + k, std::memory_order_relaxed)) {
+        return t;
+      }
+    }
+  }
+  void write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> frames) noexcept {
+    write(t, r, frames, 0, nullptr);
   }
 
   // Consumer (one at a time: the trace-lock holder). Calls apply(record, frames)
@@ -165,7 +186,8 @@ class StagingRing {
       const size_t used = read(c, r, frames, scratch);
       if (used == 0) {
         if (c >= until) break;
-        // The gap's writer may be asleep waiting for room that is free by now.
+        // Sleepers may have room by now, while this gap's writer (preempted)
+        // keeps us waiting.
         release(c);
         if (!wait_published(c, settle_ns)) break;
         continue;
@@ -240,10 +262,12 @@ class StagingRing {
   // room_ rather than yield in a loop (with 4 writers on 2 cores the yields took
   // 9% of `memloupe run --all`'s CPU, and kept the flush thread from its core).
   // The consumer wakes the sleepers all at once, and only when at least half the
-  // ring is free (counting every ticket issued, so the waiters' own): a woken
-  // writer then finds room for itself and hundreds of records after it, instead
-  // of sleeping again after one (an earlier futex wait that woke writers as
-  // slots came free woke them tens of thousands of times a run).
+  // ring is free (counting every ticket issued): a woken writer then finds room
+  // for itself and hundreds of records after it, instead of sleeping again
+  // after one (an earlier futex wait that woke writers as slots came free woke
+  // them tens of thousands of times a run). Sleepers hold no tickets, so a
+  // consumer that keeps draining reaches the last ticket issued, and with it
+  // half a ring free.
   //
   // room_: bit 0 "someone sleeps or is about to", the bits above a count of
   // wake-ups. No missed wake-up: a writer sets bit 0 and then reads consumed_,
@@ -251,9 +275,12 @@ class StagingRing {
   // consistent, so either the writer sees the new position (and does not sleep
   // if it has room) or the consumer sees the bit. The futex sleeps only while
   // room_ still holds what the writer set, so a wake between the writer's look
-  // and its sleep makes the sleep return at once. A sleeper whose room comes
-  // without a wake (the consumer stopped at a gap with more than half the ring
-  // in use, then nobody drained) wakes after kRoomWaitNs and helps itself.
+  // and its sleep makes the sleep return at once. A consumer that stops at the
+  // gap of a preempted writer with more than half the ring in use does not wake
+  // anyone; that writer, once it publishes, wakes the flush thread (the ring is
+  // more than a quarter full), whose drain then reaches the end. Should nobody
+  // drain (the flush thread could not be started), a sleeper wakes after
+  // kRoomWaitNs and drains itself.
   static constexpr uint64_t kRoomWaitNs = 1'000'000;
   void wait_for_room(uint64_t need_consumed) noexcept;
   // The consumer's position, published; wakes the sleepers if there are any
