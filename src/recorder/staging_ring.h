@@ -256,6 +256,9 @@ class StagingRing {
     ahead(head.words[kAddressWord], head.words[kOldAddressWord]);
     return slots_for(static_cast<size_t>((head.words[kFlagsWord] >> 17) & 0x7fff));
   }
+  // Waits up to limit_ns (> 0) for ticket t's writer to publish.
+  static constexpr int kGapYields = 16;
+  static constexpr uint64_t kGapNapNs = 50'000;
   bool wait_published(uint64_t t, uint64_t limit_ns) noexcept;
 
   // Waiting for room. A writer that finds no room and cannot drain sleeps on
