@@ -87,7 +87,11 @@ struct StagedFrames {
 
 class StagingRing {
  public:
-  static constexpr size_t kSlots = 4096;  // power of two; 512 KiB
+  // A power of two; 2 MiB, touched only as far as a run's records reach. 4096
+  // before: with writers that sleep when it is full, the larger ring quarters
+  // the flush thread's wake-ups (one per quarter ring) and the context
+  // switches around them (docs/RECORDER.md, "Waiting for room").
+  static constexpr size_t kSlots = 16384;
   static constexpr size_t kSlotBytes = 128;
   static constexpr size_t kHeadFrames = 8;
   static constexpr size_t kMoreFrames = 15;
