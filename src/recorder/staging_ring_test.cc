@@ -42,6 +42,52 @@ void expect_same(const StagedRecord& a, const StagedRecord& b) {
   EXPECT_EQ(a.old_address, b.old_address);
 }
 
+// Records from writers 0..n-1 as make() gives them, cut to `max_frames` frames,
+// and the consumer's check of them: each whole, each writer's in the order it
+// put them.
+struct WriterRecords {
+  WriterRecords(uint32_t writers, size_t max_frames) : next(writers, 0), max_frames(max_frames) {}
+  StagedRecord record(uint32_t w, uint64_t seq, std::vector<uint64_t>& frames) const {
+    const StagedRecord r = make(w, seq, frames);
+    frames.resize(frames.size() % (max_frames + 1));
+    return r;
+  }
+  void check(const StagedRecord& got, std::span<const uint64_t> got_frames) {
+    std::vector<uint64_t> want_frames;
+    const StagedRecord want = record(got.thread, next.at(got.thread)++, want_frames);
+    bad += got.time_ns != want.time_ns || got.address != want.address ||
+           !std::equal(got_frames.begin(), got_frames.end(), want_frames.begin(), want_frames.end());
+    ++records;
+    slots += StagingRing::slots_for(got_frames.size());
+  }
+  // Writer threads putting `each` records apiece with `help`; `writing` counts
+  // those not done.
+  template <class Help>
+  std::vector<std::thread> start(StagingRing& ring, uint64_t each, Help help, std::atomic<uint32_t>& writing) {
+    writing = static_cast<uint32_t>(next.size());
+    std::vector<std::thread> writers;
+    for (uint32_t w = 0; w < next.size(); ++w)
+      writers.emplace_back([&ring, &writing, this, w, each, help] {
+        std::vector<uint64_t> frames;
+        for (uint64_t seq = 0; seq < each; ++seq) {
+          const StagedRecord r = record(w, seq, frames);  // before `frames` is read
+          ring.put(r, frames, help);
+        }
+        writing.fetch_sub(1);
+      });
+    return writers;
+  }
+  void expect_all(uint64_t each) const {
+    EXPECT_EQ(bad, 0u);
+    EXPECT_EQ(records, next.size() * each);
+    for (uint32_t w = 0; w < next.size(); ++w) EXPECT_EQ(next[w], each) << "writer " << w;
+  }
+
+  std::vector<uint64_t> next;  // per writer: the sequence number of its next record
+  size_t max_frames;
+  size_t bad = 0, records = 0, slots = 0;
+};
+
 TEST(StagingRingTest, SlotsPerRecord) {
   EXPECT_EQ(StagingRing::slots_for(0), 1u);
   EXPECT_EQ(StagingRing::slots_for(StagingRing::kHeadFrames), 1u);
@@ -194,17 +240,10 @@ TEST(StagingRingTest, TheUnwindersHintSkipsOnlyFramesKnownEqual) {
 TEST(StagingRingTest, ConcurrentWritersAreDrainedInTicketOrder) {
   StagingRing ring;
   ASSERT_TRUE(ring.init());
-  constexpr uint32_t kWriters = 4;
   constexpr uint64_t kEach = 30'000;
+  WriterRecords want(4, StagingRing::kMaxFrames);
+  const auto check = [&](const StagedRecord& got, std::span<const uint64_t> frames) { want.check(got, frames); };
   std::mutex consumer;
-  std::vector<uint64_t> next(kWriters, 0);
-  size_t bad = 0;
-  const auto check = [&](const StagedRecord& got, std::span<const uint64_t> got_frames) {
-    std::vector<uint64_t> want_frames;
-    const StagedRecord want = make(got.thread, next.at(got.thread)++, want_frames);
-    bad += got.time_ns != want.time_ns || got.address != want.address ||
-           !std::equal(got_frames.begin(), got_frames.end(), want_frames.begin(), want_frames.end());
-  };
   // As the recorder's: drain if nobody else does, else sleep in the ring.
   const auto help = [&] {
     if (!consumer.try_lock()) return false;
@@ -212,20 +251,11 @@ TEST(StagingRingTest, ConcurrentWritersAreDrainedInTicketOrder) {
     consumer.unlock();
     return drained != 0;
   };
-  std::vector<std::thread> writers;
-  for (uint32_t w = 0; w < kWriters; ++w)
-    writers.emplace_back([&, w] {
-      std::vector<uint64_t> frames;
-      for (uint64_t seq = 0; seq < kEach; ++seq) {
-        const StagedRecord r = make(w, seq, frames);
-        ring.put(r, frames, help);
-      }
-    });
-  for (auto& t : writers) t.join();
+  std::atomic<uint32_t> writing;
+  for (auto& t : want.start(ring, kEach, help, writing)) t.join();
   std::lock_guard<std::mutex> g(consumer);
   ring.drain(check, 1'000'000'000);
-  EXPECT_EQ(bad, 0u);
-  for (uint32_t w = 0; w < kWriters; ++w) EXPECT_EQ(next[w], kEach) << "writer " << w;
+  want.expect_all(kEach);
 }
 
 // Writers that never drain (their help() always fails, as when the flush thread
@@ -236,35 +266,11 @@ TEST(StagingRingTest, ConcurrentWritersAreDrainedInTicketOrder) {
 TEST(StagingRingTest, WritersSleepUntilHalfTheRingIsFree) {
   StagingRing ring;
   ASSERT_TRUE(ring.init());
-  constexpr uint32_t kWriters = 8;
-  constexpr uint64_t kEach = 20'000;
-  // make()'s records, with at most 39 frames (1-3 slots: many records per lap).
-  const auto make_short = [](uint32_t w, uint64_t seq, std::vector<uint64_t>& frames) {
-    const StagedRecord r = make(w, seq, frames);
-    frames.resize(frames.size() % 40);
-    return r;
-  };
-  std::vector<uint64_t> next(kWriters, 0);
-  size_t bad = 0, records = 0, slots = 0;
-  const auto check = [&](const StagedRecord& got, std::span<const uint64_t> got_frames) {
-    std::vector<uint64_t> want_frames;
-    const StagedRecord want = make_short(got.thread, next.at(got.thread)++, want_frames);
-    bad += got.time_ns != want.time_ns || got.address != want.address ||
-           !std::equal(got_frames.begin(), got_frames.end(), want_frames.begin(), want_frames.end());
-    ++records;
-    slots += StagingRing::slots_for(got_frames.size());
-  };
-  std::atomic<uint32_t> writing{kWriters};
-  std::vector<std::thread> writers;
-  for (uint32_t w = 0; w < kWriters; ++w)
-    writers.emplace_back([&, w] {
-      std::vector<uint64_t> frames;
-      for (uint64_t seq = 0; seq < kEach; ++seq) {
-        const StagedRecord r = make_short(w, seq, frames);
-        ring.put(r, frames, [] { return false; });
-      }
-      writing.fetch_sub(1);
-    });
+  constexpr uint64_t kWriters = 8, kEach = 20'000;
+  WriterRecords want(kWriters, 39);  // 1-3 slots a record: many records per lap
+  const auto check = [&](const StagedRecord& got, std::span<const uint64_t> frames) { want.check(got, frames); };
+  std::atomic<uint32_t> writing;
+  std::vector<std::thread> writers = want.start(ring, kEach, [] { return false; }, writing);
   // The consumer: a piece of the ring at a time, with naps, so that it falls behind.
   while (writing.load() != 0) {
     ring.drain(check, 0);
@@ -272,17 +278,15 @@ TEST(StagingRingTest, WritersSleepUntilHalfTheRingIsFree) {
   }
   for (auto& t : writers) t.join();
   ring.drain(check, 1'000'000'000);
-  EXPECT_EQ(bad, 0u);
-  EXPECT_EQ(records, kWriters * kEach);
-  for (uint32_t w = 0; w < kWriters; ++w) EXPECT_EQ(next[w], kEach) << "writer " << w;
+  want.expect_all(kEach);
   // The writers slept: a consumer this slow cannot keep the ring from filling.
   EXPECT_GT(ring.wakeups(), 0u);
   // Each wake-up needs a writer that found the ring full after the one before
-  // freed half of it, so about one per half ring (measured: 124-152 for 168
+  // freed half of it, so about one per half ring (measured: 29-39 for 42
   // half rings); a writer that set the flag and then found room leaves it set
   // for one spare wake-up. Waking once per release (every kReleaseEvery
   // records) would be ~2,500.
-  const size_t half_rings = slots / (StagingRing::kSlots / 2) + 1;
+  const size_t half_rings = want.slots / (StagingRing::kSlots / 2) + 1;
   EXPECT_LE(ring.wakeups(), 4 * half_rings + kWriters);
 }
 
