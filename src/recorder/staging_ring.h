@@ -4,8 +4,9 @@
 // and the encoder's state migrates between cores with the lock: on 2 cores a
 // 4-thread program spent a quarter of its time spinning (docs/RECORDER.md). Here a
 // recorded call instead takes a ticket (one compare-exchange), writes its record
-// into the ring slots its tickets name, and returns; whoever holds the trace lock next — the
-// flush thread, woken when the ring fills — encodes the records in ticket order.
+// into the ring slots its tickets name, and returns; whoever holds the trace lock
+// next — the flush thread, woken when the ring fills — encodes the records in
+// ticket order.
 //
 //   tickets:  consumed            issued = next_
 //                 │ published…  gap │
@@ -114,7 +115,7 @@ class StagingRing {
   }
 
   // Writer: waits until the ring has room, takes tickets, writes and publishes
-  // (reserve() and write()). Frames past kMaxFrames are dropped. Frames past kMaxFrames are dropped. With `mine` (the
+  // (reserve() and write()). Frames past kMaxFrames are dropped. With `mine` (the
   // calling thread's StagedFrames, for every record of that thread that has
   // frames), only the frames that differ from the thread's last backtrace are
   // written. Returns the ring's fill as this writer saw it (tickets issued up to
@@ -284,10 +285,10 @@ class StagingRing {
   // room_ still holds what the writer set, so a wake between the writer's look
   // and its sleep makes the sleep return at once. A consumer that stops at the
   // gap of a preempted writer with more than half the ring in use does not wake
-  // anyone; that writer, once it publishes, wakes the flush thread (the ring is
-  // more than a quarter full), whose drain then reaches the end. Should nobody
-  // drain (the flush thread could not be started), a sleeper wakes after
-  // kRoomWaitNs and drains itself.
+  // anyone; that writer, once it publishes, usually wakes the flush thread (it
+  // saw the ring more than a quarter full), whose drain then reaches the end.
+  // When nobody drains (it saw less, or there is no flush thread), a sleeper
+  // wakes after kRoomWaitNs and drains itself: a missed room costs at most that.
   static constexpr uint64_t kRoomWaitNs = 1'000'000;
   void wait_for_room(uint64_t need_consumed) noexcept;
   // The consumer's position, published; wakes the sleepers if there are any
