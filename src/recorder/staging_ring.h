@@ -119,7 +119,8 @@ class StagingRing {
   // calling thread's StagedFrames, for every record of that thread that has
   // frames), only the frames that differ from the thread's last backtrace are
   // written. Returns the ring's fill as this writer saw it (tickets issued up to
-  // its own, minus drained).
+  // its own, minus drained), or kSlots while writers sleep waiting for room: the
+  // caller wakes the consumer on a fill that high.
   template <class Help>
   uint64_t put(const StagedRecord& r, std::span<const uint64_t> frames, Help help,
                StagedFrames* mine = nullptr) noexcept {
@@ -133,6 +134,11 @@ class StagingRing {
     uint64_t drained;
     const uint64_t t = reserve(k, help, drained);
     write(t, r, own, shared, mine);
+    // Writers asleep: the consumer must come even if the ring looked less full
+    // (this record may have been the gap a drain stopped at, and nobody else
+    // will drain past it until a sleeper's bound runs out).
+    if (room_.load(std::memory_order_relaxed) & 1) [[unlikely]]
+      return kSlots;
     return t + k - drained;
   }
 
@@ -285,10 +291,11 @@ class StagingRing {
   // room_ still holds what the writer set, so a wake between the writer's look
   // and its sleep makes the sleep return at once. A consumer that stops at the
   // gap of a preempted writer with more than half the ring in use does not wake
-  // anyone; that writer, once it publishes, usually wakes the flush thread (it
-  // saw the ring more than a quarter full), whose drain then reaches the end.
-  // When nobody drains (it saw less, or there is no flush thread), a sleeper
-  // wakes after kRoomWaitNs and drains itself: a missed room costs at most that.
+  // anyone; that writer, once it publishes, wakes the flush thread (put()
+  // reports a full ring while writers sleep), whose drain then reaches the end.
+  // When nobody drains (the flush thread is busy compressing, or there is none),
+  // a sleeper wakes after kRoomWaitNs and drains itself: a missed room costs at
+  // most that.
   static constexpr uint64_t kRoomWaitNs = 1'000'000;
   void wait_for_room(uint64_t need_consumed) noexcept;
   // The consumer's position, published; wakes the sleepers if there are any
