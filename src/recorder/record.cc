@@ -301,13 +301,13 @@ namespace {
     every_call = records_every_call(*t.slot);
     next = every_call ? Gap{kParked, 0} : after < kSlowBelow ? gap_for_next_call(t) : Gap{after, t.offset};
   }
-  const auto after = [p](const Applied& a) {
+  const auto after_free = [p](const Applied& a) {
     if (a.ended && (*a.ended & kNotifyFree)) notify_free(*a.ended & kIdMask, p);
     if (!a.stored) after_event(a, {});
   };
   if (p != nullptr) {
-    if (every_call) commit_free(*t.slot, f, p, after);  // record_free's tests are records_every_call's
-    else record_free(*t.slot, f, p, after);
+    if (every_call) commit_free(*t.slot, f, p, after_free);  // record_free's tests are records_every_call's
+    else record_free(*t.slot, f, p, after_free);
   }
   if (real_free) program_errno.real_free(p);
   leave(t, next);
