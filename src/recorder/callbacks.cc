@@ -8,15 +8,19 @@
 #include "recorder/spin_lock.h"
 
 namespace memloupe::recorder {
-namespace {
-
-std::atomic<memloupe_alloc_callback> g_on_alloc{nullptr};
-std::atomic<memloupe_free_callback> g_on_free{nullptr};
-std::atomic<void*> g_user{nullptr};
+namespace callback_detail {
+constinit std::atomic<memloupe_alloc_callback> g_on_alloc{nullptr};
 // memloupe_set_trackers: the same, with the program's tracker per tracked block,
 // kept by address (the block's table value has no room for it) under its own
 // lock: notify_* run outside the trace lock.
-std::atomic<memloupe_track_callback> g_on_track{nullptr};
+constinit std::atomic<memloupe_track_callback> g_on_track{nullptr};
+}  // namespace callback_detail
+namespace {
+
+using callback_detail::g_on_alloc;
+using callback_detail::g_on_track;
+std::atomic<memloupe_free_callback> g_on_free{nullptr};
+std::atomic<void*> g_user{nullptr};
 std::atomic<memloupe_untrack_callback> g_on_untrack{nullptr};
 constinit NoDestructor<AddressTable> g_trackers_storage;
 AddressTable& g_trackers = g_trackers_storage.value;
@@ -34,11 +38,6 @@ void set_callbacks(const CallbackSet& c, void* user) noexcept {
   g_on_untrack.store(c.on_untrack, std::memory_order_release);
   g_on_track.store(c.on_track, std::memory_order_release);
   g_on_alloc.store(c.on_alloc, std::memory_order_release);
-}
-
-bool has_alloc_callback() noexcept {
-  return g_on_alloc.load(std::memory_order_acquire) != nullptr ||
-         g_on_track.load(std::memory_order_acquire) != nullptr;
 }
 
 bool notify_alloc(const SampledBlock& b) noexcept {

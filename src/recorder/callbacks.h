@@ -5,6 +5,7 @@
 // allocations are not recorded.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 
@@ -32,7 +33,15 @@ struct CallbackSet {
 };
 void set_callbacks(const CallbackSet& c, void* user) noexcept;
 
-bool has_alloc_callback() noexcept;
+namespace callback_detail {
+extern std::atomic<memloupe_alloc_callback> g_on_alloc;
+extern std::atomic<memloupe_track_callback> g_on_track;
+}  // namespace callback_detail
+// Inline: every --all call asks (event_path.h, staged()).
+inline bool has_alloc_callback() noexcept {
+  return callback_detail::g_on_alloc.load(std::memory_order_acquire) != nullptr ||
+         callback_detail::g_on_track.load(std::memory_order_acquire) != nullptr;
+}
 // True when the callback asked to be told when this block is freed.
 bool notify_alloc(const SampledBlock& block) noexcept;
 void notify_free(uint64_t id, void* address) noexcept;

@@ -172,7 +172,10 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
   const bool old_maybe =
       tracking() && slot.announced && event_detail::may_be_recorded(block.old_address);
   std::optional<LockGuard> realloc_guard;
-  if (old_maybe && g_session.staging.active()) realloc_guard.emplace(g_session.realloc_lock);
+  if (old_maybe && g_session.staging.active()) {
+    realloc_guard.emplace(g_session.realloc_lock);
+    g_session.realloc_old.store(block.old_address, std::memory_order_relaxed);
+  }
   const auto keep = [&out](const Applied& a) { out = a; };
   if (old_maybe && event_detail::staged()) {
     block.address = reinterpret_cast<uintptr_t>(real());

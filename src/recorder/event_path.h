@@ -18,9 +18,12 @@
 //  - Staged, a call's ticket stands where the lock would: an allocation takes it
 //    after the real call returns, a free before the real free. A realloc of a
 //    recorded block holds the realloc lock from before the real call until its
-//    record is staged, and every allocation waits for that lock to be free before
-//    it takes its ticket: an address the realloc gave up cannot be recorded as
-//    another block's before the realloc's event.
+//    record is staged, and an allocation that returned the address the realloc
+//    gives up waits for that lock to be free before it takes its ticket: an
+//    address the realloc gave up cannot be recorded as another block's before
+//    the realloc's event. (Blocks are known by their start address, as in the
+//    table; an allocation carved from elsewhere in the old block's range is
+//    another address and does not wait.)
 #pragma once
 
 #include <atomic>
@@ -149,10 +152,21 @@ template <StagedKind K, class After>
   after(a);
 }
 
-// An allocation's address may be one that a realloc in progress has just given
-// up: wait until that realloc's event is in the order (see the invariants).
-inline void wait_for_reallocs() noexcept {
-  g_session.realloc_lock.wait_until_free();
+// An allocation's address `p` may be one that a realloc in progress has just
+// given up: wait until that realloc's event is in the order (see the
+// invariants). Only an allocation that got the holder's old address waits: the
+// holder wrote it before its real call gave the address up, which happens
+// before the allocator handed it out again, so an allocation of that address
+// reads it (or a later holder's, once this one has taken its ticket and let
+// go). Waiting for any held lock made allocations on other threads spin and
+// yield behind every realloc's real call and ring write (~14% of
+// allocate_slow's samples on bench_alloc_mt, docs/RECORDER.md). The one that
+// waits sleeps on the lock's futex: the holder may itself sleep, waiting for
+// room in the staging ring.
+inline void wait_for_reallocs(uintptr_t p) noexcept {
+  if (g_session.realloc_lock.held() && g_session.realloc_old.load(std::memory_order_relaxed) == p)
+      [[unlikely]]
+    g_session.realloc_lock.wait_until_free();
 }
 
 // A new block `block` (kind Alloc, address and size filled in), after the real
@@ -161,9 +175,19 @@ template <class After>
 [[gnu::always_inline]] inline void record_alloc(ThreadSlot& slot, const StagedRecord& block,
                                                 std::span<const uint64_t> bt, Sample sample,
                                                 After after) noexcept {
-  if (g_session.staging.active()) wait_for_reallocs();
+  if (g_session.staging.active()) wait_for_reallocs(block.address);
   if (!slot.announced || !sampling()) return;
   commit<StagedKind::Alloc>(block, bt, &slot.staged, sample, after);
+}
+
+// record_free once its tests have passed (the thread is announced, the session
+// tracks frees, `p` may be recorded): the record and its commit.
+template <class After>
+[[gnu::always_inline]] inline void commit_free(const ThreadSlot& slot, format::Func f, void* p,
+                                               After after) noexcept {
+  StagedRecord rec = call_record(StagedKind::Free, slot, f, trace_now_ns());
+  rec.address = reinterpret_cast<uintptr_t>(p);
+  commit<StagedKind::Free>(rec, {}, nullptr, {}, after);
 }
 
 // The end of the block at `p` (not null), before the real free.
@@ -172,9 +196,7 @@ template <class After>
                                                After after) noexcept {
   const auto key = reinterpret_cast<uintptr_t>(p);
   if (!slot.announced || !tracking() || !event_detail::may_be_recorded(key)) return;
-  StagedRecord rec = call_record(StagedKind::Free, slot, f, trace_now_ns());
-  rec.address = key;
-  commit<StagedKind::Free>(rec, {}, nullptr, {}, after);
+  commit_free(slot, f, p, after);
 }
 
 // A realloc of `block.old_address` (kind Realloc; size, alignment and `sampled`

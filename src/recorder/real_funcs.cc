@@ -88,11 +88,12 @@ void resolve_real_funcs() noexcept {
 bool real_funcs_resolved() noexcept { return g_resolved.load(std::memory_order_acquire); }
 
 namespace bootstrap {
+
+alignas(4096) unsigned char g_pool[kPoolBytes];
+
 namespace {
 
-constexpr size_t kPoolBytes = 64 * 1024;
 constexpr size_t kHeader = 16;  // the block's size, kept just before it
-alignas(4096) unsigned char g_pool[kPoolBytes];
 std::atomic<size_t> g_used{0};
 
 }  // namespace
@@ -110,12 +111,6 @@ void* allocate(size_t size, size_t alignment) noexcept {
       return g_pool + start;  // zero: static storage, never handed out twice
     }
   }
-}
-
-bool owns(const void* p) noexcept {
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  const auto base = reinterpret_cast<uintptr_t>(g_pool);
-  return a - base < kPoolBytes;
 }
 
 size_t usable_size(const void* p) noexcept {

@@ -65,7 +65,12 @@ void resolve_real_funcs_for_attach() noexcept;
 // The bootstrap pool: 64 KiB, bump-allocated, never reused.
 namespace bootstrap {
 void* allocate(size_t size, size_t alignment) noexcept;  // zeroed; nullptr when exhausted
-bool owns(const void* p) noexcept;
+inline constexpr size_t kPoolBytes = 64 * 1024;
+extern unsigned char g_pool[kPoolBytes];
+// Inline: every free asks.
+inline bool owns(const void* p) noexcept {
+  return reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(g_pool) < kPoolBytes;
+}
 size_t usable_size(const void* p) noexcept;  // for a pointer it owns
 }  // namespace bootstrap
 

@@ -182,6 +182,20 @@ void* realloc_from_pool(void* old, uint64_t size) noexcept {
   return enter_cold(t, size, after);
 }
 
+// --all mode while recording, on a thread the trace has announced: every call
+// is recorded with one sample, so there is no sampling decision, no gap or rate
+// to keep and no free filter to ask, and the countdown stays parked. The slow
+// paths take a lean branch then (decide() and gap_for_next_call() cost ~60
+// instructions a call there, to answer what this one test says); everything
+// else (sampled mode, a paused or ended session, a vfork child, a thread not yet
+// announced) takes the general branch as before. Sampled mode pays this test on
+// its slow paths only (a sampled call, a free the filter could not rule out),
+// and its first load, the mode, fails it.
+[[gnu::always_inline]] inline bool records_every_call(const ThreadSlot& slot) noexcept {
+  return config().mode == format::Mode::All && slot.announced && state() == State::Recording &&
+         in_traced_process();
+}
+
 void leave(ThreadState& t, Gap next) noexcept {
   t.phase = Phase::Active;
   t.set_gap(next);
@@ -214,6 +228,23 @@ class ErrnoKeeper {
   int value_;
 };
 
+// allocate_slow's lean branch (records_every_call): the same steps as its
+// sampled branch with one sample and no stale mean.
+[[gnu::always_inline]] inline void* allocate_all(const ThreadState& t, const AllocRequest& r, RealCall call,
+                                                 ErrnoKeeper& program_errno) noexcept {
+  ThreadSlot& slot = *t.slot;
+  const uint64_t now = trace_now_ns();
+  sync_modules_if_due(now);
+  uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
+  const std::span<const uint64_t> bt = capture_backtrace(r, frames, slot.staged);
+  void* const p = program_errno.real(call);
+  if (p != nullptr)
+    record_alloc(slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {}, [&](const Applied& a) {
+      after_event(a, {a.id ? a.id->value : 0, 1, r.func, r.size, p, bt});
+    });
+  return p;
+}
+
 }  // namespace
 
 void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
@@ -222,6 +253,11 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   int64_t after;
   if (!enter(t, r.size, after)) return program_errno.real([&] { return pass_through(r, call); });
   t.slot->counters.add(r.func, r.size);
+  if (records_every_call(*t.slot)) {
+    void* const p = allocate_all(t, r, call, program_errno);
+    leave(t, {kParked, 0});
+    return p;
+  }
   const Decision d = decide(t, after, r.size);
   void* p;
   if (d.n_samples == 0) {
@@ -251,6 +287,7 @@ namespace {
   ThreadState& t = t_state;
   ErrnoKeeper program_errno;
   Gap next = t.gap();
+  bool every_call = false;  // records_every_call: the lean branch
   if (counted) {  // from the fast path: Active, the filter's summary bit said "maybe"
     t.phase = Phase::InHook;
     t.countdown = kParked;
@@ -260,13 +297,18 @@ namespace {
       if (real_free && real_funcs_resolved()) program_errno.real_free(p);
       return;
     }
-    next = after < kSlowBelow ? gap_for_next_call(t) : Gap{after, t.offset};
     t.slot->counters.add_call(f);
+    every_call = records_every_call(*t.slot);
+    next = every_call ? Gap{kParked, 0} : after < kSlowBelow ? gap_for_next_call(t) : Gap{after, t.offset};
   }
-  if (p != nullptr) record_free(*t.slot, f, p, [p](const Applied& a) {
+  const auto after_free = [p](const Applied& a) {
     if (a.ended && (*a.ended & kNotifyFree)) notify_free(*a.ended & kIdMask, p);
     if (!a.stored) after_event(a, {});
-  });
+  };
+  if (p != nullptr) {
+    if (every_call) commit_free(*t.slot, f, p, after_free);  // record_free's tests are records_every_call's
+    else record_free(*t.slot, f, p, after_free);
+  }
   if (real_free) program_errno.real_free(p);
   leave(t, next);
 }

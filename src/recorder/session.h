@@ -53,9 +53,11 @@ struct Session {
   // sampled mode, where events are rare and encoded at once.
   StagingRing staging;
   // --all mode: held by a realloc of a recorded block from before the real call
-  // until its event is in the order; allocations wait while it is held
-  // (event_path.cc).
+  // until its event is in the order; an allocation that returned the address
+  // the holder gives up (`realloc_old`, written by the holder once it holds the
+  // lock) waits while it is held (event_path.h, wait_for_reallocs).
   SpinLock realloc_lock;
+  std::atomic<uint64_t> realloc_old{0};
   // CLOCK_MONOTONIC through the TSC where that is safe; the flush thread fits it.
   TraceClock clock;
   // Asks the flush thread to drain the output before its period is up.
