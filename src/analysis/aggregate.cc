@@ -76,8 +76,9 @@ SeriesBucket& bucket_at(std::vector<SeriesBucket>& series, uint32_t index) {
   return *it;
 }
 
-void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
-  bucket_at(series, index).*field += c;
+void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c,
+                bool exact) {
+  add_block(bucket_at(series, index).*field, c, exact);
 }
 
 // `into` += a bucket of another part's series (`from`'s Counts added as a whole).
@@ -315,13 +316,16 @@ struct AggregateBuilder::Impl {
   }
 
   Metrics* thread_metrics(uint32_t thread) {
+    if (thread < threads.size()) [[likely]] return &threads[thread];  // (at most kMaxThreads)
+    return new_thread(thread);
+  }
+  // A thread's first block: its slots (none past kMaxThreads: damage).
+  Metrics* new_thread(uint32_t thread) {
     if (thread >= kMaxThreads) return nullptr;
-    if (threads.size() <= thread) {
-      threads.resize(thread + 1);
-      if (one_pass()) thread_peaks.resize(thread + 1);
-      if (streaming) thread_since.resize(thread + 1);
-      if (tallied) thread_tally.resize(thread + 1);
-    }
+    threads.resize(thread + 1);
+    if (one_pass()) thread_peaks.resize(thread + 1);
+    if (streaming) thread_since.resize(thread + 1);
+    if (tallied) thread_tally.resize(thread + 1);
     return &threads[thread];
   }
 
@@ -414,7 +418,8 @@ struct AggregateBuilder::Impl {
     if (stack) {
       count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
       track(b, c, true);
-      if (a.series_buckets > 0) add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+      if (a.series_buckets > 0)
+        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
     }
     alongside->add_alloc(e, c);  // after track(): a new maximum must follow this block's count
   }
@@ -477,7 +482,7 @@ struct AggregateBuilder::Impl {
       if (!series_ready) {
         log_series(b, free_t);
       } else {
-        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
       }
     }
     // One count() for these metrics and end_of()'s (other metrics: each
@@ -552,8 +557,8 @@ struct AggregateBuilder::Impl {
     }
     if (a.series_buckets > 0 && series_ready) {
       std::vector<SeriesBucket>& series = stacks[b.stack].series;
-      if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c);
-      if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c);
+      if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c, exact);
+      if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c, exact);
     }
   }
 
@@ -584,12 +589,17 @@ struct AggregateBuilder::Impl {
   void replay_series() {
     const size_t blocks = series_log.blocks();
     using Series = std::vector<std::vector<SeriesBucket>>;  // by stack
-    auto replay = [this](size_t first, size_t last, Series* into) {
+    const bool exact = a.estimator.exact();
+    auto replay = [this, exact](size_t first, size_t last, Series* into) {
       series_log.read(first, last, [&](const SeriesLog::Entry& e) {
         const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
         std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
-        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
-        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
+        // Most blocks die in the bucket they were born in: one division, not two.
+        const uint32_t freed_in = series_index(e.free_ns);
+        const uint32_t born_in =
+            e.alloc_ns >= uint64_t{freed_in} * a.series_bucket_ns ? freed_in : series_index(e.alloc_ns);
+        add_series(series, born_in, &SeriesBucket::allocated, c, exact);
+        add_series(series, freed_in, &SeriesBucket::freed, c, exact);
       });
     };
     const size_t parts = a.estimator.exact() ? std::min<size_t>({usable_cpus(), 4, blocks}) : 1;
