@@ -9,14 +9,10 @@
 // 1000 never dies. Like a real trace, ids are dense and times increase.
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
 #include <deque>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <vector>
 
-#include "analysis/index.h"
 #include "analysis/model.h"
 
 namespace {
@@ -103,35 +99,6 @@ void overview_only(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(s.events.size()), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// The analysis index as the follower of `memloupe run --all` builds it
-// (src/finalize/follow.cc): a real trace (MEMLOUPE_BENCH_TRACE, e.g. a raw
-// `--all` recording of the suite's (a)) decoded and every event handed to an
-// IndexBuilder with its backtrace key, on this thread (the follower's
-// hand-over while the program runs on one or two CPUs, index_aggregate.h),
-// then what needs the events to be over. format_bench's BM_DecodeFile is the
-// decoding alone.
-void index_file(benchmark::State& state) {
-  const char* path = std::getenv("MEMLOUPE_BENCH_TRACE");
-  if (!path) return state.SkipWithError("set MEMLOUPE_BENCH_TRACE to a trace");
-  std::ifstream f(path, std::ios::binary);
-  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), {}};
-  uint64_t n = 0;
-  for (auto _ : state) {
-    auto r = reader::Reader::from_bytes(bytes);
-    if (!r) return state.SkipWithError("not a trace");
-    analysis::IndexBuilder index((*r)->info());
-    n = 0;
-    while (const format::Event* e = (*r)->next()) {
-      index.add(*e, (*r)->backtrace_key());
-      ++n;
-    }
-    if ((*r)->error()) return state.SkipWithError("decode error");
-    index.events_over();
-  }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
-}
-
-BENCHMARK(index_file)->Unit(benchmark::kMillisecond);
 BENCHMARK(overview_only)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run, all_one_pass, format::Mode::All, analysis::Passes::Fewest)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run, all_two_passes, format::Mode::All, analysis::Passes::Two)->Unit(benchmark::kMillisecond);
