@@ -136,7 +136,7 @@ struct PeakSince {
 // and bytes, with the block count as its objects (a double, exact below 2^53 in
 // any order): three integer adds per stack, thread and lifetime bucket per free
 // instead of settle()'s Counts per metric, added to the metrics at finish() (the
-// same bits: aggregate_test, index_aggregate_test; docs/ANALYSIS.md).
+// same bits: index_aggregate_test; docs/ANALYSIS.md).
 struct Tally {
   uint64_t blocks = 0, samples = 0, bytes = 0;
 
