@@ -21,10 +21,12 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <random>
 #include <vector>
 
+#include "analysis/index.h"
 #include "finalize/compact.h"
 #include "format/crc32c.h"
 #include "format/encoder.h"
@@ -253,7 +255,12 @@ void BM_Decode(benchmark::State& state, Mode mode) {
 // The decoder alone on a real trace (MEMLOUPE_BENCH_TRACE: a raw or finalised
 // trace, e.g. one `--all` recording of the suite's workloads): the synthetic
 // streams above have other reference and address patterns than real programs.
-void BM_DecodeFile(benchmark::State& state) {
+// `index`: and the analysis index built on it as the follower of `memloupe run
+// --all` builds it (src/finalize/follow.cc): every event handed to an
+// IndexBuilder with its backtrace key on this thread (the hand-over while the
+// program runs on one or two CPUs, analysis/index_aggregate.h), then what
+// needs the events to be over.
+void BM_DecodeFile(benchmark::State& state, bool index) {
   const char* path = std::getenv("MEMLOUPE_BENCH_TRACE");
   if (!path) return state.SkipWithError("set MEMLOUPE_BENCH_TRACE to a trace");
   std::ifstream f(path, std::ios::binary);
@@ -262,9 +269,15 @@ void BM_DecodeFile(benchmark::State& state) {
   for (auto _ : state) {
     auto r = reader::Reader::from_bytes(bytes);
     if (!r) return state.SkipWithError("not a trace");
+    std::optional<analysis::IndexBuilder> builder;
+    if (index) builder.emplace((*r)->info());
     n = 0;
-    while ((*r)->next()) ++n;
+    while (const format::Event* e = (*r)->next()) {
+      if (builder) builder->add(*e, (*r)->backtrace_key());
+      ++n;
+    }
     if ((*r)->error()) return state.SkipWithError("decode error");
+    if (builder) builder->events_over();
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
 }
@@ -292,7 +305,8 @@ BENCHMARK_CAPTURE(BM_Encode, sampled, Mode::Sampled)->Unit(benchmark::kMilliseco
 BENCHMARK_CAPTURE(BM_Encode, all, Mode::All)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Decode, sampled, Mode::Sampled)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Decode, all, Mode::All)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_DecodeFile)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_DecodeFile, decode, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_DecodeFile, index, true)->Unit(benchmark::kMillisecond);
 // Level 6 is what `memloupe run` finalises with (src/finalize/finalize.h).
 BENCHMARK_CAPTURE(BM_Compact, sampled_zstd6, Mode::Sampled, 6)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compact, all_zstd3, Mode::All, 3)->Unit(benchmark::kMillisecond);

@@ -61,21 +61,6 @@ bool window_accepts(const Filter& f, uint64_t alloc, uint64_t free, bool freed) 
 
 constexpr unsigned bit(Metric m) { return 1u << static_cast<unsigned>(m); }
 
-// `into` += a block's Count `c`. `exact`: the trace is Mode::All, whose
-// blocks' Counts (Estimator::block) have no weights or variance, so only the
-// fields a block changes are added (the others hold +0.0, which adding +0.0
-// leaves as they are: the same bits as operator+=).
-void add_block(Count& into, const Count& c, bool exact) {
-  if (!exact) {
-    into += c;
-    return;
-  }
-  into.blocks += c.blocks;
-  into.samples += c.samples;
-  into.bytes += c.bytes;
-  into.objects += c.objects;
-}
-
 // add_block() to the masked metrics, in metric order.
 void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
   for (; mask != 0; mask &= mask - 1) add_block(m.counts[static_cast<size_t>(__builtin_ctz(mask))], c, exact);
@@ -91,8 +76,9 @@ SeriesBucket& bucket_at(std::vector<SeriesBucket>& series, uint32_t index) {
   return *it;
 }
 
-void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c) {
-  bucket_at(series, index).*field += c;
+void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c,
+                bool exact) {
+  add_block(bucket_at(series, index).*field, c, exact);
 }
 
 // `into` += a bucket of another part's series (`from`'s Counts added as a whole).
@@ -141,6 +127,38 @@ struct PeakSince {
     freed += c;
   }
   Count at(uint64_t maxima) const { return epoch == maxima ? freed : Count{}; }
+};
+
+// Pass 2 as it streams, on a Mode::All trace, for a query that keeps every
+// freed block (the index's, AggregateBuilder::Impl::tallied): the freed blocks'
+// Counts summed as integers. Each such Count is {1 block, n_samples, size,
+// 1.0 object} (Estimator::block), so a sum of them is its block count, samples
+// and bytes, with the block count as its objects (a double, exact below 2^53 in
+// any order): three integer adds per stack, thread and lifetime bucket per free
+// instead of settle()'s Counts per metric, added to the metrics at finish() (the
+// same bits: index_aggregate_test; docs/ANALYSIS.md).
+struct Tally {
+  uint64_t blocks = 0, samples = 0, bytes = 0;
+
+  void add(uint64_t size, uint32_t n_samples) {
+    ++blocks;
+    samples += n_samples;
+    bytes += size;
+  }
+  Count count() const {
+    Count c;
+    c.blocks = blocks;
+    c.samples = samples;
+    c.bytes = bytes;
+    c.objects = static_cast<double>(blocks);
+    return c;
+  }
+};
+
+// A stack's or thread's freed blocks (Allocated and Freed), and those of them
+// that were temporary.
+struct FreedTally {
+  Tally freed, temporary;
 };
 
 // Pass 2 as it streams: the series of the freed blocks, which need the
@@ -240,10 +258,6 @@ class SeriesLog {
 
 }  // namespace
 
-size_t LifetimeHistogram::bucket_of(uint64_t lifetime_ns) {
-  return lifetime_ns == 0 ? 0 : static_cast<size_t>(64 - __builtin_clzll(lifetime_ns));
-}
-
 struct AggregateBuilder::Impl {
   // Pass 2: the finished Overview; one pass and pass 2 as it streams: the
   // OverviewBuilder this one drives.
@@ -264,6 +278,12 @@ struct AggregateBuilder::Impl {
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
   SeriesLog series_log;
+  // Pass 2 as it streams, when `tallied`: by StackTable id / thread id /
+  // lifetime bucket, and the immediate frees (Tally).
+  bool tallied = false;
+  std::vector<FreedTally> stack_tally, thread_tally;
+  std::array<Tally, LifetimeHistogram::kBuckets> lifetime_tally{};
+  Tally immediate_tally;
   bool series_ready = true;  // the bucket width is known (not yet, while streaming)
   uint64_t maxima_seen = 0;
   std::optional<format::AllocId> peak_so_far;
@@ -296,12 +316,16 @@ struct AggregateBuilder::Impl {
   }
 
   Metrics* thread_metrics(uint32_t thread) {
+    if (thread < threads.size()) [[likely]] return &threads[thread];  // (at most kMaxThreads)
+    return new_thread(thread);
+  }
+  // A thread's first block: its slots (none past kMaxThreads: damage).
+  Metrics* new_thread(uint32_t thread) {
     if (thread >= kMaxThreads) return nullptr;
-    if (threads.size() <= thread) {
-      threads.resize(thread + 1);
-      if (one_pass()) thread_peaks.resize(thread + 1);
-      if (streaming) thread_since.resize(thread + 1);
-    }
+    threads.resize(thread + 1);
+    if (one_pass()) thread_peaks.resize(thread + 1);
+    if (streaming) thread_since.resize(thread + 1);
+    if (tallied) thread_tally.resize(thread + 1);
     return &threads[thread];
   }
 
@@ -347,6 +371,7 @@ struct AggregateBuilder::Impl {
       stack_kept.push_back(stack_passes_focus(frames) ? 1 : 0);
       if (one_pass()) stack_peaks.emplace_back();
       if (streaming) stack_since.emplace_back();
+      if (tallied) stack_tally.emplace_back();
     }
     return stack;
   }
@@ -393,7 +418,8 @@ struct AggregateBuilder::Impl {
     if (stack) {
       count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
       track(b, c, true);
-      if (a.series_buckets > 0) add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+      if (a.series_buckets > 0)
+        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
     }
     alongside->add_alloc(e, c);  // after track(): a new maximum must follow this block's count
   }
@@ -406,7 +432,11 @@ struct AggregateBuilder::Impl {
       const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
       if (b.stack != kDropped) {
         const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b), &c);
+        if (tallied) {
+          settle_tallied(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b), c);
+        } else {
+          settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b), &c);
+        }
       }
       return alongside->add_free(e, &c);
     }
@@ -450,15 +480,58 @@ struct AggregateBuilder::Impl {
     }
     if (a.series_buckets > 0) {
       if (!series_ready) {
-        // end_of() adds nothing to the series then: this entry stands for both.
-        series_log.append({b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample});
+        log_series(b, free_t);
       } else {
-        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c);
+        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
       }
     }
     // One count() for these metrics and end_of()'s (other metrics: each
     // Count gets the same additions in the same order as with two).
     end_of(b, c, free_t, freed, free_thread, end, immediate, mask);
+  }
+
+  // Pass 2 as it streams, the series' width not yet known: a block's entry in
+  // the log (end_of() adds nothing to the series then: the entry stands for both).
+  void log_series(const Block& b, uint64_t free_t) {
+    series_log.append({b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample});
+  }
+
+  // settle() of a freed block, when `tallied`: the filter keeps it, in the
+  // metrics Allocated and Freed, and Temporary by end_of()'s rule.
+  void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak, bool immediate,
+                      const Count& c) {
+    if (at_peak) peak_since(b, c);
+    if (a.series_buckets > 0) log_series(b, free_t);
+    const uint64_t lifetime = free_t - b.time;
+    const bool temp = temporary(b, free_thread, lifetime);
+    FreedTally& s = stack_tally[b.stack];
+    s.freed.add(b.size, b.n_samples);
+    if (temp) s.temporary.add(b.size, b.n_samples);
+    if (thread_metrics(b.thread)) {
+      FreedTally& t = thread_tally[b.thread];
+      t.freed.add(b.size, b.n_samples);
+      if (temp) t.temporary.add(b.size, b.n_samples);
+    }
+    lifetime_tally[LifetimeHistogram::bucket_of(lifetime)].add(b.size, b.n_samples);
+    if (immediate) immediate_tally.add(b.size, b.n_samples);
+  }
+
+  // The tallies into the metrics (finish_streaming).
+  void add_tallies() {
+    auto add = [](Metrics& m, const FreedTally& t) {
+      add_masked(m, bit(Metric::Allocated) | bit(Metric::Freed), t.freed.count(), true);
+      add_block(m[Metric::Temporary], t.temporary.count(), true);
+    };
+    for (size_t i = 0; i < stacks.size(); ++i) add(stacks[i].metrics, stack_tally[i]);
+    for (size_t i = 0; i < threads.size(); ++i) add(threads[i], thread_tally[i]);
+    for (size_t i = 0; i < LifetimeHistogram::kBuckets; ++i)
+      add_block(a.lifetimes.freed[i], lifetime_tally[i].count(), true);
+    add_block(a.immediate, immediate_tally.count(), true);
+  }
+
+  // A freed block is temporary when its own thread freed it soon enough.
+  bool temporary(const Block& b, uint32_t free_thread, uint64_t lifetime) const {
+    return free_thread == b.thread && lifetime <= a.query.temporary_ns;
   }
 
   // Pass 2 as it streams: a freed block that is live at the peak so far.
@@ -475,7 +548,7 @@ struct AggregateBuilder::Impl {
     const bool exact = a.estimator.exact();
     if (immediate) add_block(a.immediate, c, exact);
     unsigned mask = settled | (freed ? bit(Metric::Freed) : bit(Metric::Leaked));
-    if (freed && free_thread == b.thread && lifetime <= a.query.temporary_ns) mask |= bit(Metric::Temporary);
+    if (freed && temporary(b, free_thread, lifetime)) mask |= bit(Metric::Temporary);
     count(b, mask, c);
     if (freed) {
       add_block(a.lifetimes.freed[LifetimeHistogram::bucket_of(lifetime)], c, exact);
@@ -484,8 +557,8 @@ struct AggregateBuilder::Impl {
     }
     if (a.series_buckets > 0 && series_ready) {
       std::vector<SeriesBucket>& series = stacks[b.stack].series;
-      if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c);
-      if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c);
+      if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c, exact);
+      if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c, exact);
     }
   }
 
@@ -493,6 +566,7 @@ struct AggregateBuilder::Impl {
   // events are over: the series' width and what the freed blocks add to them,
   // the peak's freed part, then the blocks still live, as pass 2 ends.
   void finish_streaming() {
+    if (tallied) add_tallies();
     if (a.series_buckets > 0) {
       set_series_width(duration());
       series_ready = true;
@@ -515,12 +589,17 @@ struct AggregateBuilder::Impl {
   void replay_series() {
     const size_t blocks = series_log.blocks();
     using Series = std::vector<std::vector<SeriesBucket>>;  // by stack
-    auto replay = [this](size_t first, size_t last, Series* into) {
+    const bool exact = a.estimator.exact();
+    auto replay = [this, exact](size_t first, size_t last, Series* into) {
       series_log.read(first, last, [&](const SeriesLog::Entry& e) {
         const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
         std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
-        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
-        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
+        // Most blocks die in the bucket they were born in: one division, not two.
+        const uint32_t freed_in = series_index(e.free_ns);
+        const uint32_t born_in =
+            e.alloc_ns >= uint64_t{freed_in} * a.series_bucket_ns ? freed_in : series_index(e.alloc_ns);
+        add_series(series, born_in, &SeriesBucket::allocated, c, exact);
+        add_series(series, freed_in, &SeriesBucket::freed, c, exact);
       });
     };
     const size_t parts = a.estimator.exact() ? std::min<size_t>({usable_cpus(), 4, blocks}) : 1;
@@ -597,6 +676,9 @@ AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const 
     : impl_(std::make_unique<Impl>(symbols, query, info)) {
   impl_->alongside = &alongside;
   impl_->streaming = true;
+  const Filter& f = query.filter;
+  impl_->tallied = impl_->a.estimator.exact() && !f.at_peak && !f.window && f.min_lifetime_ns == 0 &&
+                   f.max_lifetime_ns == kForever && !query.live_window;
   if (query.series_buckets > 0) {
     impl_->a.series_buckets = query.series_buckets;
     impl_->series_ready = false;

@@ -46,7 +46,9 @@ struct LifetimeHistogram {
   static constexpr size_t kBuckets = 65;
   std::array<Count, kBuckets> freed{};
   Count never_freed;
-  static size_t bucket_of(uint64_t lifetime_ns);
+  static size_t bucket_of(uint64_t lifetime_ns) {
+    return lifetime_ns == 0 ? 0 : static_cast<size_t>(64 - __builtin_clzll(lifetime_ns));
+  }
   static uint64_t bucket_floor(size_t i) { return i == 0 ? 0 : uint64_t{1} << (i - 1); }
 };
 

@@ -69,15 +69,9 @@ Estimator::Estimator(format::Mode mode, uint64_t bytes_per_sample)
     : exact_(mode == format::Mode::All),
       bytes_per_sample_(exact_ || bytes_per_sample == 0 ? 1 : static_cast<double>(bytes_per_sample)) {}
 
-Count Estimator::block(uint64_t size, uint32_t n_samples, uint32_t bytes_per_sample) const {
-  Count c;
-  c.blocks = 1;
-  c.samples = n_samples;
-  c.bytes = size;
-  if (exact_) {
-    c.objects = 1;
-    return c;
-  }
+void Estimator::weigh_block(Count& c, uint32_t bytes_per_sample) const {
+  const uint64_t size = c.bytes;
+  const uint64_t n_samples = c.samples;
   const double w = bytes_per_sample != 0 ? static_cast<double>(bytes_per_sample) : bytes_per_sample_;
   const double k = static_cast<double>(n_samples);
   c.weighted = w * k;
@@ -88,7 +82,6 @@ Count Estimator::block(uint64_t size, uint32_t n_samples, uint32_t bytes_per_sam
   const double p = size == 0 ? 1 : -std::expm1(-static_cast<double>(size) / w);
   c.objects = 1 / p;
   c.objects_var = (1 - p) / (p * p);
-  return c;
 }
 
 void Estimator::weigh_at_header_rate(Count& c) const {

@@ -70,6 +70,33 @@ struct Count {
   }
 };
 
+// `into` += a block's Count `c` (Estimator::block), or a sum of them.
+// `exact`: the trace is Mode::All, whose blocks' Counts have no weights or
+// variance, so only the fields a block changes are added (the others hold
+// +0.0, which adding +0.0 leaves as they are: the same bits as operator+=).
+inline void add_block(Count& into, const Count& c, bool exact) {
+  if (!exact) {
+    into += c;
+    return;
+  }
+  into.blocks += c.blocks;
+  into.samples += c.samples;
+  into.bytes += c.bytes;
+  into.objects += c.objects;
+}
+
+// `from` -= such a Count, added before (the same bits as operator-=).
+inline void remove_block(Count& from, const Count& c, bool exact) {
+  if (!exact) {
+    from -= c;
+    return;
+  }
+  from.blocks -= c.blocks;
+  from.samples -= c.samples;
+  from.bytes -= c.bytes;
+  from.objects -= c.objects;
+}
+
 // A point estimate with its 95% interval; lo == value == hi when exact.
 struct Estimate {
   double value = 0;
@@ -95,7 +122,19 @@ class Estimator {
 
   // The Count of one block as the trace recorded it; `bytes_per_sample` is the
   // mean it was sampled at (format::Alloc::bytes_per_sample; 0: the header's).
-  Count block(uint64_t size, uint32_t n_samples, uint32_t bytes_per_sample = 0) const;
+  // (Inline for Mode::All: the index's builders take one per Alloc and Free.)
+  Count block(uint64_t size, uint32_t n_samples, uint32_t bytes_per_sample = 0) const {
+    Count c;
+    c.blocks = 1;
+    c.samples = n_samples;
+    c.bytes = size;
+    if (exact_) {
+      c.objects = 1;
+    } else {
+      weigh_block(c, bytes_per_sample);
+    }
+    return c;
+  }
   // A Count of `samples` points at the header's mean, all else set: fills the
   // weighted sums of a Count stored without them (the analysis index, which is
   // only written for traces whose rate never changed).
@@ -109,6 +148,9 @@ class Estimator {
   Estimate objects(const Count& c) const;
 
  private:
+  // block()'s estimates of a sampled block, from its size and samples in `c`.
+  void weigh_block(Count& c, uint32_t bytes_per_sample) const;
+
   bool exact_ = true;
   double bytes_per_sample_ = 1;
 };

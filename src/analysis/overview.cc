@@ -81,8 +81,9 @@ struct OverviewBuilder::Impl {
     ++o.alloc_events;
     thread(a.thread);
     if (format::func_maps(a.func)) return mapped_alloc(t, c);
-    o.allocated += c;
-    live += c;
+    const bool exact = o.estimator.exact();
+    add_block(o.allocated, c, exact);
+    add_block(live, c, exact);
     const double live_bytes = o.estimator.bytes_value(live);
     heap.change(t, live_bytes, o.estimator.bytes_value(c), 0);
     if (live_bytes > peak_bytes) {
@@ -103,7 +104,7 @@ struct OverviewBuilder::Impl {
       mapped.change(t, mapped_bytes(), 0, o.estimator.bytes_value(*c));
       return;
     }
-    live -= *c;
+    remove_block(live, *c, o.estimator.exact());
     heap.change(t, o.estimator.bytes_value(live), 0, o.estimator.bytes_value(*c));
   }
   void mapped_alloc(uint64_t t, const Count& c) {
