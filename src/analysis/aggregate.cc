@@ -95,6 +95,28 @@ void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesB
   bucket_at(series, index).*field += c;
 }
 
+// The series' bucket of a time (Impl::series_index: min(buckets - 1, t /
+// width)), remembering the last bucket's bounds: a time inside them needs no
+// division.
+class BucketCache {
+ public:
+  BucketCache(uint64_t width, uint32_t buckets) : width_(width), last_(buckets - 1) {}
+  uint32_t operator()(uint64_t t) {
+    if (t - low_ < span_) return index_;  // (t < low_ wraps round to a miss)
+    index_ = static_cast<uint32_t>(std::min<uint64_t>(last_, t / width_));
+    low_ = index_ * width_;
+    span_ = index_ == last_ ? ~uint64_t{0} - low_ : width_;  // (a time below low_ still misses)
+    return index_;
+  }
+
+ private:
+  uint64_t width_;
+  uint32_t last_;
+  uint32_t index_ = 0;
+  uint64_t low_ = 0;
+  uint64_t span_ = 0;  // nothing cached yet
+};
+
 // `into` += a bucket of another part's series (`from`'s Counts added as a whole).
 void add_bucket(std::vector<SeriesBucket>& into, const SeriesBucket& from) {
   SeriesBucket& to = bucket_at(into, from.index);
@@ -516,6 +538,21 @@ struct AggregateBuilder::Impl {
     const size_t blocks = series_log.blocks();
     using Series = std::vector<std::vector<SeriesBucket>>;  // by stack
     auto replay = [this](size_t first, size_t last, Series* into) {
+      if (a.estimator.exact()) {
+        // Mode::All: only the fields a block changes are added (add_block),
+        // and a time's bucket is mostly the last one's (free times are
+        // monotone, most blocks are freed in the bucket they were allocated
+        // in), found by its bounds, not a division.
+        BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
+        BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
+        series_log.read(first, last, [&](const SeriesLog::Entry& e) {
+          const Count c = a.estimator.block(e.size, e.n_samples);
+          std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
+          add_block(bucket_at(series, alloc_bucket(e.alloc_ns)).allocated, c, true);
+          add_block(bucket_at(series, free_bucket(e.free_ns)).freed, c, true);
+        });
+        return;
+      }
       series_log.read(first, last, [&](const SeriesLog::Entry& e) {
         const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
         std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
