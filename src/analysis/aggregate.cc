@@ -141,10 +141,14 @@ class DenseSeries {
   // Adds each bucket that has blocks to its stack's series.
   void add_to(std::vector<StackStats>& stacks) const {
     for (size_t s = 0; s < stacks.size(); ++s) {
+      const std::span<const Cells> row(cells_.data() + s * buckets_, buckets_);
+      auto used = [](const Cells& c) { return c.allocated.blocks != 0 || c.freed.blocks != 0; };
+      std::vector<SeriesBucket>& series = stacks[s].series;
+      series.reserve(series.size() + static_cast<size_t>(std::count_if(row.begin(), row.end(), used)));
       for (uint32_t b = 0; b < buckets_; ++b) {
-        const Cells& cells = cells_[s * buckets_ + b];
-        if (cells.allocated.blocks == 0 && cells.freed.blocks == 0) continue;
-        SeriesBucket& to = bucket_at(stacks[s].series, b);
+        const Cells& cells = row[b];
+        if (!used(cells)) continue;
+        SeriesBucket& to = bucket_at(series, b);
         add_cell(to.allocated, cells.allocated);
         add_cell(to.freed, cells.freed);
       }
