@@ -620,11 +620,13 @@ struct AggregateBuilder::Impl {
     std::vector<Series> partial(parts > 1 ? parts - 1 : 0, Series(stacks.size()));
     in_parts(std::max<size_t>(parts, 1), [&](size_t p) {
       Series* into = p == 0 ? nullptr : &partial[p - 1];
+      BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
+      BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
       series_log.read(first(p), parts > 1 ? first(p + 1) : blocks, [&](const SeriesLog::Entry& e) {
         const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
         std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
-        add_series(series, series_index(e.alloc_ns), &SeriesBucket::allocated, c);
-        add_series(series, series_index(e.free_ns), &SeriesBucket::freed, c);
+        add_block(bucket_at(series, alloc_bucket(e.alloc_ns)).allocated, c, exact);
+        add_block(bucket_at(series, free_bucket(e.free_ns)).freed, c, exact);
       });
     });
     for (const Series& part : partial)
