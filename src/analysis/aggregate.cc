@@ -592,8 +592,8 @@ struct AggregateBuilder::Impl {
   void replay_series() {
     const size_t blocks = series_log.blocks();
     const bool exact = a.estimator.exact();
-    const size_t parts = exact ? std::min<size_t>({usable_cpus(), 4, blocks}) : 1;
-    auto first = [&](size_t p) { return blocks * p / parts; };
+    const size_t parts = exact ? std::clamp<size_t>(std::min<size_t>(usable_cpus(), 4), 1, std::max<size_t>(blocks, 1)) : 1;
+    auto first = [&](size_t p) { return blocks * p / parts; };  // part p: blocks [first(p), first(p + 1))
     if (blocks > 0 && exact && DenseSeries::fits(stacks.size(), a.series_buckets)) {
       // Mode::All: each part counts into a table of its own, a row of
       // buckets per stack (no search, no insert, a third of the bytes of
@@ -617,12 +617,12 @@ struct AggregateBuilder::Impl {
       return;
     }
     using Series = std::vector<std::vector<SeriesBucket>>;  // by stack
-    std::vector<Series> partial(parts > 1 ? parts - 1 : 0, Series(stacks.size()));
-    in_parts(std::max<size_t>(parts, 1), [&](size_t p) {
+    std::vector<Series> partial(parts - 1, Series(stacks.size()));
+    in_parts(parts, [&](size_t p) {
       Series* into = p == 0 ? nullptr : &partial[p - 1];
       BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
       BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
-      series_log.read(first(p), parts > 1 ? first(p + 1) : blocks, [&](const SeriesLog::Entry& e) {
+      series_log.read(first(p), first(p + 1), [&](const SeriesLog::Entry& e) {
         const Count c = a.estimator.block(e.size, e.n_samples, e.bytes_per_sample);
         std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
         add_block(bucket_at(series, alloc_bucket(e.alloc_ns)).allocated, c, exact);
@@ -651,7 +651,7 @@ struct AggregateBuilder::Impl {
       });
     }
     try {
-      if (parts > 0) fn(0);
+      fn(0);
     } catch (...) {
       failed[0] = std::current_exception();
     }

@@ -122,6 +122,46 @@ TEST(ThreadedOverview, SeriesReplayedInPartsGivesTheBytesOfPassTwo) {
   EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
 }
 
+// The same with more stacks than the replay's dense table takes (DenseSeries::
+// fits: ~3500 stacks of 100 buckets), so the parts add into sparse series.
+TEST(ThreadedOverview, SeriesOfManyStacksReplayedInPartsGivesTheBytesOfPassTwo) {
+  Script s(format::Mode::All, 4096);
+  std::mt19937_64 rng(11);
+  const testing::RandomHeap heap{.events = 400000, .phase = 20000, .threads = 2, .time_steps = 50,
+                                 .min_size = 1, .size_span = 5000};
+  const auto many_stacks = [](auto& r) { return std::vector<uint64_t>{0x100000 + r() % 8000, 0x2000 + r() % 2}; };
+  const uint64_t t = testing::add_random_heap(s, rng, heap, many_stacks, [](int, uint64_t) {});
+  s.end(t + 5);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_GT(expected.stacks.size(), 5000u);
+  ASSERT_GT(expected.totals[Metric::Freed].blocks, 150000u);
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+  for (const format::Event& e : s.events) threaded.add(e);
+  ThreadedOverview::Result got = std::move(threaded).finish();
+  EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
+}
+
+// No block is freed: the series log is empty, and the series holds the
+// blocks still live at the end only.
+TEST(ThreadedOverview, SeriesWithoutFreedBlocksGivesTheBytesOfPassTwo) {
+  Script s(format::Mode::All, 4096);
+  for (uint64_t i = 0; i < 500; ++i) s.alloc(10 * i + 1, 16 + i, {0x1000 + i % 7, 0x2000});
+  s.end(6000);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_TRUE(expected.totals[Metric::Freed].empty());
+  ASSERT_FALSE(expected.totals[Metric::Leaked].empty());
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+  for (const format::Event& e : s.events) threaded.add(e);
+  ThreadedOverview::Result got = std::move(threaded).finish();
+  EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
+}
+
 // A Mode::All series log leaves out n_samples when it is 1 (SeriesLog): a
 // block whose n_samples is not (0 and 7 here; the decoder passes any value
 // a damaged or hand-made trace holds) keeps it through the log, so its
