@@ -110,30 +110,38 @@ uint64_t unit_size(const StackStats& s) {
   return a.blocks != 0 && a.bytes % a.blocks == 0 ? a.bytes / a.blocks : 0;
 }
 
-// Writes version 3 only.
+// Writes version 3 only. Each field goes straight into room kept at the end
+// of the buffer (vector::insert per field was half of encoding cc1plus's
+// 67 k stacks' aggregate).
 class Writer {
  public:
-  void u8(uint8_t v) { out_.push_back(v); }
+  void u8(uint8_t v) {
+    *room(1) = v;
+    used_ += 1;
+  }
   void varint(uint64_t v) {
-    uint8_t buf[format::kMaxVarint];
-    out_.insert(out_.end(), buf, format::put_varint(buf, v));
+    uint8_t* const at = room(format::kMaxVarint);
+    used_ += static_cast<size_t>(format::put_varint(at, v) - at);
   }
   void u32(uint32_t v) {
-    uint8_t buf[4];
-    format::put_u32(buf, v);
-    out_.insert(out_.end(), buf, buf + 4);
+    format::put_u32(room(4), v);
+    used_ += 4;
   }
   void f64(double v) {
     uint64_t bits;
     std::memcpy(&bits, &v, 8);
-    uint8_t buf[8];
-    format::put_u64(buf, bits);
-    out_.insert(out_.end(), buf, buf + 8);
+    format::put_u64(room(8), bits);
+    used_ += 8;
+  }
+  void raw(std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return;
+    std::memcpy(room(bytes.size()), bytes.data(), bytes.size());
+    used_ += bytes.size();
   }
   void string(const std::string& s) {
     const size_t n = std::min<size_t>(s.size(), kMaxName);
     varint(n);
-    out_.insert(out_.end(), s.begin(), s.begin() + static_cast<ptrdiff_t>(n));
+    raw({reinterpret_cast<const uint8_t*>(s.data()), n});
   }
   // Counts stored together: their forms, then their fields.
   void counts(std::span<const Count* const> cs, uint64_t unit = 0) {
@@ -163,10 +171,20 @@ class Writer {
     for (size_t i = 0; i < kMetricCount; ++i) all[i] = &m.counts[i];
     counts(all);
   }
-  std::vector<uint8_t>& bytes() { return out_; }
+  // What was written; the writer is done with.
+  std::vector<uint8_t> take() && {
+    out_.resize(used_);
+    return std::move(out_);
+  }
 
  private:
-  std::vector<uint8_t> out_;
+  // Where `n` more bytes go (the buffer doubles when they do not fit).
+  uint8_t* room(size_t n) {
+    if (out_.size() - used_ < n) out_.resize(std::max(2 * out_.size(), used_ + n + 4096));
+    return out_.data() + used_;
+  }
+  std::vector<uint8_t> out_;  // bytes [0, used_) written, the rest room
+  size_t used_ = 0;
 };
 
 // A point's values in their stored order.
@@ -621,7 +639,7 @@ std::vector<uint8_t> encode_index(const Index& index) {
   Writer w;
   encode_head(w, index);
   encode_aggregate(w, index.aggregate);
-  return std::move(w.bytes());
+  return std::move(w).take();
 }
 
 Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info) {
@@ -691,7 +709,7 @@ void IndexBuilder::events_over() {
   s.aggregate_bytes = std::async(std::launch::async, [&aggregate = s.result->aggregate] {
     Writer w;
     encode_aggregate(w, aggregate);
-    return std::move(w.bytes());
+    return std::move(w).take();
   });
 }
 
@@ -710,9 +728,8 @@ std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t
   head.key = IndexKey{s.query.temporary_ns, s.query.series_buckets};
   Writer w;
   encode_head(w, head);
-  const std::vector<uint8_t> aggregate = s.aggregate_bytes.get();
-  w.bytes().insert(w.bytes().end(), aggregate.begin(), aggregate.end());
-  return std::move(w.bytes());
+  w.raw(s.aggregate_bytes.get());
+  return std::move(w).take();
 }
 
 // ---------------------------------------------------------------- using
