@@ -102,27 +102,71 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
   }
 }
 
+// A Mode::All trace of `heap`'s random events, allocated at `stack()`s.
+template <class StackFn>
+Script random_all_trace(uint64_t seed, const testing::RandomHeap& heap, StackFn stack) {
+  Script s(format::Mode::All, 4096);
+  std::mt19937_64 rng(seed);
+  const uint64_t t = testing::add_random_heap(s, rng, heap, stack, [](int, uint64_t) {});
+  s.end(t + 5);
+  return s;
+}
+
+// The index of `s` from its one read (IndexBuilder's, the series replayed
+// at the end), encoded.
+std::vector<uint8_t> one_read(const Script& s) {
+  ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+  for (const format::Event& e : s.events) threaded.add(e);
+  ThreadedOverview::Result got = std::move(threaded).finish();
+  return encoded(got.overview, std::move(got.aggregate));
+}
+
 // Enough freed blocks for the series' log to span several blocks, which a
 // Mode::All trace replays in parts on several threads when the process has
 // more than one CPU (AggregateBuilder's replay_series): the same bytes as
 // pass 2, which adds to the series in order as it goes.
 TEST(ThreadedOverview, SeriesReplayedInPartsGivesTheBytesOfPassTwo) {
-  Script s(format::Mode::All, 4096);
-  std::mt19937_64 rng(7);
   const testing::RandomHeap heap{.events = 700000, .phase = 20000, .threads = 3, .time_steps = 50,
                                  .min_size = 1, .size_span = 300000};
   const auto shallow_stack = [](auto& r) { return std::vector<uint64_t>{0x1000 + r() % 300, 0x2000 + r() % 7}; };
-  const uint64_t t = testing::add_random_heap(s, rng, heap, shallow_stack, [](int, uint64_t) {});
-  s.end(t + 5);
+  const Script s = random_all_trace(7, heap, shallow_stack);
   const auto [overview, expected] = pass_two(s);
   ASSERT_GT(expected.totals[Metric::Freed].blocks, 300000u);
   const std::vector<uint8_t> want = encoded(overview, expected);
   ASSERT_FALSE(want.empty());
 
-  ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
-  for (const format::Event& e : s.events) threaded.add(e);
-  ThreadedOverview::Result got = std::move(threaded).finish();
-  EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
+  EXPECT_EQ(one_read(s), want);
+}
+
+// The same with more stacks than the replay's dense table takes (DenseSeries::
+// fits: ~3500 stacks of 100 buckets), so the parts add into sparse series.
+TEST(ThreadedOverview, SeriesOfManyStacksReplayedInPartsGivesTheBytesOfPassTwo) {
+  const testing::RandomHeap heap{.events = 400000, .phase = 20000, .threads = 2, .time_steps = 50,
+                                 .min_size = 1, .size_span = 5000};
+  const auto many_stacks = [](auto& r) { return std::vector<uint64_t>{0x100000 + r() % 8000, 0x2000 + r() % 2}; };
+  const Script s = random_all_trace(11, heap, many_stacks);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_GT(expected.stacks.size(), 5000u);
+  ASSERT_GT(expected.totals[Metric::Freed].blocks, 150000u);
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  EXPECT_EQ(one_read(s), want);
+}
+
+// No block is freed: the series log is empty, and the series holds the
+// blocks still live at the end only.
+TEST(ThreadedOverview, SeriesWithoutFreedBlocksGivesTheBytesOfPassTwo) {
+  Script s(format::Mode::All, 4096);
+  for (uint64_t i = 0; i < 500; ++i) s.alloc(10 * i + 1, 16 + i, {0x1000 + i % 7, 0x2000});
+  s.end(6000);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_TRUE(expected.totals[Metric::Freed].empty());
+  ASSERT_FALSE(expected.totals[Metric::Leaked].empty());
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  EXPECT_EQ(one_read(s), want);
 }
 
 // A Mode::All series log leaves out n_samples when it is 1 (SeriesLog): a

@@ -22,6 +22,7 @@
 #include "cli/run_live.h"
 #include "cli/run_output.h"
 #include "cli/run_static_check.h"
+#include "finalize/kept_until_exit.h"
 
 namespace memloupe::cli {
 namespace {
@@ -163,6 +164,8 @@ int run(const RunOptions& o) {
     return result.status;
   }
   finish_traces(o, *plan, before, result.pid, following.get());
+  // The analysis index's and the types' tables: the process exits now.
+  if (following) finalize::keep_until_exit(std::move(following));
   return result.status;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/progress_line.h"
 #include "finalize/follow.h"
+#include "finalize/kept_until_exit.h"
 #include "reader/reader.h"
 #include "types/finalize_types.h"
 
@@ -141,6 +142,7 @@ FollowingFinaliser::FollowingFinaliser(std::string raw, std::function<bool()> wr
   warn_on_stderr(p.options);
   p.options.tap = &p.tap;
   p.options.addon = &p.types;
+  p.options.keep_until_exit = true;  // `memloupe run` exits once the files are written
   p.follower.emplace(raw_, p.options, std::move(written));
 }
 
@@ -154,7 +156,10 @@ int FollowingFinaliser::finish(const std::string& output) {
     const ProgressLine progress("finalising " + raw_, [&p] { return p.tap.status(); });
     Expected<finalize::FollowedRead> read = p.follower->finish();
     followed = static_cast<bool>(read);
-    if (followed) stats = finalize::finalize_trace(raw_, output, p.options, &*read);
+    if (followed) {
+      stats = finalize::finalize_trace(raw_, output, p.options, &*read);
+      finalize::keep_until_exit(std::move(*read));  // the prepared symbolisers: libdw's trees
+    }
   }
   if (!followed) {
     // Nothing is lost: the file is read again, with a tap and addon of its own.

@@ -10,6 +10,7 @@
 #include "finalize/compact.h"
 #include "finalize/event_collector.h"
 #include "finalize/follow.h"
+#include "finalize/kept_until_exit.h"
 #include "format/symbols_encoder.h"
 #include "format/wire.h"
 #include "reader/bytes.h"
@@ -278,8 +279,9 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
                                       : snapshots.annex_chunks(c.modules, options.symbolizer))
     reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, options.zstd_level);
 
+  reader::SymbolTable table;
   if (options.symbolize) {
-    const reader::SymbolTable table = symbols.get();
+    table = symbols.get();
     stats.symbolized = table.size();
     format::SymbolsEncoder encoder;
     encode_symbols(table, encoder);
@@ -316,6 +318,12 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   if (auto e = file->write(out)) return *e;
   if (auto e = file->commit()) return *e;
   stats.output_bytes = out.size();
+  if (options.keep_until_exit) {
+    keep_until_exit(std::move(out));
+    keep_until_exit(std::move(c));
+    keep_until_exit(std::move(table));
+    keep_until_exit(std::move(snapshots));
+  }
   return stats;
 }
 

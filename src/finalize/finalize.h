@@ -94,6 +94,9 @@ struct FinalizeOptions {
   FinalizeTap* tap = nullptr;
   // Optional; must outlive the call. Only runs when symbolising.
   FinalizeAddon* addon = nullptr;
+  // The process exits once the file is written (`memloupe run`): what the
+  // finalise built is left to the OS (kept_until_exit.h), not freed.
+  bool keep_until_exit = false;
 };
 
 struct FinalizeStats {
