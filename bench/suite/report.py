@@ -301,7 +301,7 @@ LEGEND = """\
 - **output**: whether the workload printed the same checksum line as natively.
 - **memloupe run --all**: the command a user types, timed whole: the launcher, the
   program under the preload library, the finaliser following the trace while it runs
-  (at nice 19), and what is left after the program exits. Its **finalise** column is
+  (at the normal priority), and what is left after the program exits. Its **finalise** column is
   that last part: the command's wall minus the program's duration in its trace ("after
   exit"); the issue-13 targets use this row when it was measured.
 - **What the user waits for**: **waits s** is the median over runs of the run's wall
