@@ -179,10 +179,11 @@ void OverviewBuilder::add(const format::Event& event) {
       event);
 }
 
-void OverviewBuilder::add_alloc(const format::Alloc& a, const Count& c) {
+uint64_t OverviewBuilder::add_alloc(const format::Alloc& a, const Count& c) {
   Impl& s = *impl_;
   ++s.o.events;
   s.counted_alloc(s.clock(a.time_ns), a, c);
+  return s.new_maxima;
 }
 
 void OverviewBuilder::add_free(const format::Free& f, const Count* c) {
