@@ -485,9 +485,9 @@ struct AggregateBuilder::Impl {
     live.insert(e.id.value, b);
     const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     if (streaming) {
-      alongside->add_alloc(e, c);
-      if (alongside->new_maxima() != maxima_seen) {  // this block made a new maximum
-        maxima_seen = alongside->new_maxima();
+      // (add_alloc gives new_maxima(): a change means this block made a new maximum)
+      if (const uint64_t maxima = alongside->add_alloc(e, c); maxima != maxima_seen) {
+        maxima_seen = maxima;
         peak_so_far = e.id;
       }
       return;

@@ -11,8 +11,11 @@ namespace {
 using Record = EventPipe::Record;
 using Kind = EventPipe::Kind;
 
-format::Alloc alloc_of(const Record& r) {
-  format::Alloc a;
+// The Alloc a record stands for, written over `a`: a default Alloc but for
+// the fields a record carries (each call sets them all). Reusing one Alloc
+// spares zeroing a new one per record (a `rep stos`, a third of consume()'s
+// time).
+const format::Alloc& alloc_of(const Record& r, format::Alloc& a) {
   a.id = format::AllocId{r.id};
   a.thread = format::ThreadId{r.thread};
   a.time_ns = r.time_ns;
@@ -149,10 +152,11 @@ ThreadedOverview::ThreadedOverview(const format::TraceInfo& info, const std::opt
 }
 
 void ThreadedOverview::consume(const EventPipe::Batch& batch) {
+  format::Alloc alloc;  // alloc_of()'s
   if (!aggregate_) {
     for (const Record& r : batch.records) {
       if (r.kind == Kind::Alloc) {
-        builder_.add(alloc_of(r));
+        builder_.add(alloc_of(r, alloc));
       } else {
         builder_.add(free_of(r));
       }
@@ -164,10 +168,10 @@ void ThreadedOverview::consume(const EventPipe::Batch& batch) {
     if (r.kind == Kind::Free) {
       aggregate_->add(free_of(r));
     } else if (!r.new_stack) {
-      aggregate_->add_interned(alloc_of(r), r.stack, false, {});
+      aggregate_->add_interned(alloc_of(r, alloc), r.stack, false, {});
     } else {
       const size_t n = batch.frames[frames];
-      aggregate_->add_interned(alloc_of(r), r.stack, true, {batch.frames.data() + frames + 1, n});
+      aggregate_->add_interned(alloc_of(r, alloc), r.stack, true, {batch.frames.data() + frames + 1, n});
       frames += 1 + n;
     }
   }

@@ -49,8 +49,10 @@ struct OverviewBuilder::Impl {
 
   double heap_bytes() const { return o.estimator.bytes_value(live); }
   double mapped_bytes() const { return o.estimator.bytes_value(mapped_live); }
-  void note_combined(uint64_t t) {
-    const double combined = heap_bytes() + mapped_bytes();
+  // `heap`: heap_bytes(), which the caller has at hand (an Alloc's bytes_value is
+  // a u64-to-double conversion).
+  void note_combined(uint64_t t, double heap) {
+    const double combined = heap + mapped_bytes();
     if (combined > o.mapped.combined_peak_bytes) {
       o.mapped.combined_peak_bytes = combined;
       o.mapped.combined_peak_ns = t;
@@ -91,7 +93,7 @@ struct OverviewBuilder::Impl {
       o.peak = Peak{t, a.id, live};
       ++new_maxima;
     }
-    note_combined(t);
+    note_combined(t, live_bytes);
   }
   void counted_free(uint64_t t, const Count* c, format::Func func) {
     ++o.free_events;
@@ -116,7 +118,7 @@ struct OverviewBuilder::Impl {
       o.mapped.peak = mapped_live;
       o.mapped.peak_ns = t;
     }
-    note_combined(t);
+    note_combined(t, heap_bytes());
   }
   void on(uint64_t t, const format::ThreadStart& e) {
     if (ThreadInfo* th = thread(e.thread)) {
@@ -179,10 +181,11 @@ void OverviewBuilder::add(const format::Event& event) {
       event);
 }
 
-void OverviewBuilder::add_alloc(const format::Alloc& a, const Count& c) {
+uint64_t OverviewBuilder::add_alloc(const format::Alloc& a, const Count& c) {
   Impl& s = *impl_;
   ++s.o.events;
   s.counted_alloc(s.clock(a.time_ns), a, c);
+  return s.new_maxima;
 }
 
 void OverviewBuilder::add_free(const format::Free& f, const Count* c) {

@@ -132,7 +132,8 @@ class OverviewBuilder {
   // For an AggregateBuilder driving this builder in one pass: it keeps the live
   // blocks itself and hands over each Alloc / Free with the block's Count
   // (nullptr: a free of an unknown block), instead of add().
-  void add_alloc(const format::Alloc& alloc, const Count& count);
+  // add_alloc() returns new_maxima() after it (one call per Alloc, not two).
+  uint64_t add_alloc(const format::Alloc& alloc, const Count& count);
   void add_free(const format::Free& free, const Count* count);
   // (A free's function tells a mapping block's end from a heap block's: only
   // the mapping functions end mapping blocks.)

@@ -33,25 +33,13 @@ void TimelineBuilder::halve() {
   timeline_.bucket_ns *= 2;
 }
 
-void TimelineBuilder::change(uint64_t t, double live, double allocated, double freed) {
+void TimelineBuilder::change_bucket(uint64_t t, double live, double allocated, double freed) {
   bool fresh = false;
-  // Times never go back, so a change before the current bucket's end is in it.
-  HeapPoint* bucket;
-  if (t < current_end_ && !timeline_.points.empty()) {
-    bucket = &timeline_.points[current_];
-  } else {
-    bucket = &bucket_at(t, fresh);
-    current_ = static_cast<size_t>(t / timeline_.bucket_ns);
-    current_end_ = (current_ + 1) * timeline_.bucket_ns;
-    if (fresh && t % timeline_.bucket_ns == 0) bucket->live_max = bucket->live_min = live;
-  }
-  HeapPoint& b = *bucket;
-  live_ = live;
-  b.live_end = live;
-  b.live_max = std::max(b.live_max, live);
-  b.live_min = std::min(b.live_min, live);
-  b.allocated += allocated;
-  b.freed += freed;
+  HeapPoint& bucket = bucket_at(t, fresh);
+  current_ = static_cast<size_t>(t / timeline_.bucket_ns);
+  current_end_ = (current_ + 1) * timeline_.bucket_ns;
+  if (fresh && t % timeline_.bucket_ns == 0) bucket.live_max = bucket.live_min = live;
+  apply(bucket, live, allocated, freed);
 }
 
 Timeline TimelineBuilder::finish(uint64_t t) && {
