@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "symbolize/own_module.h"
+
 namespace memloupe::finalize {
 
 SymbolPreparer::SymbolPreparer(const symbolize::SymbolizerOptions& options)
@@ -24,16 +26,34 @@ namespace {
 // addresses are the program's own code, whose globals are the likely roots.
 // Reading every module's was measured: most were never looked in (the
 // recorder's own library, the dynamic loader's compressed debug file, ...).
+constexpr std::string_view kLibc = "libc.so";
+
 bool holds_roots_surely(const symbolize::Module& m) {
   const std::string_view path = m.path;
   const size_t slash = path.rfind('/');
-  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("libc.so");
+  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with(kLibc);
 }
 
 }  // namespace
 
 void SymbolPreparer::update(const Collected& read, bool globals) {
   std::vector<Task> tasks;
+  if (!guessed_) {
+    // The trace's module list reaches the file with the recorder's first
+    // chunk, which for a program of few events (python3: 18 k) is written at
+    // its exit: libc's compressed debug file was then opened and indexed twice
+    // (frames and globals, ~0.1 s of CPU) after the exit. A dynamically linked
+    // program almost surely runs with the C library this process runs with,
+    // and holds backtrace addresses in it (stdio's buffers, strdup, ...), so
+    // that file is prepared from the start. The guess is keyed as the trace's
+    // module will be (path, build-id): right, the trace's tasks find it done;
+    // wrong, it costs that CPU on the follower's side and changes no result.
+    guessed_ = true;
+    if (auto libc = symbolize::own_loaded_module(kLibc)) {
+      tasks.push_back({*libc, false});
+      if (globals) tasks.push_back({*libc, true});
+    }
+  }
   const std::vector<symbolize::Module>& modules = read.modules.modules();
   for (; modules_seen_ < modules.size(); ++modules_seen_)
     if (globals && holds_roots_surely(modules[modules_seen_])) tasks.push_back({modules[modules_seen_], true});

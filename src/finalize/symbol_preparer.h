@@ -49,6 +49,7 @@ class SymbolPreparer {
 
   symbolize::PreparedSymbolizers prepared_;  // the thread's until done() returns
   size_t modules_seen_ = 0;                  // update()'s
+  bool guessed_ = false;                     // update()'s: this process's libc is queued
   size_t addresses_seen_ = 0;
   std::vector<bool> framed_;  // by module index: its frames task is queued
   std::mutex mutex_;
