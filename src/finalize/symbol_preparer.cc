@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "symbolize/own_module.h"
+#include "symbolize/loaded_modules.h"
 
 namespace memloupe::finalize {
 
@@ -49,7 +49,7 @@ void SymbolPreparer::update(const Collected& read, bool globals) {
     // module will be (path, build-id): right, the trace's tasks find it done;
     // wrong, it costs that CPU on the follower's side and changes no result.
     guessed_ = true;
-    if (auto libc = symbolize::own_loaded_module(kLibc)) {
+    if (auto libc = symbolize::loaded_module_named(kLibc)) {
       tasks.push_back({*libc, false});
       if (globals) tasks.push_back({*libc, true});
     }

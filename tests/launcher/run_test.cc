@@ -10,6 +10,7 @@
 
 #include "markers.h"
 #include "run_fixture.h"
+#include "symbolize/loaded_modules.h"
 
 namespace memloupe::testing {
 namespace {
@@ -161,6 +162,30 @@ TEST_F(Run, TraceNamesTheKnownCallChainWithInlinedFrames) {
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].function, "c_allocate");
   EXPECT_EQ(c[0].line, static_cast<uint32_t>(marker_line("c-call")));
+}
+
+// `memloupe run` prepares its own C library's debug data while the program
+// runs (finalize/symbol_preparer.cc), as a guess of the program's: the guess
+// is of use only if it is described as the recorder describes the program's
+// libc, path and build-id alike.
+TEST_F(Run, ItsOwnLibcIsDescribedAsTheRecorderDescribesTheProgramsLibc) {
+  const Finished f = run({"run", "--all", "-o", "t.trace", "--", testprog_exe(), "sites"});
+  ASSERT_EQ(f.status, 0) << f.err;
+  auto r = open_or_fail(dir_ / "t.trace");
+  ASSERT_TRUE(r);
+  const auto own = symbolize::loaded_module_named("libc.so");
+  ASSERT_TRUE(own);
+  int libcs = 0;
+  while (const format::Event* e = r->next()) {
+    const auto* m = std::get_if<format::ModuleLoad>(e);
+    if (m == nullptr || !fs::path(m->path).filename().string().starts_with("libc.so")) continue;
+    ++libcs;
+    EXPECT_EQ(m->path, own->path);
+    EXPECT_EQ(std::vector<uint8_t>(m->build_id.begin(), m->build_id.end()), own->build_id);
+  }
+  EXPECT_FALSE(r->error()) << r->error()->message;
+  EXPECT_EQ(libcs, 1);
+  EXPECT_FALSE(own->build_id.empty());
 }
 
 TEST_F(Run, FollowForkFinalisesEveryProcesssTrace) {
