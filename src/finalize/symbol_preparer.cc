@@ -7,7 +7,7 @@
 namespace memloupe::finalize {
 
 SymbolPreparer::SymbolPreparer(const symbolize::SymbolizerOptions& options)
-    : prepared_(options), thread_([this] { run(); }) {}
+    : prepared_(options), frames_thread_([this] { run(false); }), globals_thread_([this] { run(true); }) {}
 
 SymbolPreparer::~SymbolPreparer() {
   {
@@ -15,7 +15,8 @@ SymbolPreparer::~SymbolPreparer() {
     abandon_ = closing_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  frames_thread_.join();
+  globals_thread_.join();
 }
 
 namespace {
@@ -68,7 +69,7 @@ void SymbolPreparer::update(const Collected& read, bool globals) {
   if (tasks.empty()) return;
   {
     std::lock_guard lock(mutex_);
-    for (Task& t : tasks) queue_.push_back(std::move(t));
+    for (Task& t : tasks) queue_[t.globals].push_back(std::move(t.module));
   }
   changed_.notify_all();
 }
@@ -79,33 +80,34 @@ symbolize::PreparedSymbolizers& SymbolPreparer::done() {
     closing_ = true;
     changed_.notify_all();
   }
-  changed_.wait(lock, [this] { return idle_; });
+  changed_.wait(lock, [this] { return idle_ == 2; });
   if (failure_) std::rethrow_exception(failure_);
   return prepared_;
 }
 
-void SymbolPreparer::run() {
+void SymbolPreparer::run(bool globals) {
+  std::deque<symbolize::Module>& queue = queue_[globals];
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return closing_ || !queue_.empty(); });
-    if (abandon_ || queue_.empty()) break;
-    const Task task = std::move(queue_.front());
-    queue_.pop_front();
+    changed_.wait(lock, [&] { return closing_ || !queue.empty(); });
+    if (abandon_ || failure_ || queue.empty()) break;
+    const symbolize::Module module = std::move(queue.front());
+    queue.pop_front();
     lock.unlock();
     try {
-      if (task.globals) {
-        prepared_.prepare_globals(task.module);
+      if (globals) {
+        prepared_.prepare_globals(module);
       } else {
-        prepared_.prepare_frames(task.module);
+        prepared_.prepare_frames(module);
       }
     } catch (...) {
       lock.lock();
-      failure_ = std::current_exception();
+      if (!failure_) failure_ = std::current_exception();
       break;
     }
     lock.lock();
   }
-  idle_ = true;
+  ++idle_;
   changed_.notify_all();
 }
 
