@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "symbolize/file_build_id.h"
 #include "symbolize/loaded_modules.h"
 
 namespace memloupe::finalize {
@@ -37,24 +38,41 @@ bool holds_roots_surely(const symbolize::Module& m) {
 
 }  // namespace
 
-void SymbolPreparer::update(const Collected& read, bool globals) {
-  std::vector<Task> tasks;
-  if (!guessed_) {
-    // The trace's module list reaches the file with the recorder's first
-    // chunk, which for a program of few events (python3: 18 k) is written at
-    // its exit: libc's compressed debug file was then opened and indexed twice
-    // (frames and globals, ~0.1 s of CPU) after the exit. A dynamically linked
-    // program almost surely runs with the C library this process runs with,
-    // and holds backtrace addresses in it (stdio's buffers, strdup, ...), so
-    // that file is prepared from the start. The guess is keyed as the trace's
-    // module will be (path, build-id): right, the trace's tasks find it done;
-    // wrong, it costs that CPU on the follower's side and changes no result.
-    guessed_ = true;
-    if (auto libc = symbolize::loaded_module_named(kLibc)) {
-      tasks.push_back({*libc, false});
-      if (globals) tasks.push_back({*libc, true});
+void SymbolPreparer::begin(const format::TraceInfo& info) {
+  // The trace's module list reaches the file with the recorder's first
+  // chunk, which for a program of few events (python3: 18 k) is written at
+  // its exit: its executable's and libc's files (libc's compressed debug file
+  // twice, frames and globals: ~0.3 s of CPU) were then prepared after the
+  // exit. Both are known before: the header names the executable (the path
+  // the recorder gives its module: /proc/self/exe), and a dynamically linked
+  // program almost surely runs with the C library this process runs with and
+  // holds backtrace addresses in it (stdio's buffers, strdup, ...). They are
+  // keyed as the trace's modules will be (path, build-id): a right guess,
+  // and the trace's tasks find them done; a wrong one costs that CPU beside
+  // the program and changes no result. The dynamic loader is not guessed: a
+  // program that neither dlopens nor starts threads has no frame in it
+  // (cc1plus), and its debug file costs ~35 ms.
+  const bool globals = info.mode == format::Mode::All;
+  std::vector<symbolize::Module> guesses;
+  if (!info.executable.empty()) {
+    symbolize::Module exe;
+    exe.path = info.executable;
+    exe.build_id = symbolize::file_build_id(exe.path);
+    guesses.push_back(std::move(exe));
+  }
+  if (auto libc = symbolize::loaded_module_named(kLibc)) guesses.push_back(std::move(*libc));
+  {
+    std::lock_guard lock(mutex_);
+    for (const symbolize::Module& m : guesses) {
+      queue_[false].push_back(m);
+      if (globals) queue_[true].push_back(m);
     }
   }
+  changed_.notify_all();
+}
+
+void SymbolPreparer::update(const Collected& read, bool globals) {
+  std::vector<Task> tasks;
   const std::vector<symbolize::Module>& modules = read.modules.modules();
   for (; modules_seen_ < modules.size(); ++modules_seen_)
     if (globals && holds_roots_surely(modules[modules_seen_])) tasks.push_back({modules[modules_seen_], true});

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "finalize/event_collector.h"
+#include "format/events.h"
 #include "symbolize/prepared_symbolizers.h"
 
 namespace memloupe::finalize {
@@ -32,6 +33,9 @@ class SymbolPreparer {
   SymbolPreparer(const SymbolPreparer&) = delete;
   SymbolPreparer& operator=(const SymbolPreparer&) = delete;
 
+  // The trace's header is read: the files its modules will surely include are
+  // queued (the executable, the C library), before any chunk names them.
+  void begin(const format::TraceInfo& info);
   // What the read so far added (modules, addresses) is queued; `globals`:
   // the trace will have a snapshot. Called by one thread at a time.
   void update(const Collected& read, bool globals);
@@ -54,7 +58,6 @@ class SymbolPreparer {
 
   symbolize::PreparedSymbolizers prepared_;  // the threads' until done() returns
   size_t modules_seen_ = 0;                  // update()'s
-  bool guessed_ = false;                     // update()'s: this process's libc is queued
   size_t addresses_seen_ = 0;
   std::vector<bool> framed_;  // by module index: its frames task is queued
   std::mutex mutex_;

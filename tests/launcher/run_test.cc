@@ -10,6 +10,7 @@
 
 #include "markers.h"
 #include "run_fixture.h"
+#include "symbolize/file_build_id.h"
 #include "symbolize/loaded_modules.h"
 
 namespace memloupe::testing {
@@ -164,20 +165,26 @@ TEST_F(Run, TraceNamesTheKnownCallChainWithInlinedFrames) {
   EXPECT_EQ(c[0].line, static_cast<uint32_t>(marker_line("c-call")));
 }
 
-// `memloupe run` prepares its own C library's debug data while the program
-// runs (finalize/symbol_preparer.cc), as a guess of the program's: the guess
-// is of use only if it is described as the recorder describes the program's
-// libc, path and build-id alike.
-TEST_F(Run, ItsOwnLibcIsDescribedAsTheRecorderDescribesTheProgramsLibc) {
+// `memloupe run` prepares the symbols of the header's executable and of its
+// own C library while the program runs (finalize/symbol_preparer.cc), as a
+// guess of the program's modules: the guess is of use only if it is described
+// as the recorder describes the program's modules, path and build-id alike.
+TEST_F(Run, TheGuessedModulesAreDescribedAsTheRecorderDescribesThem) {
   const Finished f = run({"run", "--all", "-o", "t.trace", "--", testprog_exe(), "sites"});
   ASSERT_EQ(f.status, 0) << f.err;
   auto r = open_or_fail(dir_ / "t.trace");
   ASSERT_TRUE(r);
   const auto own = symbolize::loaded_module_named("libc.so");
   ASSERT_TRUE(own);
-  int libcs = 0;
+  int libcs = 0, executables = 0;
   while (const format::Event* e = r->next()) {
     const auto* m = std::get_if<format::ModuleLoad>(e);
+    if (m != nullptr && m->path == r->info().executable) {
+      ++executables;
+      EXPECT_EQ(std::vector<uint8_t>(m->build_id.begin(), m->build_id.end()),
+                symbolize::file_build_id(r->info().executable));
+      EXPECT_FALSE(m->build_id.empty());
+    }
     if (m == nullptr || !fs::path(m->path).filename().string().starts_with("libc.so")) continue;
     ++libcs;
     EXPECT_EQ(m->path, own->path);
@@ -185,6 +192,7 @@ TEST_F(Run, ItsOwnLibcIsDescribedAsTheRecorderDescribesTheProgramsLibc) {
   }
   EXPECT_FALSE(r->error()) << r->error()->message;
   EXPECT_EQ(libcs, 1);
+  EXPECT_EQ(executables, 1);
   EXPECT_FALSE(own->build_id.empty());
 }
 
