@@ -49,9 +49,12 @@ void SymbolPreparer::begin(const format::TraceInfo& info) {
   // holds backtrace addresses in it (stdio's buffers, strdup, ...). They are
   // keyed as the trace's modules will be (path, build-id): a right guess,
   // and the trace's tasks find them done; a wrong one costs that CPU beside
-  // the program and changes no result. The dynamic loader is not guessed: a
-  // program that neither dlopens nor starts threads has no frame in it
-  // (cc1plus), and its debug file costs ~35 ms.
+  // the program and changes no result. The dynamic loader is guessed too:
+  // a program that dlopens (python3's extension modules) or starts threads
+  // (their TLS) has frames in it, and its compressed debug file was ~20 ms
+  // of python3's window on two threads; a program that does neither
+  // (cc1plus) spends ~35 ms of CPU for nothing, while it runs on one core and
+  // leaves the other.
   const bool globals = info.mode == format::Mode::All;
   std::vector<symbolize::Module> guesses;
   if (!info.executable.empty()) {
@@ -60,7 +63,8 @@ void SymbolPreparer::begin(const format::TraceInfo& info) {
     exe.build_id = symbolize::file_build_id(exe.path);
     guesses.push_back(std::move(exe));
   }
-  if (auto libc = symbolize::loaded_module_named(kLibc)) guesses.push_back(std::move(*libc));
+  for (const std::string_view name : {kLibc, std::string_view("ld-linux")})
+    if (auto m = symbolize::loaded_module_named(name)) guesses.push_back(std::move(*m));
   {
     std::lock_guard lock(mutex_);
     for (const symbolize::Module& m : guesses) {
