@@ -16,7 +16,7 @@
 
 #include <filesystem>
 
-#include "support/loaded_modules.h"
+#include "symbolize/loaded_modules.h"
 #include "symbolize/symbolizer.h"
 
 namespace {

@@ -10,6 +10,7 @@
 #include "finalize/compact.h"
 #include "finalize/event_collector.h"
 #include "finalize/follow.h"
+#include "finalize/index_chunks.h"
 #include "finalize/kept_until_exit.h"
 #include "format/symbols_encoder.h"
 #include "format/wire.h"
@@ -302,13 +303,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   if (want_index && !stats.damage) {
     if (std::optional<std::vector<uint8_t>> index = options.tap->index(out)) {
       const size_t before = out.size();
-      // An index over a chunk's limit continues in the next index chunk; the
-      // run of them that ends the file is the index (docs/FORMAT.md §10).
-      const std::span<const uint8_t> whole(*index);
-      for (size_t at = 0; at < whole.size() || at == 0; at += format::kMaxChunkRaw) {
-        const auto part = whole.subspan(at, std::min<size_t>(format::kMaxChunkRaw, whole.size() - at));
-        reader::append_chunk_compressed(out, format::ChunkType::AnalysisIndex, part, options.zstd_level);
-      }
+      append_index_chunks(out, *index, options.zstd_level);
       stats.index_bytes = out.size() - before;
     }
   }

@@ -53,6 +53,7 @@ bool TraceFollower::open() {
   file_ = raw;
   reader_ = std::move(*opened);
   snapshot_ahead_ = reader_->info().mode == format::Mode::All;
+  if (preparer_) preparer_->begin(reader_->info());
   if (tap_) tap_->begin(reader_->info());
   return true;
 }

@@ -2,10 +2,13 @@
 
 #include <string_view>
 
+#include "symbolize/file_build_id.h"
+#include "symbolize/loaded_modules.h"
+
 namespace memloupe::finalize {
 
 SymbolPreparer::SymbolPreparer(const symbolize::SymbolizerOptions& options)
-    : prepared_(options), thread_([this] { run(); }) {}
+    : prepared_(options), frames_thread_([this] { run(false); }), globals_thread_([this] { run(true); }) {}
 
 SymbolPreparer::~SymbolPreparer() {
   {
@@ -13,7 +16,8 @@ SymbolPreparer::~SymbolPreparer() {
     abandon_ = closing_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  frames_thread_.join();
+  globals_thread_.join();
 }
 
 namespace {
@@ -24,13 +28,52 @@ namespace {
 // addresses are the program's own code, whose globals are the likely roots.
 // Reading every module's was measured: most were never looked in (the
 // recorder's own library, the dynamic loader's compressed debug file, ...).
+constexpr std::string_view kLibc = "libc.so";
+
 bool holds_roots_surely(const symbolize::Module& m) {
   const std::string_view path = m.path;
   const size_t slash = path.rfind('/');
-  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("libc.so");
+  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with(kLibc);
 }
 
 }  // namespace
+
+void SymbolPreparer::begin(const format::TraceInfo& info) {
+  // The trace's module list reaches the file with the recorder's first
+  // chunk, which for a program of few events (python3: 18 k) is written at
+  // its exit: its executable's and libc's files (libc's compressed debug file
+  // twice, frames and globals: ~0.3 s of CPU) were then prepared after the
+  // exit. Both are known before: the header names the executable (the path
+  // the recorder gives its module: /proc/self/exe), and a dynamically linked
+  // program almost surely runs with the C library this process runs with and
+  // holds backtrace addresses in it (stdio's buffers, strdup, ...). They are
+  // keyed as the trace's modules will be (path, build-id): a right guess,
+  // and the trace's tasks find them done; a wrong one costs that CPU beside
+  // the program and changes no result. The dynamic loader is guessed too:
+  // a program that dlopens (python3's extension modules) or starts threads
+  // (their TLS) has frames in it, and its compressed debug file was ~20 ms
+  // of python3's window on two threads; a program that does neither
+  // (cc1plus) spends ~35 ms of CPU for nothing, while it runs on one core and
+  // leaves the other.
+  const bool globals = info.mode == format::Mode::All;
+  std::vector<symbolize::Module> guesses;
+  if (!info.executable.empty()) {
+    symbolize::Module exe;
+    exe.path = info.executable;
+    exe.build_id = symbolize::file_build_id(exe.path);
+    guesses.push_back(std::move(exe));
+  }
+  for (const std::string_view name : {kLibc, std::string_view("ld-linux")})
+    if (auto m = symbolize::loaded_module_named(name)) guesses.push_back(std::move(*m));
+  {
+    std::lock_guard lock(mutex_);
+    for (const symbolize::Module& m : guesses) {
+      queue_[false].push_back(m);
+      if (globals) queue_[true].push_back(m);
+    }
+  }
+  changed_.notify_all();
+}
 
 void SymbolPreparer::update(const Collected& read, bool globals) {
   std::vector<Task> tasks;
@@ -48,7 +91,7 @@ void SymbolPreparer::update(const Collected& read, bool globals) {
   if (tasks.empty()) return;
   {
     std::lock_guard lock(mutex_);
-    for (Task& t : tasks) queue_.push_back(std::move(t));
+    for (Task& t : tasks) queue_[t.globals].push_back(std::move(t.module));
   }
   changed_.notify_all();
 }
@@ -59,33 +102,34 @@ symbolize::PreparedSymbolizers& SymbolPreparer::done() {
     closing_ = true;
     changed_.notify_all();
   }
-  changed_.wait(lock, [this] { return idle_; });
+  changed_.wait(lock, [this] { return idle_ == 2; });
   if (failure_) std::rethrow_exception(failure_);
   return prepared_;
 }
 
-void SymbolPreparer::run() {
+void SymbolPreparer::run(bool globals) {
+  std::deque<symbolize::Module>& queue = queue_[globals];
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return closing_ || !queue_.empty(); });
-    if (abandon_ || queue_.empty()) break;
-    const Task task = std::move(queue_.front());
-    queue_.pop_front();
+    changed_.wait(lock, [&] { return closing_ || !queue.empty(); });
+    if (abandon_ || failure_ || queue.empty()) break;
+    const symbolize::Module module = std::move(queue.front());
+    queue.pop_front();
     lock.unlock();
     try {
-      if (task.globals) {
-        prepared_.prepare_globals(task.module);
+      if (globals) {
+        prepared_.prepare_globals(module);
       } else {
-        prepared_.prepare_frames(task.module);
+        prepared_.prepare_frames(module);
       }
     } catch (...) {
       lock.lock();
-      failure_ = std::current_exception();
+      if (!failure_) failure_ = std::current_exception();
       break;
     }
     lock.lock();
   }
-  idle_ = true;
+  ++idle_;
   changed_.notify_all();
 }
 

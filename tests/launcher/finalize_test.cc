@@ -19,7 +19,7 @@
 #include "reader/reader.h"
 #include "reader/snapshot_decoder.h"
 #include "sites.h"
-#include "support/loaded_modules.h"
+#include "symbolize/loaded_modules.h"
 #include "trace_builder.h"
 
 namespace memloupe::finalize {

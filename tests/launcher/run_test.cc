@@ -10,6 +10,8 @@
 
 #include "markers.h"
 #include "run_fixture.h"
+#include "symbolize/file_build_id.h"
+#include "symbolize/loaded_modules.h"
 
 namespace memloupe::testing {
 namespace {
@@ -161,6 +163,37 @@ TEST_F(Run, TraceNamesTheKnownCallChainWithInlinedFrames) {
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].function, "c_allocate");
   EXPECT_EQ(c[0].line, static_cast<uint32_t>(marker_line("c-call")));
+}
+
+// `memloupe run` prepares the symbols of the header's executable and of its
+// own C library while the program runs (finalize/symbol_preparer.cc), as a
+// guess of the program's modules: the guess is of use only if it is described
+// as the recorder describes the program's modules, path and build-id alike.
+TEST_F(Run, TheGuessedModulesAreDescribedAsTheRecorderDescribesThem) {
+  const Finished f = run({"run", "--all", "-o", "t.trace", "--", testprog_exe(), "sites"});
+  ASSERT_EQ(f.status, 0) << f.err;
+  auto r = open_or_fail(dir_ / "t.trace");
+  ASSERT_TRUE(r);
+  const auto own = symbolize::loaded_module_named("libc.so");
+  ASSERT_TRUE(own);
+  int libcs = 0, executables = 0;
+  while (const format::Event* e = r->next()) {
+    const auto* m = std::get_if<format::ModuleLoad>(e);
+    if (m != nullptr && m->path == r->info().executable) {
+      ++executables;
+      EXPECT_EQ(std::vector<uint8_t>(m->build_id.begin(), m->build_id.end()),
+                symbolize::file_build_id(r->info().executable));
+      EXPECT_FALSE(m->build_id.empty());
+    }
+    if (m == nullptr || !fs::path(m->path).filename().string().starts_with("libc.so")) continue;
+    ++libcs;
+    EXPECT_EQ(m->path, own->path);
+    EXPECT_EQ(std::vector<uint8_t>(m->build_id.begin(), m->build_id.end()), own->build_id);
+  }
+  EXPECT_FALSE(r->error()) << r->error()->message;
+  EXPECT_EQ(libcs, 1);
+  EXPECT_EQ(executables, 1);
+  EXPECT_FALSE(own->build_id.empty());
 }
 
 TEST_F(Run, FollowForkFinalisesEveryProcesssTrace) {

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "markers.h"
-#include "support/loaded_modules.h"
+#include "symbolize/loaded_modules.h"
 #include "sites.h"
 
 namespace memloupe::symbolize {

@@ -1,4 +1,4 @@
-#include "support/loaded_modules.h"
+#include "symbolize/loaded_modules.h"
 
 #include <elf.h>
 #include <link.h>
@@ -63,6 +63,15 @@ std::vector<Module> loaded_modules() {
 std::optional<Module> loaded_module_at(uint64_t address) {
   for (Module& m : loaded_modules()) {
     if (address >= m.start && address < m.end) return std::move(m);
+  }
+  return std::nullopt;
+}
+
+std::optional<Module> loaded_module_named(std::string_view file_name_prefix) {
+  for (Module& m : loaded_modules()) {
+    const std::string_view path = m.path;
+    const size_t slash = path.rfind('/');
+    if (path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with(file_name_prefix)) return std::move(m);
   }
   return std::nullopt;
 }
