@@ -85,32 +85,11 @@ void StagingRing::write(uint64_t t, const StagedRecord& r, std::span<const uint6
   head.published.store(t + 1, std::memory_order_release);
 }
 
-size_t StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames,
-                         uint64_t* scratch) noexcept {
-  Slot& head = slot(t);
-  if (head.published.load(std::memory_order_acquire) != t + 1) return 0;
-  const uint64_t* w = head.words;
-  const uint64_t flags = w[kFlagsWord];
-  r.kind = static_cast<StagedKind>(flags & 0xff);
-  r.func = static_cast<format::Func>((flags >> 8) & 0xff);
-  r.sampled = (flags >> 16) & 1;
-  const auto n = static_cast<size_t>((flags >> 17) & 0x7fff);
-  r.thread = static_cast<uint32_t>(flags >> 32);
-  const uint64_t alignment_word = w[kAlignmentWord];
-  r.alignment = static_cast<uint32_t>(alignment_word);
-  size_t shared = (alignment_word >> 32) & 0xffff;
-  const auto generation = static_cast<uint16_t>(alignment_word >> 48);
-  r.time_ns = w[kTimeWord];
-  r.address = w[kAddressWord];
-  r.size = w[kSizeWord];
-  r.old_address = w[kOldAddressWord];
+std::span<const uint64_t> StagingRing::gather(uint64_t t, StagedRecord& r, size_t n, size_t shared,
+                                               uint64_t* scratch) noexcept {
+  const uint64_t* w = slot(t).words;
+  const auto generation = static_cast<uint16_t>(w[kAlignmentWord] >> 48);
   auto* mine = reinterpret_cast<StagedFrames*>(w[kFramesWord]);
-  const size_t used = slots_for(n);
-  r.prefix = {};
-  if (mine == nullptr && n <= kHeadFrames) {
-    frames = {w + kHeadWords, n};
-    return used;
-  }
   uint64_t* dst = scratch;
   if (mine != nullptr) {
     // The shared frames are the ones the consumer's copy ends with, if it is of
@@ -127,8 +106,7 @@ size_t StagingRing::read(uint64_t t, StagedRecord& r, std::span<const uint64_t>&
     const size_t m = n - done < kMoreFrames ? n - done : kMoreFrames;
     copy_frames(dst + done, slot(t + i).words, m);
   }
-  frames = {dst, n + shared};
-  return used;
+  return {dst, n + shared};
 }
 
 // A writer between its ticket and its publication is a few dozen instructions
