@@ -91,9 +91,7 @@ struct ShortMemo {
   uint32_t n = 0;  // 0 until the first backtrace: only non-empty ones are looked up
   uint64_t frames[kShortFrames] = {};
 };
-// 64 entries (5 KiB): with 16, bench_alloc_mt's sites collided so often that
-// more than half of its allocations hashed their backtrace again.
-inline constexpr unsigned kShortMemoBits = 6;
+inline constexpr unsigned kShortMemoBits = 4;
 
 struct State {
   ChunkSink* sink = nullptr;
@@ -149,7 +147,7 @@ struct State {
   // bound above), so when the tightest stream has `least` bytes left, the
   // (least - kReserve) / kReserve events after this one find room too without
   // looking: the chunks are cut where they were, and the eight streams' ends
-  // are compared about once per 60 events instead of on every one (~20
+  // are compared once per up to 63 events instead of on every one (~20
   // instructions per event on the flush thread).
   bool room() noexcept {
     if (sure_room != 0) {
@@ -259,11 +257,11 @@ struct State {
     if (n == 0) return backtrace_hash(bt);  // (an empty span's data() may be null: no memcmp)
     const uint64_t key = (bt[n / 2] ^ bt[n > 2 ? 2 : n - 1] << 7) * 0x9e3779b97f4a7c15ull + n;
     ShortMemo& m = short_memo[key >> (64 - kShortMemoBits)];
-    // Compared inline: a call to memcmp cost more than the few frames.
-    if (m.n == n && shared_outer_frames(m.frames + n, bt.data() + n, n) == n) return m.hash;
+    const size_t bytes = n * sizeof(uint64_t);
+    if (m.n == n && std::memcmp(m.frames, bt.data(), bytes) == 0) return m.hash;
     m.hash = backtrace_hash(bt);
     m.n = static_cast<uint32_t>(n);
-    std::memcpy(m.frames, bt.data(), n * sizeof(uint64_t));
+    std::memcpy(m.frames, bt.data(), bytes);
     return m.hash;
   }
 
