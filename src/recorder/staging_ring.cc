@@ -20,7 +20,7 @@ uint16_t g_last_generation = 0;
 // overlapping the one before, never past dst + m: the destination's next
 // frames may be a record's shared ones. Not memcpy: with a size known only at
 // run time gcc emits `rep movsq`, whose start-up cost is most of a copy this
-// short (on bench_stl_deep, 45% of StagingRing::read's samples sat on it).
+// short (on bench_stl_deep, a third of StagingRing::read's samples sat on it).
 void copy_frames(uint64_t* dst, const uint64_t* src, size_t m) noexcept {
   if (m < 2) {
     if (m == 1) dst[0] = src[0];

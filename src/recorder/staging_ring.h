@@ -261,9 +261,9 @@ class StagingRing {
   // shallow stacks), else they are gathered into `scratch` or, for a record with
   // shared frames, into the consumer's StagedFrames.
   // Inline, and the frames' copying out of line (gather): the call, its
-  // register saves and the record's fields passed through memory had cost ~40
-  // instructions per record on bench_alloc_mt, whose records all take the
-  // first branch.
+  // register saves and the record's fields passed through memory had cost ~30
+  // instructions per record on bench_alloc_mt, whose records nearly all take
+  // the first branch.
   [[gnu::always_inline]] size_t read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames,
                                      uint64_t* scratch) noexcept {
     Slot& head = slot(t);
