@@ -79,11 +79,17 @@ struct StagedFrames {
   // frames (capture_backtrace, before every put with them): the backtrace's
   // walk, and that its outermost `outer` frames are those of walk `previous`.
   UnwindShare next;
-  uint64_t consumer[kStagedFrames] = {};
   uint32_t writer_n = 0;
-  uint32_t writer_generation = 0;    // the ring's generation writer_n counts in
-  uint32_t consumer_generation = 0;  // the generation of the last record put back
-  uint32_t consumer_seq = 0;         // records put back (SharedPrefix::seq)
+  uint32_t writer_generation = 0;  // the ring's generation writer_n counts in
+  // The consumer's half starts on a cache line of its own: the writer stores
+  // writer_n on every put, and with consumer_generation beside it (as before)
+  // the consumer's first load of a deep record missed its cache (a quarter of
+  // StagingRing::read's samples on bench_stl_deep). The alignment also puts
+  // the ThreadSlot after this one, whose counters its thread writes, on a line
+  // apart from consumer[]'s outermost frames.
+  alignas(64) uint32_t consumer_generation = 0;  // the generation of the last record put back
+  uint32_t consumer_seq = 0;                     // records put back (SharedPrefix::seq)
+  uint64_t consumer[kStagedFrames] = {};
 };
 
 class StagingRing {
@@ -254,7 +260,39 @@ class StagingRing {
   // stay in the slot when they are all there and fit (the common case for
   // shallow stacks), else they are gathered into `scratch` or, for a record with
   // shared frames, into the consumer's StagedFrames.
-  size_t read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames, uint64_t* scratch) noexcept;
+  // Inline, and the frames' copying out of line (gather): the call, its
+  // register saves and the record's fields passed through memory had cost ~30
+  // instructions per record on bench_alloc_mt, whose records nearly all take
+  // the first branch.
+  [[gnu::always_inline]] size_t read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames,
+                                     uint64_t* scratch) noexcept {
+    Slot& head = slot(t);
+    if (head.published.load(std::memory_order_acquire) != t + 1) return 0;
+    const uint64_t* w = head.words;
+    const uint64_t flags = w[kFlagsWord];
+    r.kind = static_cast<StagedKind>(flags & 0xff);
+    r.func = static_cast<format::Func>((flags >> 8) & 0xff);
+    r.sampled = (flags >> 16) & 1;
+    const auto n = static_cast<size_t>((flags >> 17) & 0x7fff);
+    r.thread = static_cast<uint32_t>(flags >> 32);
+    const uint64_t alignment_word = w[kAlignmentWord];
+    r.alignment = static_cast<uint32_t>(alignment_word);
+    r.time_ns = w[kTimeWord];
+    r.address = w[kAddressWord];
+    r.size = w[kSizeWord];
+    r.old_address = w[kOldAddressWord];
+    r.prefix = {};
+    if (w[kFramesWord] == 0 && n <= kHeadFrames) {
+      frames = {w + kHeadWords, n};
+    } else {
+      frames = gather(t, r, n, (alignment_word >> 32) & 0xffff, scratch);
+    }
+    return slots_for(n);
+  }
+  // read()'s frames when they are not all in the head slot, or the record
+  // shares some with its thread's previous one: `n` own and `shared` shared.
+  std::span<const uint64_t> gather(uint64_t t, StagedRecord& r, size_t n, size_t shared,
+                                   uint64_t* scratch) noexcept;
   // ahead(address, old_address) of the record with ticket t, if t is a published
   // head (it stays as it is until the consumer passes it), and its slots; 0 if
   // not published. A slot that is not t's head holds another ticket + 1, or 0: a
