@@ -29,17 +29,28 @@ inline void cpu_relax() noexcept {
 // instructions from making it hold: spins briefly, then yields the CPU (the
 // awaited thread may have been preempted; under valgrind, which runs one thread
 // at a time, it always needs the CPU), for at most `limit_ns` (0: no limit).
-// Returns whether ready() held.
+// With `nap_ns`, after kYieldsBeforeNaps yields it naps that long at a time
+// instead: a preempted thread may wait milliseconds for a CPU on a loaded
+// machine, and yielding all that time cost a waiting consumer up to ~130,000
+// sched_yield calls in one run (staging_ring.cc). Returns whether ready() held.
+inline constexpr int kYieldsBeforeNaps = 16;
 template <class Ready>
-bool spin_then_yield(Ready ready, uint64_t limit_ns = 0) noexcept {
+bool spin_then_yield(Ready ready, uint64_t limit_ns = 0, uint64_t nap_ns = 0) noexcept {
   for (int i = 0; i < 64; ++i) {
     if (ready()) return true;
     cpu_relax();
   }
   const uint64_t give_up = limit_ns ? monotonic_ns() + limit_ns : UINT64_MAX;
-  while (!ready()) {
+  for (int yields = 0; !ready(); ++yields) {
     if (monotonic_ns() >= give_up) return false;
-    sys_call(SYS_sched_yield);
+    if (nap_ns == 0 || yields < kYieldsBeforeNaps) {
+      sys_call(SYS_sched_yield);
+    } else {
+      // A futex word nobody wakes: a nap of at most nap_ns that touches no
+      // thread-local state (the flush thread has none).
+      const uint32_t never = 0;
+      futex_wait(&never, 0, nap_ns);
+    }
   }
   return true;
 }

@@ -1,7 +1,5 @@
 #include "recorder/staging_ring.h"
 
-#include <sys/syscall.h>
-
 #include <cstdint>
 #include <cstring>
 
@@ -111,31 +109,13 @@ std::span<const uint64_t> StagingRing::gather(uint64_t t, StagedRecord& r, size_
 
 // A writer between its ticket and its publication is a few dozen instructions
 // away, unless it was preempted: then it needs a CPU, and on a loaded machine it
-// waits for one for milliseconds. Yielding all that time (as this did) cost the
-// waiting consumer, usually the flush thread, up to ~130,000 sched_yield calls
-// in one (a) run; after a few yields it naps instead (kGapNapNs at a time: the
-// writer, once it runs, publishes within a nap).
+// waits for one for milliseconds, so after a few yields the consumer (usually
+// the flush thread) naps kGapNapNs at a time: the writer, once it runs,
+// publishes within a nap.
 bool StagingRing::wait_published(uint64_t t, uint64_t limit_ns) noexcept {
   const Slot& head = slot(t);
-  const auto published = [&] { return head.published.load(std::memory_order_acquire) == t + 1; };
-  for (int i = 0; i < 64; ++i) {
-    if (published()) return true;
-    cpu_relax();
-  }
-  const uint64_t start = monotonic_ns();
-  for (int yields = 0; !published(); ++yields) {
-    const uint64_t now = monotonic_ns();
-    if (now - start >= limit_ns) return false;
-    if (yields < kGapYields) {
-      sys_call(SYS_sched_yield);
-    } else {
-      // A futex word nobody wakes: a nap of at most kGapNapNs that touches no
-      // thread-local state (the flush thread has none).
-      const uint32_t never = 0;
-      futex_wait(&never, 0, kGapNapNs);
-    }
-  }
-  return true;
+  return spin_then_yield([&] { return head.published.load(std::memory_order_acquire) == t + 1; },
+                         limit_ns, kGapNapNs);
 }
 
 void StagingRing::wait_for_room(uint64_t need_consumed) noexcept {

@@ -306,7 +306,6 @@ class StagingRing {
     return slots_for(static_cast<size_t>((head.words[kFlagsWord] >> 17) & 0x7fff));
   }
   // Waits up to limit_ns (> 0) for ticket t's writer to publish.
-  static constexpr int kGapYields = 16;
   static constexpr uint64_t kGapNapNs = 50'000;
   bool wait_published(uint64_t t, uint64_t limit_ns) noexcept;
 
