@@ -30,11 +30,7 @@ namespace {
 // recorder's own library, the dynamic loader's compressed debug file, ...).
 constexpr std::string_view kLibc = "libc.so";
 
-bool holds_roots_surely(const symbolize::Module& m) {
-  const std::string_view path = m.path;
-  const size_t slash = path.rfind('/');
-  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with(kLibc);
-}
+bool holds_roots_surely(const symbolize::Module& m) { return m.file_name_starts_with(kLibc); }
 
 }  // namespace
 

@@ -69,9 +69,7 @@ std::optional<Module> loaded_module_at(uint64_t address) {
 
 std::optional<Module> loaded_module_named(std::string_view file_name_prefix) {
   for (Module& m : loaded_modules()) {
-    const std::string_view path = m.path;
-    const size_t slash = path.rfind('/');
-    if (path.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with(file_name_prefix)) return std::move(m);
+    if (m.file_name_starts_with(file_name_prefix)) return std::move(m);
   }
   return std::nullopt;
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/events.h"
@@ -24,6 +25,13 @@ struct Module {
   uint64_t start = 0;      // lowest mapped address
   uint64_t end = 0;        // one past the highest
   uint64_t load_bias = 0;  // runtime address = ELF vaddr + load_bias
+
+  // Whether the file's name (after the last '/') starts with `prefix`
+  // ("libc.so" names glibc's C library whatever its directory and version).
+  bool file_name_starts_with(std::string_view prefix) const {
+    const size_t slash = path.rfind('/');
+    return std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1).starts_with(prefix);
+  }
 };
 
 // Index of a Module in ModuleMap::modules() (every load ever seen).
