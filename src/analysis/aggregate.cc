@@ -103,11 +103,37 @@ class BucketCache {
   uint64_t span_ = 0;  // nothing cached yet
 };
 
+// Mode::All blocks' Counts summed as integers: pass 2's freed blocks as it
+// streams, for a query that keeps every freed block (the index's,
+// AggregateBuilder::Impl::tallied), and the series replay's buckets
+// (DenseSeries). Each such Count is {1 block, n_samples, size,
+// 1.0 object} (Estimator::block), so a sum of them is its block count, samples
+// and bytes, with the block count as its objects (a double, exact below 2^53 in
+// any order): three integer adds per stack, thread and lifetime bucket per free
+// instead of settle()'s Counts per metric, added to the metrics at finish() (the
+// same bits: index_aggregate_test; docs/ANALYSIS.md).
+struct Tally {
+  uint64_t blocks = 0, samples = 0, bytes = 0;
+
+  void add(uint64_t size, uint32_t n_samples) {
+    ++blocks;
+    samples += n_samples;
+    bytes += size;
+  }
+  Count count() const {
+    Count c;
+    c.blocks = blocks;
+    c.samples = samples;
+    c.bytes = bytes;
+    c.objects = static_cast<double>(blocks);
+    return c;
+  }
+};
+
 // Mode::All's series replayed into a table (AggregateBuilder::Impl::
-// replay_series): per stack a row of buckets, each the sums of its blocks'
-// allocated and freed Counts' changing fields (add_block): blocks, samples,
-// bytes; objects is blocks (Estimator::block), all whole numbers, so the sums
-// are pass 2's in any order.
+// replay_series): per stack a row of buckets, each the Tally of the blocks
+// allocated and of those freed in it: whole numbers, so the sums are pass 2's
+// in any order.
 class DenseSeries {
  public:
   // Whether a table for `stacks` x `buckets` is small enough to be worth it
@@ -119,10 +145,7 @@ class DenseSeries {
   // A block allocated (`freed` false) or freed in `bucket`.
   void add(uint32_t stack, uint32_t bucket, bool freed, uint64_t size, uint32_t n_samples) {
     Cells& cells = cells_[size_t{stack} * buckets_ + bucket];
-    Cell& c = freed ? cells.freed : cells.allocated;
-    c.blocks += 1;
-    c.samples += n_samples;
-    c.bytes += size;
+    (freed ? cells.freed : cells.allocated).add(size, n_samples);
   }
   // Adds each bucket that has blocks to its stack's series.
   void add_to(std::vector<StackStats>& stacks) const {
@@ -135,25 +158,16 @@ class DenseSeries {
         const Cells& cells = row[b];
         if (!used(cells)) continue;
         SeriesBucket& to = bucket_at(series, b);
-        add_cell(to.allocated, cells.allocated);
-        add_cell(to.freed, cells.freed);
+        add_block(to.allocated, cells.allocated.count(), true);
+        add_block(to.freed, cells.freed.count(), true);
       }
     }
   }
 
  private:
-  struct Cell {
-    uint64_t blocks = 0, samples = 0, bytes = 0;
-  };
   struct Cells {
-    Cell allocated, freed;
+    Tally allocated, freed;
   };
-  static void add_cell(Count& into, const Cell& c) {
-    into.blocks += c.blocks;
-    into.samples += c.samples;
-    into.bytes += c.bytes;
-    into.objects += static_cast<double>(c.blocks);
-  }
   uint32_t buckets_;
   std::vector<Cells> cells_;
 };
@@ -204,32 +218,6 @@ struct PeakSince {
     freed += c;
   }
   Count at(uint64_t maxima) const { return epoch == maxima ? freed : Count{}; }
-};
-
-// Pass 2 as it streams, on a Mode::All trace, for a query that keeps every
-// freed block (the index's, AggregateBuilder::Impl::tallied): the freed blocks'
-// Counts summed as integers. Each such Count is {1 block, n_samples, size,
-// 1.0 object} (Estimator::block), so a sum of them is its block count, samples
-// and bytes, with the block count as its objects (a double, exact below 2^53 in
-// any order): three integer adds per stack, thread and lifetime bucket per free
-// instead of settle()'s Counts per metric, added to the metrics at finish() (the
-// same bits: index_aggregate_test; docs/ANALYSIS.md).
-struct Tally {
-  uint64_t blocks = 0, samples = 0, bytes = 0;
-
-  void add(uint64_t size, uint32_t n_samples) {
-    ++blocks;
-    samples += n_samples;
-    bytes += size;
-  }
-  Count count() const {
-    Count c;
-    c.blocks = blocks;
-    c.samples = samples;
-    c.bytes = bytes;
-    c.objects = static_cast<double>(blocks);
-    return c;
-  }
 };
 
 // A stack's or thread's freed blocks (Allocated and Freed), and those of them
