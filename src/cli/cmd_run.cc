@@ -61,7 +61,7 @@ void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles
   const std::string main_final = plan.fixed_output.value_or(main_raw);
   finalize::FinalizeOptions finalize;
   // How the trace finish() last wrote ended, when its finalising saw every event it
-  // keeps (nullptr: unknown; exec_end_warning then reads the file).
+  // keeps (nullptr: unknown; trace_end_reason then reads the file).
   const std::optional<format::EndReason>* known_end = nullptr;
   const auto finish = [&](const std::string& raw, const std::string& final_path) {
     known_end = nullptr;
@@ -99,8 +99,8 @@ void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles
   }
   // (The index just written is not decoded again for it: ~10% of what was
   // left after the exit of a program with ~70 k stacks, docs/RECORDER.md.)
-  if (auto warning = known_end ? exec_end_warning(last, *known_end, !o.no_follow_exec)
-                               : exec_end_warning(last, !o.no_follow_exec)) {
+  const std::optional<format::EndReason> last_end = known_end ? *known_end : trace_end_reason(last);
+  if (auto warning = exec_end_warning(last, last_end, !o.no_follow_exec)) {
     fmt::print(stderr, "memloupe: warning: {}\n", *warning);
   }
   if (!o.follow_fork) return;

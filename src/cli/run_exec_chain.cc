@@ -31,10 +31,6 @@ std::optional<format::EndReason> trace_end_reason(const std::string& path) {
   return reason;
 }
 
-std::optional<std::string> exec_end_warning(const std::string& path, bool followed) {
-  return exec_end_warning(path, trace_end_reason(path), followed);
-}
-
 std::optional<std::string> exec_end_warning(const std::string& path, std::optional<format::EndReason> reason,
                                             bool followed) {
   if (reason != format::EndReason::Exec) return std::nullopt;

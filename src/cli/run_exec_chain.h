@@ -23,10 +23,9 @@ std::string exec_chain_path(const std::string& first, unsigned n);
 // cannot be read.
 std::optional<format::EndReason> trace_end_reason(const std::string& path);
 
-// The warning for a chain whose last trace is at `path`, or nothing if it did
-// not end at an exec. `followed`: exec-following was on.
-std::optional<std::string> exec_end_warning(const std::string& path, bool followed);
-// The same, for a trace whose end is known (`reason`: its TraceEnd's, nothing if none).
+// The warning for a chain whose last trace is at `path` and ended for `reason`
+// (its TraceEnd's, nothing if none), or nothing if it did not end at an exec.
+// `followed`: exec-following was on.
 std::optional<std::string> exec_end_warning(const std::string& path, std::optional<format::EndReason> reason,
                                             bool followed);
 
