@@ -16,6 +16,16 @@ Error os_error(const std::string& what, const std::string& path) {
   return Error{what + " " + path + ": " + std::strerror(errno)};
 }
 
+std::optional<Error> write_all(int fd, std::span<const uint8_t> bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return os_error("cannot write", path);
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
+  return std::nullopt;
+}
+
 std::string directory_of(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
@@ -48,15 +58,7 @@ AtomicFile::~AtomicFile() {
   unlink(temp_.c_str());
 }
 
-std::optional<Error> AtomicFile::write(std::span<const uint8_t> bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return os_error("cannot write", temp_);
-    bytes = bytes.subspan(static_cast<size_t>(n));
-  }
-  return std::nullopt;
-}
+std::optional<Error> AtomicFile::write(std::span<const uint8_t> bytes) { return write_all(fd_, bytes, temp_); }
 
 std::optional<Error> AtomicFile::commit() {
   if (fsync(fd_) != 0) return os_error("cannot sync", temp_);
@@ -69,6 +71,45 @@ std::optional<Error> AtomicFile::commit() {
     fsync(dir);
     close(dir);
   }
+  return std::nullopt;
+}
+
+Expected<AppendedFile> AppendedFile::open(const std::string& path, uint64_t expected_size) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return os_error("cannot open for appending", path);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != expected_size) {
+    close(fd);
+    return Error{path + " is not the regular file of " + std::to_string(expected_size) + " bytes that was read"};
+  }
+  return AppendedFile(path, fd, expected_size);
+}
+
+AppendedFile::AppendedFile(AppendedFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), kept_(other.kept_), size_(other.size_) {
+  other.fd_ = -1;
+}
+
+AppendedFile::~AppendedFile() {
+  if (fd_ < 0) return;
+  // Not committed: what was appended goes (best effort: the file's bytes
+  // before it are untouched either way).
+  if (ftruncate(fd_, static_cast<off_t>(kept_)) != 0) {
+    // Nothing better to do: readers stop at the cut-short chunk.
+  }
+  close(fd_);
+}
+
+std::optional<Error> AppendedFile::append(std::span<const uint8_t> bytes) {
+  if (auto e = write_all(fd_, bytes, path_)) return e;
+  size_ += bytes.size();
+  return std::nullopt;
+}
+
+std::optional<Error> AppendedFile::commit() {
+  if (fsync(fd_) != 0) return os_error("cannot sync", path_);
+  close(fd_);
+  fd_ = -1;
   return std::nullopt;
 }
 

@@ -64,5 +64,47 @@ TEST(AtomicFile, MissingDirectoryIsAnError) {
   EXPECT_NE(file.error().message.find("/nonexistent-dir/t.trace"), std::string::npos);
 }
 
+std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+
+TEST(AppendedFile, KeepsWhatWasAppendedOnCommit) {
+  Dir dir;
+  const fs::path target = dir.path / "t.trace";
+  std::ofstream(target) << "events";
+  {
+    auto file = AppendedFile::open(target.string(), 6);
+    ASSERT_TRUE(file) << file.error().message;
+    ASSERT_FALSE(file->append(bytes_of("+symbols")));
+    ASSERT_FALSE(file->append(bytes_of("+index")));
+    EXPECT_EQ(file->size(), 20u);
+    ASSERT_FALSE(file->commit());
+  }
+  EXPECT_EQ(slurp(target), "events+symbols+index");
+  EXPECT_EQ(dir.entries(), 1u);
+}
+
+TEST(AppendedFile, WithoutCommitTheFileIsCutBackToItsSizeAtOpen) {
+  Dir dir;
+  const fs::path target = dir.path / "t.trace";
+  std::ofstream(target) << "events";
+  {
+    auto file = AppendedFile::open(target.string(), 6);
+    ASSERT_TRUE(file);
+    ASSERT_FALSE(file->append(bytes_of("+half")));
+    EXPECT_EQ(slurp(target), "events+half");  // appended in place, not to a copy
+  }
+  EXPECT_EQ(slurp(target), "events");
+}
+
+TEST(AppendedFile, RefusesAFileThatIsNotTheSizeThatWasRead) {
+  Dir dir;
+  const fs::path target = dir.path / "t.trace";
+  std::ofstream(target) << "events, and more another writer added";
+  auto file = AppendedFile::open(target.string(), 6);
+  ASSERT_FALSE(file);
+  EXPECT_NE(file.error().message.find(target.string()), std::string::npos) << file.error().message;
+  EXPECT_FALSE(AppendedFile::open((dir.path / "missing.trace").string(), 0));
+  EXPECT_FALSE(AppendedFile::open(dir.path.string(), fs::file_size(target)));  // a directory
+}
+
 }  // namespace
 }  // namespace memloupe::finalize

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <unordered_set>
@@ -126,27 +127,71 @@ bool is(const reader::ChunkView& chunk, format::ChunkType type) {
   return chunk.type == static_cast<uint8_t>(type);
 }
 
+// What without() keeps of a trace: while every byte kept is the trace's own,
+// in order from its start, only how many (no copy); bytes() then copies them.
+class Kept {
+ public:
+  explicit Kept(std::span<const uint8_t> trace) : trace_(trace) {}
+  // The trace's bytes [offset, offset + size), as stored.
+  void keep(uint64_t offset, uint64_t size) {
+    if (rewritten_.empty() && offset == prefix_) {
+      prefix_ += size;
+      return;
+    }
+    const auto begin = trace_.begin() + static_cast<ptrdiff_t>(offset);
+    bytes().insert(bytes().end(), begin, begin + static_cast<ptrdiff_t>(size));
+  }
+  // Whether what is kept is the whole trace as stored: the output can then be
+  // the input file with the rest appended (AppendedFile).
+  bool whole() const { return rewritten_.empty() && prefix_ == trace_.size(); }
+  std::vector<uint8_t>& bytes() {
+    if (prefix_ > 0) {
+      rewritten_.assign(trace_.begin(), trace_.begin() + static_cast<ptrdiff_t>(prefix_));
+      prefix_ = 0;
+    }
+    return rewritten_;
+  }
+
+ private:
+  std::span<const uint8_t> trace_;
+  uint64_t prefix_ = 0;
+  std::vector<uint8_t> rewritten_;
+};
+
 // The trace without its index chunks and, if `symbols`, its symbols chunks and
 // what was derived with them, and without what follows the chunk holding
 // `damage` (the chunk itself is kept: the output then reads as the input did,
-// up to the same damage). Compressed chunks are copied as stored; others are
-// compressed at `level` when that is smaller (level <= 0: copied).
-std::vector<uint8_t> without(std::span<const uint8_t> trace, bool symbols,
-                             const std::optional<Error>& damage = std::nullopt, int level = 0) {
+// up to the same damage). Compressed chunks are kept as stored; others are
+// compressed at `level` when that is smaller (level <= 0: kept), but for the
+// Header chunk, which the recorder stores uncompressed and which is kept so:
+// compressed it saves some 30 bytes, kept it lets the finalise of a trace the
+// recorder wrote append to the trace rather than rewrite it (Kept::whole).
+Kept without(std::span<const uint8_t> trace, bool symbols, const std::optional<Error>& damage = std::nullopt,
+             int level = 0) {
   const reader::ChunkList list = reader::scan_chunks(trace);
-  std::vector<uint8_t> out(trace.begin(), trace.begin() + format::kPrologueSize);
+  Kept out(trace);
+  out.keep(0, format::kPrologueSize);
   for (const reader::ChunkView& chunk : list.chunks) {
     if (damage && chunk.offset > damage->offset) break;
     if (is(chunk, format::ChunkType::AnalysisIndex)) continue;
     if (symbols && (is(chunk, format::ChunkType::Symbols) || is(chunk, format::ChunkType::Types))) continue;
-    if (level > 0 && !(chunk.flags & format::kChunkZstd)) {
-      reader::append_chunk_compressed(out, static_cast<format::ChunkType>(chunk.type), chunk.stored, level);
-      continue;
+    if (level > 0 && !(chunk.flags & format::kChunkZstd) && !is(chunk, format::ChunkType::Header)) {
+      std::vector<uint8_t> packed;
+      reader::append_chunk_compressed(packed, static_cast<format::ChunkType>(chunk.type), chunk.stored, level);
+      if (packed.size() < format::kChunkHeaderSize + chunk.stored.size()) {
+        out.bytes().insert(out.bytes().end(), packed.begin(), packed.end());
+        continue;
+      }
     }
-    const auto begin = trace.begin() + static_cast<ptrdiff_t>(chunk.offset);
-    out.insert(out.end(), begin, begin + format::kChunkHeaderSize + chunk.stored.size());
+    out.keep(chunk.offset, format::kChunkHeaderSize + chunk.stored.size());
   }
   return out;
+}
+
+// Whether `input` and `output` name one file (the usual finalise: in place).
+bool same_file(const std::string& input, const std::string& output) {
+  std::error_code ec;
+  return input == output || std::filesystem::equivalent(input, output, ec);
 }
 
 void encode_symbols(const reader::SymbolTable& table, format::SymbolsEncoder& encoder) {
@@ -264,15 +309,23 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   }
 
   // The events as the output keeps them: compacted, or the input's as stored.
+  // `out` is the output, or with `appended` what follows the input's bytes,
+  // which then stay where they are: the input is the output and its every
+  // byte is kept (a followed `memloupe run`'s trace, as the recorder wrote it).
   std::vector<uint8_t> out;
+  std::optional<AppendedFile> appended;
   if (compaction) {
     auto compacted = compaction->result();
     if (!compacted) return compacted.error();
     if (!stats.damage) stats.damage = compacted->damage;
     // (The one read is only taken when the input holds nothing but events.)
-    out = one_read ? std::move(compacted->bytes) : without(compacted->bytes, replace_symbols);
+    out = one_read ? std::move(compacted->bytes) : std::move(without(compacted->bytes, replace_symbols).bytes());
   } else {
-    out = without(input_bytes, replace_symbols, stats.damage, options.zstd_level);
+    Kept kept = without(input_bytes, replace_symbols, stats.damage, options.zstd_level);
+    if (kept.whole() && same_file(input, output)) {
+      if (auto file = AppendedFile::open(output, input_bytes.size())) appended.emplace(std::move(*file));
+    }
+    if (!appended) out = std::move(kept.bytes());  // (the file cannot be appended to: a copy, as any other output)
   }
 
   for (const std::vector<uint8_t>& payload :
@@ -301,18 +354,35 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   // An index summarises exactly the events of the file; after damage the two
   // reads may have stopped in different places, so none is written then.
   if (want_index && !stats.damage) {
-    if (std::optional<std::vector<uint8_t>> index = options.tap->index(out)) {
+    // It is built over the whole output: an appended file's, mapped once what
+    // precedes the index is in it.
+    std::unique_ptr<reader::Bytes> appended_view;
+    if (appended) {
+      if (auto e = appended->append(out)) return *e;
+      out.clear();
+      auto view = reader::Bytes::map_file(output);
+      if (!view) return view.error();
+      appended_view = std::move(*view);
+    }
+    if (std::optional<std::vector<uint8_t>> index =
+            options.tap->index(appended_view ? appended_view->data() : std::span<const uint8_t>(out))) {
       const size_t before = out.size();
       append_index_chunks(out, *index, options.zstd_level);
       stats.index_bytes = out.size() - before;
     }
   }
 
-  auto file = AtomicFile::create(output);
-  if (!file) return file.error();
-  if (auto e = file->write(out)) return *e;
-  if (auto e = file->commit()) return *e;
-  stats.output_bytes = out.size();
+  if (appended) {
+    if (auto e = appended->append(out)) return *e;
+    if (auto e = appended->commit()) return *e;
+    stats.output_bytes = appended->size();
+  } else {
+    auto file = AtomicFile::create(output);
+    if (!file) return file.error();
+    if (auto e = file->write(out)) return *e;
+    if (auto e = file->commit()) return *e;
+    stats.output_bytes = out.size();
+  }
   if (options.keep_until_exit) {
     keep_until_exit(std::move(out));
     keep_until_exit(std::move(c));

@@ -117,7 +117,9 @@ struct FinalizeStats {
 struct FollowedRead;  // follow.h
 
 // Finalises `input` into `output` (which may be the same path: the file is
-// replaced atomically, so a failure leaves the input as it was). `followed`:
+// replaced atomically, or, when every byte of it stays (events the recorder
+// wrote in their final form), appended to (AppendedFile); a failure leaves the
+// input as it was either way). `followed`:
 // the read of the events a TraceFollower did while they were written, with
 // `options`' tap and addon (begun and fed); the events are then not read here.
 Expected<FinalizeStats> finalize_trace(const std::string& input, const std::string& output,

@@ -1,5 +1,6 @@
 // `memloupe symbolize`: finalising a trace recorded without the launcher.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -63,6 +64,39 @@ TEST(SymbolizeCommand, FinalisesInPlaceOnceUnlessForced) {
   f = run_process({memloupe_exe(), "symbolize", "--force", raw, "-o", dir / "again.trace"}, dir.path());
   EXPECT_EQ(f.status, 0) << f.err;
   EXPECT_TRUE(has_symbols(dir / "again.trace"));
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A trace whose events the recorder wrote in their final form is finalised in
+// place by appending to it: the same file (inode), its recorded bytes
+// untouched, and the same bytes as a finalise into another file.
+TEST(SymbolizeCommand, AppendsToTheRecordersFileInPlace) {
+  TempDir dir;
+  const std::string raw = record_raw(dir);
+  if (raw.empty() && kSanitized) GTEST_SKIP() << "needs a preload library without AddressSanitizer";
+  ASSERT_FALSE(raw.empty());
+  const std::string recorded = slurp(raw);
+  const auto inode = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(stat(p.c_str(), &st), 0) << p;
+    return st.st_ino;
+  };
+  const ino_t before = inode(raw);
+
+  Finished f = run_process({memloupe_exe(), "symbolize", raw, "-o", dir / "copy.trace"}, dir.path());
+  ASSERT_EQ(f.status, 0) << f.err;
+  f = run_process({memloupe_exe(), "symbolize", raw}, dir.path());
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_EQ(inode(raw), before);
+  const std::string finalised = slurp(raw);
+  ASSERT_GT(finalised.size(), recorded.size());
+  EXPECT_EQ(finalised.compare(0, recorded.size(), recorded), 0);
+  EXPECT_TRUE(finalised == slurp(dir / "copy.trace"));
+  EXPECT_TRUE(has_symbols(raw));
 }
 
 TEST(SymbolizeCommand, TruncatedTraceIsFinalisedAndReported) {
