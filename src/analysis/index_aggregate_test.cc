@@ -197,6 +197,48 @@ TEST(ThreadedOverview, SeriesLogKeepsUnusualSampleCounts) {
   EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
 }
 
+// A Mode::All series log sums the blocks of one stack allocated and freed at
+// the same two times into one entry, and stops summing for a while where that
+// saves nothing (SeriesLog): a stretch of each, then summing again, with
+// unusual sample counts inside the sums, gives pass 2's bytes.
+TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
+  Script s(format::Mode::All, 4096);
+  uint64_t t = 1;
+  uint64_t i = 0;
+  // 30 blocks of 3 stacks a tick, freed in it or the next one: summed.
+  const auto summed = [&](int ticks) {
+    for (int tick = 0; tick < ticks; ++tick, t += 2) {
+      std::vector<format::AllocId> ids;
+      for (int b = 0; b < 30; ++b, ++i) {
+        const uint32_t n_samples = i % 97 == 0 ? 7 : 1;
+        ids.push_back(s.alloc(t, 16 + i % 50, {0x1000 + static_cast<uint64_t>(b % 3), 0x2000}, 0, n_samples));
+      }
+      for (uint64_t later : {0, 1})
+        for (size_t b = later; b < ids.size(); b += 2) s.free(ids[b], t + later);
+    }
+  };
+  // 30 blocks allocated at 30 times, freed together: nothing to sum.
+  const auto apart = [&](int groups) {
+    for (int g = 0; g < groups; ++g) {
+      std::vector<format::AllocId> ids;
+      for (int b = 0; b < 30; ++b, ++i, ++t) ids.push_back(s.alloc(t, 16 + i % 50, {0x3000 + i % 5, 0x2000}));
+      for (format::AllocId id : ids) s.free(id, t);
+      ++t;
+    }
+  };
+  summed(700);
+  apart(3000);  // a window, then a pause of 65536 blocks, twice
+  summed(3000);  // the second pause ends in here
+  s.end(t + 10);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_GT(expected.totals[Metric::Freed].blocks, 200000u);
+  ASSERT_NE(expected.totals[Metric::Freed].samples, expected.totals[Metric::Freed].blocks);
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  EXPECT_EQ(one_read(s), want);
+}
+
 // The peak moves: a site's blocks freed before a later, higher peak are not
 // live at it, those freed after it are; the thread's figures follow.
 TEST(ThreadedOverview, PeakIsTheLastNewMaximum) {
