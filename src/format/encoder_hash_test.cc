@@ -1,8 +1,7 @@
 // The encoder's backtrace hash (encoder_state.h, State::hash_of) with its
 // shortcuts — resuming from the frames shared with the thread bucket's previous
-// backtrace, the short-backtrace memo, and DeepMemo with the fold states it
-// leaves to compute later — equals the format's definition from scratch
-// (history.h, backtrace_hash) on every backtrace: a wrong hash puts the
+// backtrace, the short-backtrace memo — equals the format's definition from
+// scratch (history.h, backtrace_hash) on every backtrace: a wrong hash puts the
 // backtrace in another cache slot than the reader's.
 #include <gtest/gtest.h>
 
@@ -17,11 +16,12 @@ namespace memloupe::format {
 namespace {
 
 // A deep recursion as the recorder sees it: the unwinder keeps the innermost
-// 128 frames, so past that depth consecutive backtraces share no outer frames
-// (DeepMemo's case), and the same depths come back round after round; now and
-// then the recursion unwinds below 128 frames, where backtraces resume from
-// outer frames that a memo hit left unhashed. Each of `threads` threads has
-// its own recursion, interleaved, and threads 0 and 8 share a bucket.
+// 128 frames, so past that depth consecutive backtraces share no outer frames,
+// and the same depths come back round after round (docs/RECORDER.md: a memo of
+// such backtraces was tried); now and then the recursion unwinds below 128
+// frames, where backtraces resume from the outer frames they share again.
+// Each of `threads` threads has its own recursion, interleaved, and threads 0
+// and 8 share a bucket.
 struct Step {
   uint32_t thread;
   std::vector<uint64_t> bt;  // innermost first

@@ -81,33 +81,8 @@ struct HashPrefix {
   uint32_t n = 0;
   uint32_t seq = 0;     // the backtrace's SharedPrefix (chain 0: none)
   uintptr_t chain = 0;
-  // How many of the outer frames' fold states in `hasher` belong to the last
-  // backtrace: a DeepMemo hit skips its inner frames, whose states are then
-  // computed only if a later backtrace resumes past them.
-  uint32_t hashed = 0;
   uint64_t frames[kMaxFrames] = {};
   BacktraceHasher hasher;
-};
-
-// A deep backtrace hashed recently, by the fold state of the outer frames it
-// shared with its bucket's previous one and its other (inner) frames: the
-// same state and the same inner frames are the same hash, however the state
-// was reached. It is for backtraces that share little: a stack deeper than
-// the unwinder's 128 frames is cut at its outer end, so consecutive ones share
-// no outer frames unless their depth is the same. On bench_stl_deep (1000
-// rounds) 5% of the deep allocations were such, and hashing their 128 frames
-// again each time (a serial multiply chain, ~6 cycles a frame) was three
-// quarters of the frames hashed; this memo finds 86% of them (52,941 lookups).
-// The rest share all but 1-3 inner frames with the previous one and skip it.
-inline constexpr size_t kDeepMemoFrames = 128;       // inner frames at most; more are hashed
-inline constexpr size_t kDeepMemoMin = kShortFrames;  // fewer inner frames are hashed (a few steps)
-inline constexpr unsigned kDeepMemoBits = 6;          // 64 entries, 67 KiB, touched as used
-struct DeepMemo {
-  uint64_t state = 0;  // the fold of the shared outer frames
-  uint64_t hash = 0;
-  uint32_t n = 0;      // 0: unused (a deep backtrace has more than kShortFrames)
-  uint32_t inner = 0;
-  uint64_t frames[kDeepMemoFrames] = {};  // the inner frames, innermost first
 };
 
 // A short backtrace hashed recently, placed by its depth and two frames.
@@ -127,7 +102,6 @@ struct State {
   BtEntry bt_cache[kBtCacheSize] = {};
   HashPrefix hash_prefix[kThreadBuckets] = {};
   ShortMemo short_memo[1u << kShortMemoBits] = {};
-  DeepMemo deep_memo[1u << kDeepMemoBits] = {};
   // The last explicitly written backtrace, outermost first, and its frames' slots.
   uint64_t prev_outer[kMaxFrames] = {};
   uint16_t prev_slots[kMaxFrames] = {};
@@ -275,38 +249,7 @@ struct State {
     p.seq = hint.seq;
     if (n != common) std::memcpy(p.frames + kMaxFrames - n, bt.data(), (n - common) * sizeof(uint64_t));
     p.n = static_cast<uint32_t>(n);
-    return deep_hash(p, bt, common);
-  }
-
-  // hash_of's deep backtrace `bt`, whose outermost `common` frames are its
-  // bucket's previous backtrace's: resumed from the fold there (computing the
-  // states a memo hit skipped first), or taken from DeepMemo.
-  uint64_t deep_hash(HashPrefix& p, std::span<const uint64_t> bt, size_t common) noexcept {
-    const size_t n = bt.size();
-    const uint64_t* const end = bt.data() + n;
-    const auto outer = [end](size_t i) { return end[-1 - static_cast<ptrdiff_t>(i)]; };
-    const size_t inner = n - common;
-    if (inner < kDeepMemoMin || inner > kDeepMemoFrames) {
-      const size_t from = common < p.hashed ? common : p.hashed;
-      p.hashed = static_cast<uint32_t>(n);
-      return p.hasher.resume(from, n, outer);
-    }
-    if (p.hashed < common) p.hasher.resume(p.hashed, common, outer);  // (its hash is not needed)
-    const uint64_t state = p.hasher.state(common);
-    const uint64_t key = (state ^ bt[0] * 0x9e3779b97f4a7c15ull ^ bt[inner - 1] << 17) * 0xff51afd7ed558ccdull + n;
-    DeepMemo& m = deep_memo[key >> (64 - kDeepMemoBits)];
-    const size_t bytes = inner * sizeof(uint64_t);
-    if (m.n == n && m.inner == inner && m.state == state && std::memcmp(m.frames, bt.data(), bytes) == 0) {
-      p.hashed = static_cast<uint32_t>(common);
-      return m.hash;
-    }
-    m.hash = p.hasher.resume(common, n, outer);
-    p.hashed = static_cast<uint32_t>(n);
-    m.state = state;
-    m.n = static_cast<uint32_t>(n);
-    m.inner = static_cast<uint32_t>(inner);
-    std::memcpy(m.frames, bt.data(), bytes);
-    return m.hash;
+    return p.hasher.resume(common, n, [end](size_t i) { return end[-1 - static_cast<ptrdiff_t>(i)]; });
   }
 
   uint64_t short_hash(std::span<const uint64_t> bt) noexcept {

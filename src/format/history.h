@@ -67,9 +67,6 @@ class BacktraceHasher {
     for (size_t i = common; i < n; ++i) states_[i] = h = backtrace_hash_step(h, outer(i));
     return backtrace_hash_finish(h, n);
   }
-  // The fold of the outermost `prefix` frames of the backtraces resume() was
-  // given (the seed for 0), valid as far as those calls hashed.
-  uint64_t state(size_t prefix) const noexcept { return prefix ? states_[prefix - 1] : kBtHashSeed; }
 
  private:
   uint64_t states_[kMaxFrames] = {};
