@@ -8,6 +8,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <zstd.h>
@@ -194,6 +195,15 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
   EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 8), level2);
   EXPECT_EQ(compressed_size(6, 8), level6);  // a level that was set stays
   EXPECT_EQ(compressed_size(5, 1), level5);  // with zstd's own parameters
+  // One session whose level changes back and forth: each chunk as if alone
+  // (the busy level's call does not inherit the idle level's minimum match).
+  ChunkCompressor c;
+  c.set_level(ChunkCompressor::kAuto);
+  const std::pair<size_t, size_t> turns[] = {{1, automatic}, {2, level2}, {1, automatic}, {4, level2}};
+  for (const auto& [threads, want] : turns) {
+    c.set_program_threads(threads, 2);
+    EXPECT_EQ(c.compress(chunk, {}).size(), want) << threads << " threads";
+  }
 }
 
 // Level 0: written as the encoder made them.
