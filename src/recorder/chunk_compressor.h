@@ -24,9 +24,9 @@
 // The idle level is 5 with a minimum match of 6 bytes, not 6 (lazy matching):
 // the flush thread's core is not idle under `memloupe run`, whose follower
 // takes it, and level 6 cost (b) ~45 ms more of CPU a run for events 2% (and
-// sqlite's 3%) smaller (docs/RECORDER.md, "The flush thread's work per
-// event"); a minimum match of 6 instead of level 5's 5 is as fast and ~0.2-1%
-// smaller on the recorder's column streams.
+// sqlite's 3%) smaller (docs/RECORDER.md, "The idle zstd level"); a minimum
+// match of 6 instead of level 5's 5 is as fast and ~0.2-1% smaller on the
+// recorder's column streams.
 #pragma once
 
 #include <atomic>
