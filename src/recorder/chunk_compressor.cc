@@ -50,6 +50,8 @@ void ChunkCompressor::set_level(int level) noexcept {
 bool ChunkCompressor::ready() noexcept {
   if (cctx_ != nullptr) return true;
   if (failed_ || level_ == 0) return false;
+  // Sized for the largest level this session may use (the idle level's
+  // longer minimum match changes no table's size).
   const size_t work = ZSTD_estimateCCtxSize(level_ == kAuto ? kIdleLevel : level_);
   workspace_ = Mapping::anonymous(work);
   out_ = Mapping::anonymous(kChunkHeaderSize + ZSTD_COMPRESSBOUND(kMaxChunk));
@@ -76,9 +78,18 @@ std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
   const auto type = static_cast<format::ChunkType>(chunk[4]);
   const size_t raw = total - kChunkHeaderSize;
   auto* out = static_cast<uint8_t*>(out_.data());
-  const size_t n = ZSTD_compressCCtx(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize,
-                                     chunk + kChunkHeaderSize, raw,
-                                     level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_);
+  size_t n;
+  const int level = level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_;
+  if (level_ == kAuto && level == kIdleLevel) {
+    // The advanced API, for the minimum match (ZSTD_compressCCtx takes a level
+    // only); both are set each time, as the busy level's calls go around them.
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_minMatch, kIdleMinMatch);
+    n = ZSTD_compress2(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize, raw);
+  } else {
+    n = ZSTD_compressCCtx(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize,
+                          raw, level);
+  }
   if (ZSTD_isError(n)) return {};
   // Compressed even when that is no smaller (a few bytes on a tiny chunk): the
   // finaliser keeps a file as stored only when all its events are compressed.

@@ -21,6 +21,12 @@
 // level 3's match tables (768 KiB against 384 KiB) miss the cache, and on (a)
 // zstd took ~100 ms of the flush thread's CPU at 3 against ~60 at 2, for
 // finalised traces 4% larger (docs/RECORDER.md, "Costs in `--all` mode").
+// The idle level is 5 with a minimum match of 6 bytes, not 6 (lazy matching):
+// the flush thread's core is not idle under `memloupe run`, whose follower
+// takes it, and level 6 cost (b) ~45 ms more of CPU a run for events 2% (and
+// sqlite's 3%) smaller (docs/RECORDER.md, "The idle zstd level"); a minimum
+// match of 6 instead of level 5's 5 is as fast and ~0.2-1% smaller on the
+// recorder's column streams.
 #pragma once
 
 #include <atomic>
@@ -37,7 +43,8 @@ namespace memloupe::recorder {
 class ChunkCompressor {
  public:
   static constexpr int kAuto = -1;  // the default: by set_program_threads
-  static constexpr int kBusyLevel = 2, kIdleLevel = 6;
+  static constexpr int kBusyLevel = 2, kIdleLevel = 5;
+  static constexpr int kIdleMinMatch = 6;  // kIdleLevel's ZSTD_c_minMatch
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of a session.

@@ -8,7 +8,10 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <zstd.h>
 
 #include "format/encoder.h"
 #include "reader/chunk_io.h"
@@ -146,8 +149,9 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
   EXPECT_EQ(g_failures, 0);
 }
 
-// The default level follows the program's threads: as level 6 while they are
-// fewer than the CPUs, as the busy level (2) when they are not.
+// The default level follows the program's threads: as the idle level (5 with
+// a minimum match of 6) while they are fewer than the CPUs, as the busy level
+// (2) when they are not.
 TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
   auto encoder = std::make_unique<format::Encoder>();
   Chunks chunks;
@@ -167,13 +171,39 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
     c.set_program_threads(threads, 2);
     return c.compress(chunk, {}).size();
   };
-  static_assert(ChunkCompressor::kBusyLevel == 2 && ChunkCompressor::kIdleLevel == 6);
-  const size_t level2 = compressed_size(2, 0), level6 = compressed_size(6, 0);
-  ASSERT_NE(level2, level6);  // the payload tells the two levels apart
-  EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 1), level6);
+  static_assert(ChunkCompressor::kBusyLevel == 2 && ChunkCompressor::kIdleLevel == 5 &&
+                ChunkCompressor::kIdleMinMatch == 6);
+  // The idle level as zstd's own context makes it.
+  ZSTD_CCtx* const z = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 5);
+  ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, 6);
+  std::vector<uint8_t> out(ZSTD_compressBound(chunk.size()));
+  const size_t idle = format::kChunkHeaderSize + ZSTD_compress2(z, out.data(), out.size(), chunk.data() + format::kChunkHeaderSize,
+                                                                chunk.size() - format::kChunkHeaderSize);
+  ZSTD_freeCCtx(z);
+  const size_t level2 = compressed_size(2, 0), level5 = compressed_size(5, 0), level6 = compressed_size(6, 0);
+  ASSERT_NE(level2, idle);  // the payload tells the levels apart
+  ASSERT_NE(level5, idle);
+  // The idle level: level 5 with its minimum match raised (neither plain level
+  // 5 nor 6), within a few bytes of zstd's own context (this one is static and
+  // sized for the level; on this small payload the two differ by ~3 bytes).
+  const size_t automatic = compressed_size(ChunkCompressor::kAuto, 1);
+  EXPECT_NE(automatic, level5);
+  EXPECT_NE(automatic, level6);
+  EXPECT_NEAR(static_cast<double>(automatic), static_cast<double>(idle), 8.0);
   EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 2), level2);
   EXPECT_EQ(compressed_size(ChunkCompressor::kAuto, 8), level2);
   EXPECT_EQ(compressed_size(6, 8), level6);  // a level that was set stays
+  EXPECT_EQ(compressed_size(5, 1), level5);  // with zstd's own parameters
+  // One session whose level changes back and forth: each chunk as if alone
+  // (the busy level's call does not inherit the idle level's minimum match).
+  ChunkCompressor c;
+  c.set_level(ChunkCompressor::kAuto);
+  const std::pair<size_t, size_t> turns[] = {{1, automatic}, {2, level2}, {1, automatic}, {4, level2}};
+  for (const auto& [threads, want] : turns) {
+    c.set_program_threads(threads, 2);
+    EXPECT_EQ(c.compress(chunk, {}).size(), want) << threads << " threads";
+  }
 }
 
 // Level 0: written as the encoder made them.

@@ -1,0 +1,72 @@
+// The encoder's backtrace hash (encoder_state.h, State::hash_of) with its
+// shortcuts — resuming from the frames shared with the thread bucket's previous
+// backtrace, the short-backtrace memo — equals the format's definition from
+// scratch (history.h, backtrace_hash) on every backtrace: a wrong hash puts the
+// backtrace in another cache slot than the reader's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "format/encoder_state.h"
+
+namespace memloupe::format {
+namespace {
+
+// A deep recursion as the recorder sees it: the unwinder keeps the innermost
+// 128 frames, so past that depth consecutive backtraces share no outer frames,
+// and the same depths come back round after round (docs/RECORDER.md: a memo of
+// such backtraces was tried); now and then the recursion unwinds below 128
+// frames, where backtraces resume from the outer frames they share again.
+// Each of `threads` threads has its own recursion, interleaved, and threads 0
+// and 8 share a bucket.
+struct Step {
+  uint32_t thread;
+  std::vector<uint64_t> bt;  // innermost first
+};
+std::vector<Step> deep_rounds(uint64_t seed, unsigned threads, size_t count) {
+  constexpr size_t kCut = 128;
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<uint64_t>> stacks(threads);  // outermost first
+  std::vector<Step> out;
+  for (size_t k = 0; k < count; ++k) {
+    const unsigned th = static_cast<unsigned>(rng() % threads);
+    std::vector<uint64_t>& s = stacks[th];
+    if (s.size() > 200 || rng() % 300 == 0) s.resize(60 + rng() % 80);  // the round ends, or unwinds far
+    if (rng() % 3 != 0) {
+      s.push_back(0x400000 + 0x10 * (s.size() % 7));  // deeper: the return address at this depth
+    } else if (!s.empty()) {
+      s.pop_back();
+    }
+    std::vector<uint64_t> bt(s.rbegin(), s.rend());
+    // The allocating call's own frames, one of a few call sites.
+    const size_t site = rng() % 3;
+    for (size_t i = 0; i < 3 + site; ++i) bt.insert(bt.begin(), 0x700000 + 0x100 * site + i);
+    if (bt.size() > kCut) bt.resize(kCut);
+    out.push_back({th == 1 ? 8u : th, std::move(bt)});
+  }
+  return out;
+}
+
+TEST(EncoderHash, EveryShortcutGivesTheHashFromScratch) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    auto st = std::make_unique<encoder_detail::State>();
+    const std::vector<Step> steps = deep_rounds(seed, 1 + seed % 3, 60000);
+    size_t deep = 0, cut = 0;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      st->thread = steps[k].thread;
+      const std::vector<uint64_t>& bt = steps[k].bt;
+      ASSERT_EQ(st->hash_of(bt, {}), backtrace_hash(bt)) << "seed " << seed << " step " << k;
+      deep += bt.size() > encoder_detail::kShortFrames;
+      cut += bt.size() == 128;
+    }
+    // The stream exercised what it is for: deep backtraces, many of them cut.
+    EXPECT_GT(deep, steps.size() / 2) << "seed " << seed;
+    EXPECT_GT(cut, steps.size() / 10) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace memloupe::format
