@@ -39,6 +39,15 @@ void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
   std::memmove(&m.rbp_based[to], &m.rbp_based[from], n * sizeof m.rbp_based[0]);
 }
 
+// based_upto[] for memo frames `from` .. count - 1 (those before are unchanged).
+void renumber(MemoFrames& m, size_t from) {
+  unsigned n = from != 0 ? m.based_upto[from - 1] : 0;
+  for (size_t i = from; i < m.count; ++i) {
+    n += m.rbp_based[i] ? 1 : 0;
+    m.based_upto[i] = static_cast<uint16_t>(n);
+  }
+}
+
 }  // namespace
 
 constinit thread_local ThreadMemo tls_memo MEMLOUPE_TLS_MODEL;
@@ -164,6 +173,7 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out)
   // the window of 16 flags ending at k (or starting at 0), those above `fail`.
   // (Stepping the last partial window one flag at a time was a tenth of the
   // check's time on bench_stl_deep.)
+  if (m.based_upto[r] == m.based_upto[fail]) return {fail, bp_at(fail)};  // none in (fail, r]
   for (size_t k = r; k > fail;) {
     const size_t base = k >= 15 ? k - 15 : 0;
     const __m128i based = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_based + base));
@@ -202,6 +212,7 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
     move_frames(m, 0, from, n);
     m.count = n;
     m.stops = false;
+    renumber(m, 0);
     return;
   }
   // Deeper than the capacity: the outermost frames make room. A walk that needs
@@ -213,6 +224,7 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
   }
   move_frames(m, r + 1 - drop, from, n);
   m.count = r + 1 + n - drop;
+  renumber(m, drop != 0 ? 0 : r + 1);
 }
 
 void MemoSession::extend(uintptr_t sp, uintptr_t pc, uintptr_t bp) noexcept {
@@ -244,6 +256,7 @@ void MemoSession::commit_fresh(bool stops) noexcept {
     m.count += n - 1;
     m.stops = stops && recording_;
     t.whole = 0;
+    renumber(m, 0);
     return;
   }
   if (spliced_) return;
@@ -251,6 +264,7 @@ void MemoSession::commit_fresh(bool stops) noexcept {
   // outermost-first order: move them to the bottom.
   move_frames(m, 0, kMemoSlots - recorded_, recorded_);
   m.count = recorded_;
+  renumber(m, 0);
   // Only a stop right at the last recorded frame says the stack ends there.
   m.stops = stops && recording_;
   t.whole = 0;
