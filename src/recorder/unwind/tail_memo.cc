@@ -158,11 +158,27 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out)
   // RBP at step k (k < upto, called with decreasing k): read by the nearest
   // step inside k that reads a saved RBP, else as before. Each step is looked
   // at once at most.
+  // The nearest step is usually the next one (most steps of code without
+  // frame pointers save RBP: bench_stl_deep); past it the flags are looked at
+  // sixteen at a time: a stack whose steps save no RBP (unwind_bench's
+  // recursion) has none to find, and one at a time that scan was the most of
+  // the check there. The bytes read past `upto` lie in the array (upto <=
+  // kMemoCapacity, 16 below kMemoSlots) and are ignored.
+  static_assert(kMemoCapacity + 16 <= kMemoSlots);
   size_t upto = r + 1;
   const auto bp_at = [&](size_t k) {
-    for (size_t j = k + 1; j < upto; ++j) {
-      if (m.rbp_slot[j] != 0) {
-        bp = load_stack_word(m.sp[j - 1] - 8 * uintptr_t{m.rbp_slot[j]});
+    if (k + 1 < upto && m.rbp_slot[k + 1] != 0) {
+      bp = load_stack_word(m.sp[k] - 8 * uintptr_t{m.rbp_slot[k + 1]});
+      upto = k + 1;
+      return bp;
+    }
+    for (size_t j = k + 2; j < upto; j += 16) {
+      const __m128i slots = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_slot + j));
+      const auto saves =
+          static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(slots, _mm_setzero_si128()))) ^ 0xffffu;
+      if (saves != 0) {
+        const size_t s = j + static_cast<size_t>(__builtin_ctz(saves));
+        if (s < upto) bp = load_stack_word(m.sp[s - 1] - 8 * uintptr_t{m.rbp_slot[s]});
         break;
       }
     }
