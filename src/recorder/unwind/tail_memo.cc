@@ -39,6 +39,15 @@ void move_frames(MemoFrames& m, size_t to, size_t from, size_t n) {
   std::memmove(&m.rbp_based[to], &m.rbp_based[from], n * sizeof m.rbp_based[0]);
 }
 
+// based_upto[] for memo frames `from` .. count - 1 (those before are unchanged).
+void renumber(MemoFrames& m, size_t from) {
+  unsigned n = from != 0 ? m.based_upto[from - 1] : 0;
+  for (size_t i = from; i < m.count; ++i) {
+    n += m.rbp_based[i] ? 1 : 0;
+    m.based_upto[i] = static_cast<uint16_t>(n);
+  }
+}
+
 }  // namespace
 
 constinit thread_local ThreadMemo tls_memo MEMLOUPE_TLS_MODEL;
@@ -149,11 +158,27 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out)
   // RBP at step k (k < upto, called with decreasing k): read by the nearest
   // step inside k that reads a saved RBP, else as before. Each step is looked
   // at once at most.
+  // The nearest step is usually the next one (most steps of code without
+  // frame pointers save RBP: bench_stl_deep); past it the flags are looked at
+  // sixteen at a time: a stack whose steps save no RBP (unwind_bench's
+  // recursion) has none to find, and one at a time that scan was the most of
+  // the check there. The bytes read past `upto` lie in the array (upto <=
+  // kMemoCapacity, 16 below kMemoSlots) and are ignored.
+  static_assert(kMemoCapacity + 16 <= kMemoSlots);
   size_t upto = r + 1;
   const auto bp_at = [&](size_t k) {
-    for (size_t j = k + 1; j < upto; ++j) {
-      if (m.rbp_slot[j] != 0) {
-        bp = load_stack_word(m.sp[j - 1] - 8 * uintptr_t{m.rbp_slot[j]});
+    if (k + 1 < upto && m.rbp_slot[k + 1] != 0) {
+      bp = load_stack_word(m.sp[k] - 8 * uintptr_t{m.rbp_slot[k + 1]});
+      upto = k + 1;
+      return bp;
+    }
+    for (size_t j = k + 2; j < upto; j += 16) {
+      const __m128i slots = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_slot + j));
+      const auto saves =
+          static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(slots, _mm_setzero_si128()))) ^ 0xffffu;
+      if (saves != 0) {
+        const size_t s = j + static_cast<size_t>(__builtin_ctz(saves));
+        if (s < upto) bp = load_stack_word(m.sp[s - 1] - 8 * uintptr_t{m.rbp_slot[s]});
         break;
       }
     }
@@ -164,6 +189,7 @@ Verified MemoSession::verify(size_t r, uintptr_t bp, size_t last, uint64_t* out)
   // the window of 16 flags ending at k (or starting at 0), those above `fail`.
   // (Stepping the last partial window one flag at a time was a tenth of the
   // check's time on bench_stl_deep.)
+  if (m.based_upto[r] == m.based_upto[fail]) return {fail, bp_at(fail)};  // none in (fail, r]
   for (size_t k = r; k > fail;) {
     const size_t base = k >= 15 ? k - 15 : 0;
     const __m128i based = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m.rbp_based + base));
@@ -202,6 +228,7 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
     move_frames(m, 0, from, n);
     m.count = n;
     m.stops = false;
+    renumber(m, 0);
     return;
   }
   // Deeper than the capacity: the outermost frames make room. A walk that needs
@@ -213,6 +240,7 @@ void MemoSession::commit_splice(size_t r, size_t last) noexcept {
   }
   move_frames(m, r + 1 - drop, from, n);
   m.count = r + 1 + n - drop;
+  renumber(m, drop != 0 ? 0 : r + 1);
 }
 
 void MemoSession::extend(uintptr_t sp, uintptr_t pc, uintptr_t bp) noexcept {
@@ -244,6 +272,7 @@ void MemoSession::commit_fresh(bool stops) noexcept {
     m.count += n - 1;
     m.stops = stops && recording_;
     t.whole = 0;
+    renumber(m, 0);
     return;
   }
   if (spliced_) return;
@@ -251,6 +280,7 @@ void MemoSession::commit_fresh(bool stops) noexcept {
   // outermost-first order: move them to the bottom.
   move_frames(m, 0, kMemoSlots - recorded_, recorded_);
   m.count = recorded_;
+  renumber(m, 0);
   // Only a stop right at the last recorded frame says the stack ends there.
   m.stops = stops && recording_;
   t.whole = 0;

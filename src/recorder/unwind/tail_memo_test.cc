@@ -5,6 +5,7 @@
 #include <alloca.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "recorder/unwind/unwind.h"
@@ -356,6 +357,78 @@ TEST(TailMemo, AShallowerWalkExtendsTheMemoOutwards) {
   EXPECT_TRUE(std::equal(s.frames.begin() + 1, s.frames.end(), s.plain.begin() + 1));
   EXPECT_EQ(s.after.full, s.before.full + 1);
   EXPECT_EQ(s.after.reused - s.before.reused, s.frames.size() - 1);
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// verify() skips its RBP pass when the memo's count of RBP-based steps
+// (based_upto) is the same at both ends of the checked range, so the count
+// must be right after every kind of commit, on a stack that mixes RBP-based
+// frames (alloca) with plain ones: a fresh walk, a splice, a splice that
+// extends the memo outwards, and one that drops the memo's outer frames. (A
+// stale count would skip RBP checks where RBP can differ.)
+struct CountCheck {
+  size_t checks = 0, rbp_based = 0;
+  std::vector<std::string> wrong;
+};
+
+void check_counts(CountCheck& c, const char* when) {
+  const MemoFrames& m = tls_memo.m;
+  unsigned n = 0;
+  for (size_t i = 0; i < m.count; ++i) {
+    n += m.rbp_based[i] ? 1 : 0;
+    if (m.based_upto[i] != n) {
+      c.wrong.push_back(std::string(when) + ": frame " + std::to_string(i) + " of " + std::to_string(m.count));
+      break;
+    }
+  }
+  ++c.checks;
+  c.rbp_based += n;
+}
+
+__attribute__((noinline)) void mixed_climb(int level, int bottom, int turn, CountCheck& c);
+__attribute__((noinline)) void mixed_plain(int level, int bottom, int turn, CountCheck& c) {
+  mixed_climb(level + 1, bottom, turn, c);
+  MEMLOUPE_KEEP_FRAME();
+}
+__attribute__((noinline)) void mixed_climb(int level, int bottom, int turn, CountCheck& c) {
+  auto* buf = static_cast<volatile char*>(alloca(32 + static_cast<size_t>(level % 3) * 16));
+  buf[0] = 1;
+  uint64_t frames[256];
+  if (level < bottom) {
+    if (level % 5 == 0) {
+      mixed_plain(level, bottom, turn, c);
+    } else {
+      mixed_climb(level + 1, bottom, turn, c);
+    }
+    if (level == turn) {
+      unwind_here(frames, 256, 0);  // splices into the bottom's memo, then extends it
+      check_counts(c, "extended");
+      unwind_here(frames, 256, 0);
+      check_counts(c, "spliced");
+      // Deeper again: its new inner frames and the memo's do not fit together,
+      // so the splice drops the memo's outermost frames.
+      mixed_climb(level + 1, level + 110, -1, c);
+    }
+  } else {
+    unwind_here(frames, 256, 0);  // a fresh walk first, then a splice that drops
+    check_counts(c, "at the bottom");
+  }
+  buf[1] = 2;
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, TheCountOfRbpBasedStepsFollowsEveryCommit) {
+  CountCheck c;
+  const int bottom = static_cast<int>(kMemoCapacity) + 40;
+  mixed_climb(0, bottom, bottom - 100, c);
+  EXPECT_EQ(c.checks, 4u);
+  EXPECT_GT(c.rbp_based, 0u);  // the memo held RBP-based steps
+  EXPECT_TRUE(c.wrong.empty()) << c.wrong.front();
 }
 
 }  // namespace
