@@ -15,6 +15,7 @@
 #include "finalize/finalize.h"
 #include "format/events.h"
 #include "format/expected.h"
+#include "reader/reader.h"
 #include "symbolize/module_map.h"
 #include "symbolize/snapshot_roots.h"
 
@@ -57,6 +58,13 @@ class Collector {
     } else {
       add_other(e);
     }
+  }
+
+  // The event `r` just delivered: only an Alloc asks the reader for its fresh
+  // frames and backtrace key (two virtual calls per event before).
+  void add_read(const format::Event& e, const reader::Reader& r) {
+    if (std::holds_alternative<format::Alloc>(e)) return add(e, r.fresh_frames(), r.backtrace_key());
+    add(e, 0);
   }
 
   // What the read has collected so far (the addresses seen while no module
