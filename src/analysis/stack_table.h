@@ -28,8 +28,16 @@ class StackTable {
   // stacks the hash over every frame was most of the interning).
   // Serials number the fillings of one read, so a table takes keys from one
   // reader only (ThreadedOverview: the follower's or finalize's one read).
+  // A key with a memo keeps the id there (id + 1; 0: not yet), so a reader's
+  // memos serve one table; by_slot_ serves keys without one.
   std::pair<uint32_t, bool> intern(std::span<const uint64_t> frames, const reader::BacktraceKey& key) {
     if (key.serial == 0) return intern(frames);
+    if (key.memo) {
+      if (*key.memo != 0) return {*key.memo - 1, false};
+      const auto interned = intern(frames);
+      *key.memo = interned.first + 1;  // (an id of ~0u stays unmemoised: 0)
+      return interned;
+    }
     Known& known = by_slot_[key.slot & (kSlots - 1)];
     if (known.serial == key.serial) return {known.id, false};
     const auto interned = intern(frames);

@@ -64,5 +64,33 @@ TEST(StackTable, KeyedInterningGivesThePlainIds) {
   EXPECT_EQ(keyed.size(), plain.size());
 }
 
+// The same with the reader's memos (BacktraceKey::memo): a word per slot,
+// zeroed at each refill, in which the table keeps the slot's id.
+TEST(StackTable, MemoisedInterningGivesThePlainIds) {
+  StackTable keyed, plain;
+  constexpr uint32_t kCacheSlots = 7;
+  std::vector<reader::BacktraceKey> cache(kCacheSlots);
+  std::vector<uint32_t> memo(kCacheSlots);
+  std::vector<std::vector<uint64_t>> held(kCacheSlots);
+  uint64_t serial = 0, memoised = 0;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    const uint32_t slot = static_cast<uint32_t>((i * 2654435761u) >> 7) % kCacheSlots;
+    if (cache[slot].serial == 0 || i % 5 == 0) {
+      held[slot] = {0x1000 + i % 13, 0x2000 + i % 41, 0x3000};
+      held[slot].resize(3 + i % 4, 0x4000 + slot);
+      memo[slot] = 0;
+      cache[slot] = reader::BacktraceKey{++serial, slot, &memo[slot]};
+    } else {
+      memoised += memo[slot] != 0;
+    }
+    const auto want = plain.intern(held[slot]);
+    const auto got = keyed.intern(held[slot], cache[slot]);
+    ASSERT_EQ(got, want) << "alloc " << i;
+    ASSERT_EQ(memo[slot], want.first + 1) << "alloc " << i;
+  }
+  EXPECT_GT(memoised, 10000u);
+  EXPECT_EQ(keyed.size(), plain.size());
+}
+
 }  // namespace
 }  // namespace memloupe::analysis

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "finalize/finalize.h"
 #include "format/events.h"
 #include "format/expected.h"
+#include "reader/reader.h"
 #include "symbolize/module_map.h"
 #include "symbolize/snapshot_roots.h"
 
@@ -40,33 +42,29 @@ class Collector {
       : tap_(tap), addon_(addon), snapshots_(snapshots) {}
 
   // `fresh`, `key`: Reader::fresh_frames() and backtrace_key() for an Alloc.
+  // Half the events are Frees, which need only the count and the tap: they
+  // leave after it without the other kinds' tests, and the Alloc's frames are
+  // looked at out of line (inline, their loop made every event save and
+  // restore six registers).
   void add(const format::Event& e, uint32_t fresh, const reader::BacktraceKey& key = {}) {
     if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
     ++c_.events;
     if (tap_) tap_->keyed_event(e, key);
-    if (snapshots_) {
-      snapshots_->add(e);
-    } else if (const auto* start = std::get_if<format::ThreadStart>(&e)) {
-      c_.thread_starts.push_back(*start);
-    } else if (const auto* name = std::get_if<format::ThreadName>(&e)) {
-      c_.thread_names.emplace_back(name->thread, name->name);
-    }
+    if (snapshots_) snapshots_->add(e);
+    if (std::holds_alternative<format::Free>(e)) return;
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
       if (addon_) addon_->alloc(*alloc);
-      // The other frames were seen with an earlier Alloc.
-      for (uint64_t address : alloc->backtrace.first(std::min<size_t>(fresh, alloc->backtrace.size()))) {
-        if (!seen_.insert(address).second) continue;
-        if (auto m = c_.modules.find(address)) {
-          c_.addresses.push_back({address, *m});
-        } else {
-          unmapped_.push_back(address);
-        }
-      }
-    } else if (const auto* load = std::get_if<format::ModuleLoad>(&e)) {
-      c_.modules.load(*load);
-    } else if (const auto* unload = std::get_if<format::ModuleUnload>(&e)) {
-      c_.modules.unload(unload->start);
+      if (fresh != 0 && !alloc->backtrace.empty()) note_frames(alloc->backtrace, fresh);
+    } else {
+      add_other(e);
     }
+  }
+
+  // The event `r` just delivered: only an Alloc asks the reader for its fresh
+  // frames and backtrace key (two virtual calls per event before).
+  void add_read(const format::Event& e, const reader::Reader& r) {
+    if (std::holds_alternative<format::Alloc>(e)) return add(e, r.fresh_frames(), r.backtrace_key());
+    add(e, 0);
   }
 
   // What the read has collected so far (the addresses seen while no module
@@ -82,6 +80,34 @@ class Collector {
   }
 
  private:
+  // The Alloc's first `fresh` frames (the others were seen with an earlier Alloc).
+  [[gnu::noinline]] void note_frames(std::span<const uint64_t> backtrace, uint32_t fresh) {
+    for (uint64_t address : backtrace.first(std::min<size_t>(fresh, backtrace.size()))) {
+      if (!seen_.insert(address).second) continue;
+      if (auto m = c_.modules.find(address)) {
+        c_.addresses.push_back({address, *m});
+      } else {
+        unmapped_.push_back(address);
+      }
+    }
+  }
+
+  // The events other than Alloc, Free and SymbolDef.
+  [[gnu::noinline]] void add_other(const format::Event& e) {
+    if (snapshots_) {
+      // The snapshots were fed the thread events; nothing to keep here.
+    } else if (const auto* start = std::get_if<format::ThreadStart>(&e)) {
+      c_.thread_starts.push_back(*start);
+    } else if (const auto* name = std::get_if<format::ThreadName>(&e)) {
+      c_.thread_names.emplace_back(name->thread, name->name);
+    }
+    if (const auto* load = std::get_if<format::ModuleLoad>(&e)) {
+      c_.modules.load(*load);
+    } else if (const auto* unload = std::get_if<format::ModuleUnload>(&e)) {
+      c_.modules.unload(unload->start);
+    }
+  }
+
   FinalizeTap* tap_;
   FinalizeAddon* addon_;
   symbolize::SnapshotRoots* snapshots_;

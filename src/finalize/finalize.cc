@@ -33,7 +33,7 @@ Expected<std::unique_ptr<reader::Reader>> open_native(const std::string& input) 
 }
 
 Collected collect(reader::Reader& r, Collector collector) {
-  while (const format::Event* e = r.next()) collector.add(*e, r.fresh_frames(), r.backtrace_key());
+  while (const format::Event* e = r.next()) collector.add_read(*e, r);
   return std::move(collector).finish(r.error());
 }
 

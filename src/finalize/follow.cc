@@ -62,7 +62,7 @@ void TraceFollower::read_available(bool until_stopped) {
   reader_->resume();
   uint64_t n = 0;
   while (const format::Event* e = reader_->next()) {
-    collector_.add(*e, reader_->fresh_frames(), reader_->backtrace_key());
+    collector_.add_read(*e, *reader_);
     // The reader is left between two events: finish() continues from there.
     if (until_stopped && ++n % 4096 == 0 && stopping_.load(std::memory_order_relaxed)) return;
   }

@@ -81,9 +81,10 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
     entry->hash = hash;
     entry->used = true;
     entry->serial = ++fillings_;
+    entry->memo = 0;
     entry->frames.assign(bt_.begin(), bt_.end());
   }
-  key_ = BacktraceKey{entry->serial, static_cast<uint32_t>(entry - bt_cache_.data())};
+  key_ = BacktraceKey{entry->serial, static_cast<uint32_t>(entry - bt_cache_.data()), &entry->memo};
   entry->size = a.size;
   entry->func = a.func;
   entry->align = a.alignment;

@@ -56,6 +56,7 @@ class EventDecoder {
     uint32_t align = 0;
     format::Func func = format::Func::Malloc;
     bool used = false;
+    uint32_t memo = 0;    // BacktraceKey::memo: zeroed when the slot is filled
     uint64_t serial = 0;  // which filling of the slot: 1 + the fillings before it, in any slot
     std::vector<uint64_t> frames;  // innermost first
   };

@@ -36,9 +36,16 @@ using SymbolTable = std::unordered_map<uint64_t, std::vector<OwnedFrame>>;
 // different keys (a backtrace read again after its slot was refilled). A
 // consumer that interns backtraces (the analysis index) keeps one answer per
 // slot and hashes the frames only when the slot's serial changed.
+//
+// `memo`, when given: a word the reader keeps beside the slot, zero whenever
+// the slot is filled, for one consumer of the read to keep its answer for this
+// backtrace in (the analysis index's stack id, found beside the slot the
+// decoder has just read instead of in a table of the index's own: that table's
+// load missed the cache on deep-stack traces). Valid until the next event.
 struct BacktraceKey {
   uint64_t serial = 0;  // 0: not known
   uint32_t slot = 0;    // below format::kBtCacheSize
+  uint32_t* memo = nullptr;
 };
 
 class Reader {
