@@ -28,10 +28,16 @@ struct Dir {
   fs::path path;
 };
 
+// dir/t.trace, holding `contents`.
+fs::path trace_in(const Dir& dir, const std::string& contents) {
+  const fs::path target = dir.path / "t.trace";
+  std::ofstream(target) << contents;
+  return target;
+}
+
 TEST(AtomicFile, ReplacesTheFileOnlyOnCommit) {
   Dir dir;
-  const fs::path target = dir.path / "t.trace";
-  std::ofstream(target) << "old";
+  const fs::path target = trace_in(dir, "old");
   {
     auto file = AtomicFile::create(target.string());
     ASSERT_TRUE(file) << file.error().message;
@@ -47,8 +53,7 @@ TEST(AtomicFile, ReplacesTheFileOnlyOnCommit) {
 
 TEST(AtomicFile, WithoutCommitNothingChangesAndNothingIsLeft) {
   Dir dir;
-  const fs::path target = dir.path / "t.trace";
-  std::ofstream(target) << "old";
+  const fs::path target = trace_in(dir, "old");
   {
     auto file = AtomicFile::create(target.string());
     ASSERT_TRUE(file);
@@ -68,8 +73,7 @@ std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_ca
 
 TEST(AppendedFile, KeepsWhatWasAppendedOnCommit) {
   Dir dir;
-  const fs::path target = dir.path / "t.trace";
-  std::ofstream(target) << "events";
+  const fs::path target = trace_in(dir, "events");
   {
     auto file = AppendedFile::open(target.string(), 6);
     ASSERT_TRUE(file) << file.error().message;
@@ -84,8 +88,7 @@ TEST(AppendedFile, KeepsWhatWasAppendedOnCommit) {
 
 TEST(AppendedFile, WithoutCommitTheFileIsCutBackToItsSizeAtOpen) {
   Dir dir;
-  const fs::path target = dir.path / "t.trace";
-  std::ofstream(target) << "events";
+  const fs::path target = trace_in(dir, "events");
   {
     auto file = AppendedFile::open(target.string(), 6);
     ASSERT_TRUE(file);
@@ -97,8 +100,7 @@ TEST(AppendedFile, WithoutCommitTheFileIsCutBackToItsSizeAtOpen) {
 
 TEST(AppendedFile, RefusesAFileThatIsNotTheSizeThatWasRead) {
   Dir dir;
-  const fs::path target = dir.path / "t.trace";
-  std::ofstream(target) << "events, and more another writer added";
+  const fs::path target = trace_in(dir, "events, and more another writer added");
   auto file = AppendedFile::open(target.string(), 6);
   ASSERT_FALSE(file);
   EXPECT_NE(file.error().message.find(target.string()), std::string::npos) << file.error().message;
