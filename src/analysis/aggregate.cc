@@ -767,13 +767,14 @@ struct AggregateBuilder::Impl {
     std::ranges::stable_sort(deferred, [](const DeferredSeries& x, const DeferredSeries& y) {
       return x.stack != y.stack ? x.stack < y.stack : x.index < y.index;
     });
-    std::vector<SeriesBucket> merged;
     for (auto from = deferred.begin(); from != deferred.end();) {
-      std::vector<SeriesBucket>& series = stacks[from->stack].series;
-      merged.clear();
-      merged.reserve(series.size() + static_cast<size_t>(deferred.end() - from));
+      const uint32_t stack = from->stack;
+      const auto group_end = std::find_if(from, deferred.end(), [stack](const DeferredSeries& d) { return d.stack != stack; });
+      std::vector<SeriesBucket>& series = stacks[stack].series;
+      std::vector<SeriesBucket> merged;
+      merged.reserve(series.size() + static_cast<size_t>(group_end - from));
       auto old = series.begin();
-      for (const uint32_t stack = from->stack; from != deferred.end() && from->stack == stack; ++from) {
+      for (; from != group_end; ++from) {
         for (; old != series.end() && old->index < from->index; ++old) merged.push_back(std::move(*old));
         if (merged.empty() || merged.back().index != from->index) {
           if (old != series.end() && old->index == from->index) {
