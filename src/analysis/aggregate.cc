@@ -178,34 +178,12 @@ class DenseSeries {
   std::vector<Cells> cells_;
 };
 
-// An add_series() put off (AggregateBuilder::Impl::add_deferred).
-struct DeferredSeries {
-  uint32_t stack = 0;
-  uint32_t index = 0;  // the bucket's
-  Count SeriesBucket::*field = nullptr;
-  Count c;
-  bool exact = false;
-};
-
-// `into` += another part's series of the same stack (each bucket's Counts
-// added as a whole, as to a bucket found or inserted by bucket_at): one pass
-// over both sorted series, where an insert per bucket moved the rest of
-// `into` each time (most of the sparse replay's serial end on cc1plus).
-void add_part_series(std::vector<SeriesBucket>& into, const std::vector<SeriesBucket>& from) {
-  if (from.empty()) return;
-  std::vector<SeriesBucket> out;
-  out.reserve(into.size() + from.size());
-  auto a = into.begin();
-  for (const SeriesBucket& b : from) {
-    for (; a != into.end() && a->index < b.index; ++a) out.push_back(std::move(*a));
-    SeriesBucket& to = a != into.end() && a->index == b.index ? out.emplace_back(std::move(*a++))
-                                                               : out.emplace_back(SeriesBucket{b.index});
-    to.allocated += b.allocated;
-    to.freed += b.freed;
-    to.leaked += b.leaked;
-  }
-  for (; a != into.end(); ++a) out.push_back(std::move(*a));
-  into = std::move(out);
+// `into` += a bucket of another part's series (`from`'s Counts added as a whole).
+void add_bucket(std::vector<SeriesBucket>& into, const SeriesBucket& from) {
+  SeriesBucket& to = bucket_at(into, from.index);
+  to.allocated += from.allocated;
+  to.freed += from.freed;
+  to.leaked += from.leaked;
 }
 
 // One site's (or thread's) live blocks, and what they were when the heap last
@@ -448,9 +426,6 @@ struct AggregateBuilder::Impl {
   std::array<Tally, LifetimeHistogram::kBuckets> lifetime_tally{};
   Tally immediate_tally;
   bool series_ready = true;  // the bucket width is known (not yet, while streaming)
-  // While finish_streaming() settles the blocks still live: their series'
-  // additions, made afterwards by add_deferred().
-  std::vector<DeferredSeries>* deferred_series = nullptr;
   uint64_t maxima_seen = 0;
   std::optional<format::AllocId> peak_so_far;
 
@@ -648,7 +623,7 @@ struct AggregateBuilder::Impl {
       if (!series_ready) {
         log_series(b, free_t);
       } else {
-        series_add(b.stack, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
+        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
       }
     }
     // One count() for these metrics and end_of()'s (other metrics: each
@@ -722,17 +697,9 @@ struct AggregateBuilder::Impl {
       add_block(a.lifetimes.never_freed, c, exact);
     }
     if (a.series_buckets > 0 && series_ready) {
-      if (freed) series_add(b.stack, series_index(free_t), &SeriesBucket::freed, c, exact);
-      if (!freed) series_add(b.stack, series_index(b.time), &SeriesBucket::leaked, c, exact);
-    }
-  }
-
-  // add_series() to a stack's series, or deferred (deferred_series).
-  void series_add(uint32_t stack, uint32_t index, Count SeriesBucket::*field, const Count& c, bool exact) {
-    if (deferred_series) {
-      deferred_series->push_back({stack, index, field, c, exact});
-    } else {
-      add_series(stacks[stack].series, index, field, c, exact);
+      std::vector<SeriesBucket>& series = stacks[b.stack].series;
+      if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c, exact);
+      if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c, exact);
     }
   }
 
@@ -748,46 +715,9 @@ struct AggregateBuilder::Impl {
     }
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
-    // The blocks still live add to buckets anywhere in their stacks' series
-    // (their allocation times'): inserted one by one, each moved the rest of
-    // its series, the larger part of the index's end on cc1plus (50 k blocks
-    // live at its exit, 67 k stacks). Deferred and added per stack in one pass.
-    std::vector<DeferredSeries> deferred;
-    if (a.series_buckets > 0) deferred_series = &deferred;
     live.for_each([&](uint64_t id, const Block& b) {
       if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
     });
-    deferred_series = nullptr;
-    add_deferred(deferred);
-  }
-
-  // The deferred additions, each to its bucket (inserted if new) in the order
-  // they were made: the same sums as series_add() one by one, in either mode.
-  void add_deferred(std::vector<DeferredSeries>& deferred) {
-    std::ranges::stable_sort(deferred, [](const DeferredSeries& x, const DeferredSeries& y) {
-      return x.stack != y.stack ? x.stack < y.stack : x.index < y.index;
-    });
-    for (auto from = deferred.begin(); from != deferred.end();) {
-      const uint32_t stack = from->stack;
-      const auto group_end = std::find_if(from, deferred.end(), [stack](const DeferredSeries& d) { return d.stack != stack; });
-      std::vector<SeriesBucket>& series = stacks[stack].series;
-      std::vector<SeriesBucket> merged;
-      merged.reserve(series.size() + static_cast<size_t>(group_end - from));
-      auto old = series.begin();
-      for (; from != group_end; ++from) {
-        for (; old != series.end() && old->index < from->index; ++old) merged.push_back(std::move(*old));
-        if (merged.empty() || merged.back().index != from->index) {
-          if (old != series.end() && old->index == from->index) {
-            merged.push_back(std::move(*old++));
-          } else {
-            merged.push_back(SeriesBucket{from->index});
-          }
-        }
-        add_block(merged.back().*(from->field), from->c, from->exact);
-      }
-      for (; old != series.end(); ++old) merged.push_back(std::move(*old));
-      series.swap(merged);
-    }
   }
 
   // What the freed blocks add to the series, from the log (finish_streaming).
@@ -840,12 +770,9 @@ struct AggregateBuilder::Impl {
         add_block(bucket_at(series, free_bucket(e.free_ns)).freed, c, exact);
       });
     });
-    // The parts' series added to the stacks', in part order, the stacks split
-    // between the same threads (each stack's series is its own).
-    in_parts(parts, [&](size_t p) {
-      for (size_t s = stacks.size() * p / parts; s < stacks.size() * (p + 1) / parts; ++s)
-        for (const Series& part : partial) add_part_series(stacks[s].series, part[s]);
-    });
+    for (const Series& part : partial)
+      for (size_t s = 0; s < part.size(); ++s)
+        for (const SeriesBucket& b : part[s]) add_bucket(stacks[s].series, b);
     series_log.clear();
   }
 
