@@ -299,7 +299,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     // An at-exit snapshot's blocks are those live at the end; a block freed
     // after an earlier snapshot is not, and is looked for in the events.
     const bool from_tap = want_index && options.tap->live_blocks([&](uint64_t id, uint64_t size, std::span<const uint64_t> frames) {
-      snapshots.add_block(id, size, frames);
+      snapshots.add_table_block(id, size, frames);
     });
     if (!from_tap || !snapshots.sites_complete()) {
       auto again = open_native(input);

@@ -60,7 +60,8 @@ class FinalizeTap {
   // After events_over(): calls fn(allocation id, requested size, backtrace) for
   // each block still live when the events ended, as its Alloc gave them, if
   // the tap kept them (true); a followed read's snapshots' annex is then made
-  // without reading the events again.
+  // without reading the events again. One stack's backtrace is the same span
+  // (start and length) for each of its blocks (the tap's table of stacks).
   using LiveBlockFn = std::function<void(uint64_t, uint64_t, std::span<const uint64_t>)>;
   virtual bool live_blocks(const LiveBlockFn&) const { return false; }
 };

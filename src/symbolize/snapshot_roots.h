@@ -31,6 +31,10 @@ class SnapshotRoots {
   void add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
     sites_.add_block(id, size, backtrace);
   }
+  // Or from a table of stacks (SnapshotSites::add_table_block).
+  void add_table_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
+    sites_.add_table_block(id, size, backtrace);
+  }
   bool sites_complete() const { return sites_.complete(); }
 
   bool empty() const { return snapshots_.empty(); }

@@ -46,9 +46,7 @@ void SnapshotSites::add(const format::Event& event) {
   }
 }
 
-void SnapshotSites::add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
-  const size_t i = wanted(id);
-  if (i == SIZE_MAX) return;
+uint32_t SnapshotSites::stack_of(std::span<const uint64_t> backtrace) {
   // The annex keeps as many frames as its format allows.
   const auto frames = backtrace.first(std::min(backtrace.size(), format::SnapshotWriter::kMaxAnnexFrames));
   const uint64_t hash = format::backtrace_hash(frames);
@@ -58,7 +56,25 @@ void SnapshotSites::add_block(uint64_t id, uint64_t size, std::span<const uint64
     it = stack_index_.emplace(hash, static_cast<uint32_t>(stacks_.size()));
     stacks_.emplace_back(frames.begin(), frames.end());
   }
-  stack_plus_one_[i] = it->second + 1;
+  return it->second;
+}
+
+void SnapshotSites::add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
+  const size_t i = wanted(id);
+  if (i == SIZE_MAX) return;
+  stack_plus_one_[i] = stack_of(backtrace) + 1;
+  size_[i] = size;
+}
+
+void SnapshotSites::add_table_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
+  const size_t i = wanted(id);
+  if (i == SIZE_MAX) return;
+  // (A span not seen before takes add_block's path: the same stack index.
+  // Two spans may share a start, an empty one's and the next.)
+  auto [it, fresh] = by_span_.try_emplace(backtrace.data(), backtrace.size(), 0);
+  if (fresh) it->second.second = stack_of(backtrace);
+  const uint32_t stack = it->second.first == backtrace.size() ? it->second.second : stack_of(backtrace);
+  stack_plus_one_[i] = stack + 1;
   size_[i] = size;
 }
 
@@ -71,13 +87,16 @@ BlockSites SnapshotSites::sites(size_t i) const {
   const std::vector<uint64_t>& ids = alloc_ids_[i];
   out.stack_plus_one.assign(ids.size(), 0);
   out.size.assign(ids.size(), 0);
-  std::map<uint32_t, uint32_t> local;  // index in stacks_ -> in out.stacks
+  std::vector<uint32_t> local_plus_one(stacks_.size(), 0);  // index in stacks_ -> in out.stacks + 1
   for (size_t b = 0; b < ids.size(); ++b) {
     const auto k = static_cast<size_t>(std::lower_bound(ids_.begin(), ids_.end(), ids[b]) - ids_.begin());
     if (stack_plus_one_[k] == 0) continue;  // its Alloc is not in the trace
-    auto [it, fresh] = local.emplace(stack_plus_one_[k] - 1, static_cast<uint32_t>(out.stacks.size()));
-    if (fresh) out.stacks.push_back(stacks_[stack_plus_one_[k] - 1]);
-    out.stack_plus_one[b] = it->second + 1;
+    uint32_t& local = local_plus_one[stack_plus_one_[k] - 1];
+    if (local == 0) {
+      out.stacks.push_back(stacks_[stack_plus_one_[k] - 1]);
+      local = static_cast<uint32_t>(out.stacks.size());
+    }
+    out.stack_plus_one[b] = local;
     out.size[b] = size_[k];
   }
   return out;

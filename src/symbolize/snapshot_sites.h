@@ -35,6 +35,11 @@ class SnapshotSites {
   // size and backtrace, as its Alloc gave them (a follower keeps the blocks
   // still live at the end: finalize.cc).
   void add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace);
+  // add_block() from a table of stacks whose one stack is always the same span
+  // (start and length) while this object lives, as AggregateBuilder's live
+  // blocks give them: a span seen before is not hashed and compared again
+  // (~50 k blocks live at cc1plus's exit, after which this runs).
+  void add_table_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace);
   // Every block of every snapshot has its size and backtrace.
   bool complete() const;
 
@@ -46,6 +51,8 @@ class SnapshotSites {
  private:
   // Where an allocation id is in `ids_`, or SIZE_MAX.
   size_t wanted(uint64_t id);
+  // The index in stacks_ of a backtrace (cut to the annex's limit), added if new.
+  uint32_t stack_of(std::span<const uint64_t> backtrace);
 
   std::vector<std::vector<uint64_t>> alloc_ids_;  // per snapshot, per block
   // The blocks' allocation ids, sorted and distinct, and what their Allocs said.
@@ -59,6 +66,8 @@ class SnapshotSites {
   // exit of a program with ~70 k stacks, docs/RECORDER.md).
   std::unordered_multimap<uint64_t, uint32_t> stack_index_;
   std::vector<std::vector<uint64_t>> stacks_;
+  // add_table_block's spans already seen, by their start: their length and index in stacks_.
+  std::unordered_map<const uint64_t*, std::pair<size_t, uint32_t>> by_span_;
   std::map<uint32_t, reader::RawSnapshotThread> threads_;
 };
 
