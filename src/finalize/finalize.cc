@@ -176,12 +176,8 @@ Kept without(std::span<const uint8_t> trace, bool symbols, const std::optional<E
     if (is(chunk, format::ChunkType::AnalysisIndex)) continue;
     if (symbols && (is(chunk, format::ChunkType::Symbols) || is(chunk, format::ChunkType::Types))) continue;
     if (level > 0 && !(chunk.flags & format::kChunkZstd) && !is(chunk, format::ChunkType::Header)) {
-      std::vector<uint8_t> packed;
-      reader::append_chunk_compressed(packed, static_cast<format::ChunkType>(chunk.type), chunk.stored, level);
-      if (packed.size() < format::kChunkHeaderSize + chunk.stored.size()) {
-        out.bytes().insert(out.bytes().end(), packed.begin(), packed.end());
-        continue;
-      }
+      reader::append_chunk_compressed(out.bytes(), static_cast<format::ChunkType>(chunk.type), chunk.stored, level);
+      continue;
     }
     out.keep(chunk.offset, format::kChunkHeaderSize + chunk.stored.size());
   }
