@@ -254,6 +254,8 @@ class SeriesLog {
     uint64_t n_samples = 0;
     uint32_t bytes_per_sample = 0;
     uint64_t blocks = 1;  // (Mode::All's entries: how many blocks; n_samples their sum)
+    // A Mode::All entry's blocks: the sum of their Counts is its count().
+    Tally tally() const { return {blocks, n_samples, size}; }
   };
   void append(const Entry& e) {
     if (!exact_) return write(e);
@@ -746,9 +748,8 @@ struct AggregateBuilder::Impl {
         BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
         DenseSeries& into = dense[p];
         series_log.read(first(p), first(p + 1), [&](const SeriesLog::Entry& e) {
-          const Tally t{e.blocks, e.n_samples, e.size};
-          into.add(e.stack, alloc_bucket(e.alloc_ns), false, t);
-          into.add(e.stack, free_bucket(e.free_ns), true, t);
+          into.add(e.stack, alloc_bucket(e.alloc_ns), false, e.tally());
+          into.add(e.stack, free_bucket(e.free_ns), true, e.tally());
         });
       });
       for (const DenseSeries& d : dense) d.add_to(stacks);
@@ -762,8 +763,7 @@ struct AggregateBuilder::Impl {
       BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
       BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
       series_log.read(first(p), first(p + 1), [&](const SeriesLog::Entry& e) {
-        // (A Mode::All entry's blocks: their Counts' sum, Tally::count.)
-        const Count c = exact ? Tally{e.blocks, e.n_samples, e.size}.count()
+        const Count c = exact ? e.tally().count()
                               : a.estimator.block(e.size, static_cast<uint32_t>(e.n_samples), e.bytes_per_sample);
         std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
         add_block(bucket_at(series, alloc_bucket(e.alloc_ns)).allocated, c, exact);
