@@ -102,9 +102,10 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
   in.set_taps(&columns.taps());
   const size_t cap = std::min<size_t>(opt.max_events_payload, format::kMaxChunkRaw / 2);
 
+  reader::ChunkInflater inflater;
   for (size_t i = 1; i < list.chunks.size() && !out.damage; ++i) {
     const ChunkView& c = list.chunks[i];
-    auto payload = chunk_payload(c, buffer);
+    auto payload = inflater.payload(c, buffer);
     if (!payload) {
       out.damage = payload.error();
       break;

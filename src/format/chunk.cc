@@ -29,7 +29,13 @@ ChunkHeaderStatus parse_chunk_header(const uint8_t* in, ChunkHeader& out) noexce
   out.stored_len = get_u32(in + 8);
   out.raw_len = get_u32(in + 12);
   out.payload_crc = get_u32(in + 16);
-  if (get_u16(in + 6) != 0 || (out.flags & ~kChunkZstd) != 0) return ChunkHeaderStatus::BadFields;
+  if (get_u16(in + 6) != 0 || (out.flags & ~(kChunkZstd | kChunkZstdStream | kChunkStreamStart)) != 0)
+    return ChunkHeaderStatus::BadFields;
+  // A stream piece is compressed, an events chunk, and only a piece may start a stream.
+  if ((out.flags & kChunkZstdStream) &&
+      (!(out.flags & kChunkZstd) || out.type != static_cast<uint8_t>(ChunkType::EventsColumns)))
+    return ChunkHeaderStatus::BadFields;
+  if ((out.flags & kChunkStreamStart) && !(out.flags & kChunkZstdStream)) return ChunkHeaderStatus::BadFields;
   if (out.raw_len > kMaxChunkRaw) return ChunkHeaderStatus::BadFields;
   if (!(out.flags & kChunkZstd) && out.raw_len != out.stored_len)
     return ChunkHeaderStatus::BadFields;

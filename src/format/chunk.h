@@ -14,7 +14,7 @@ namespace memloupe::format {
 
 struct ChunkHeader {
   uint8_t type = 0;         // a ChunkType (unknown types are skipped by readers)
-  uint8_t flags = 0;        // kChunkZstd
+  uint8_t flags = 0;        // kChunkZstd, kChunkZstdStream, kChunkStreamStart
   uint32_t stored_len = 0;  // bytes of payload in the file
   uint32_t raw_len = 0;     // bytes after decompression (== stored_len if not compressed)
   uint32_t payload_crc = 0;

@@ -50,6 +50,30 @@ TEST(Chunk, RejectsImplausibleFields) {
   EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::BadFields);
   write_chunk_header(hdr, ChunkType::Events, kChunkZstd, payload, kMaxChunkRaw);
   EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::Ok);
+  write_chunk_header(hdr, ChunkType::Events, kChunkZstd | 0x08, payload, 10);  // unknown flag
+  EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::BadFields);
+}
+
+// A piece of the events' zstd stream is a compressed column chunk; only a
+// piece starts a stream.
+TEST(Chunk, StreamPiecesAreCompressedColumnChunks) {
+  std::vector<uint8_t> payload(10);
+  uint8_t hdr[kChunkHeaderSize];
+  ChunkHeader h;
+  const uint8_t piece = kChunkZstd | kChunkZstdStream;
+  write_chunk_header(hdr, ChunkType::EventsColumns, piece, payload, 100);
+  EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::Ok);
+  write_chunk_header(hdr, ChunkType::EventsColumns, piece | kChunkStreamStart, payload, 100);
+  EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::Ok);
+  EXPECT_EQ(h.flags, piece | kChunkStreamStart);
+  write_chunk_header(hdr, ChunkType::EventsColumns, kChunkZstdStream, payload, 10);  // not compressed
+  EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::BadFields);
+  write_chunk_header(hdr, ChunkType::EventsColumns, kChunkZstd | kChunkStreamStart, payload, 100);  // no piece
+  EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::BadFields);
+  for (ChunkType other : {ChunkType::Events, ChunkType::Snapshot, ChunkType::Symbols, ChunkType::AnalysisIndex}) {
+    write_chunk_header(hdr, other, piece, payload, 100);
+    EXPECT_EQ(parse_chunk_header(hdr, h), ChunkHeaderStatus::BadFields) << static_cast<int>(other);
+  }
 }
 
 TEST(Chunk, Prologue) {

@@ -165,6 +165,10 @@ void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noe
 }
 
 void Encoder::flush() noexcept { s().seal(); }
+uint64_t Encoder::open_allocs() const noexcept { return s().open ? s().next_id - s().chunk_id : 0; }
+uint64_t Encoder::open_since_ns() const noexcept {
+  return s().open ? (s().chunk_us << s().unit_shift) * kTimeUnitNs : 0;
+}
 AllocId Encoder::next_id() const noexcept { return AllocId{s().next_id}; }
 uint64_t Encoder::bytes_written() const noexcept { return s().bytes_written; }
 

@@ -119,6 +119,10 @@ class Encoder {
 
   // Seals the current chunk (if it holds any event) and hands it to the sink.
   void flush() noexcept;
+  // The open chunk (none: 0 and 0): its allocations, and the trace time (ns,
+  // in whole ticks) of its first event, for a caller that also cuts chunks by time.
+  uint64_t open_allocs() const noexcept;
+  uint64_t open_since_ns() const noexcept;
 
   AllocId next_id() const noexcept;
   uint64_t bytes_written() const noexcept;  // all chunks handed to the sink so far

@@ -11,7 +11,7 @@
 //   12 u32    0 (reserved)
 //
 // Chunk header (24 B, all little-endian):
-//   0  u32 kChunkMagic "MLCK"      4  u8 ChunkType   5  u8 flags (bit 0: zstd)
+//   0  u32 kChunkMagic "MLCK"      4  u8 ChunkType   5  u8 flags (kChunkZstd...)
 //   6  u16 0 (reserved)            8  u32 stored payload length
 //   12 u32 raw payload length      16 u32 CRC-32C of the stored payload
 //   20 u32 CRC-32C of header bytes 0..19
@@ -24,8 +24,9 @@ namespace memloupe::format {
 
 inline constexpr uint8_t kFileMagic[8] = {0x8a, 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
 // 2: the header ends with the time unit (docs/FORMAT.md §4) and the backtrace
-// hash folds the frames outermost first (§5.5). Readers read 1 and 2.
-inline constexpr uint32_t kFormatVersion = 2;
+// hash folds the frames outermost first (§5.5). 3: events chunks may be pieces
+// of one zstd stream (kChunkZstdStream). Readers read 1 to 3.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr size_t kPrologueSize = 16;
 
 inline constexpr uint32_t kChunkMagic = 0x4b434c4d;  // "MLCK" read as little-endian u32
@@ -56,7 +57,16 @@ enum class Stream : uint8_t {
   Misc = 7,   // everything else: alloc func, alignment, n_samples, thread ids, Ext fields
   Count = 8,
 };
-inline constexpr uint8_t kChunkZstd = 1;  // flags bit 0: payload is one zstd frame
+inline constexpr uint8_t kChunkZstd = 1;  // flags bit 0: payload is zstd-compressed: one frame
+// Bit 1, with bit 0, on events chunks only (docs/FORMAT.md §3): the payload is
+// the next piece of the file's events zstd stream, ended at a flush, so it
+// inflates to exactly raw_len bytes given every piece before it since the
+// stream's start; bit 2 marks that start (the reader begins a new stream). A
+// stream's frames span chunks, so each chunk sealed early (the recorder cuts
+// one every few tens of milliseconds for a follower) keeps the compression of
+// one long frame.
+inline constexpr uint8_t kChunkZstdStream = 2;
+inline constexpr uint8_t kChunkStreamStart = 4;
 
 // The header's mode byte (docs/FORMAT.md §4): Mode, except that Mode::All
 // without per-event addresses is written as 2, so that a reader which predates

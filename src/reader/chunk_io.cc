@@ -126,6 +126,8 @@ ChunkList scan_chunks(std::span<const uint8_t> file) {
 Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
                                                  std::vector<uint8_t>& buffer) {
   if (!(chunk.flags & format::kChunkZstd)) return chunk.stored;
+  if (chunk.flags & format::kChunkZstdStream)
+    return at(chunk.offset, "expected a chunk that inflates alone, found a piece of the events' zstd stream");
   // raw_len is at most kMaxChunkRaw (checked with the header), so this is bounded.
   buffer.resize(chunk.raw_len);
   const size_t n = ZSTD_decompress(buffer.data(), buffer.size(), chunk.stored.data(),
@@ -138,6 +140,64 @@ Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
     return at(payload_at, "expected " + std::to_string(chunk.raw_len) +
                               " bytes after decompression, found " + std::to_string(n));
   return std::span<const uint8_t>(buffer.data(), n);
+}
+
+// The recorder's stream uses zstd's default window for its level (2 MiB at
+// the idle level 5, 8 MiB at level 19, the highest MEMLOUPE_ZSTD_LEVEL): a
+// larger one in a damaged or hostile file is refused instead of allocated.
+constexpr int kMaxWindowLog = 24;
+
+struct ChunkInflater::Context {
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  ~Context() { ZSTD_freeDCtx(dctx); }
+};
+
+ChunkInflater::ChunkInflater() = default;
+ChunkInflater::~ChunkInflater() = default;
+
+Expected<std::span<const uint8_t>> ChunkInflater::payload(const ChunkView& chunk, std::vector<uint8_t>& buffer) {
+  if (!(chunk.flags & format::kChunkZstdStream)) return chunk_payload(chunk, buffer);
+  const uint64_t payload_at = chunk.offset + format::kChunkHeaderSize;
+  if (!stream_) {
+    stream_ = std::make_unique<Context>();
+    if (stream_->dctx == nullptr) {
+      stream_.reset();
+      return at(payload_at, "cannot allocate a zstd decompression context");
+    }
+    ZSTD_DCtx_setParameter(stream_->dctx, ZSTD_d_windowLogMax, kMaxWindowLog);
+  }
+  if (chunk.flags & format::kChunkStreamStart) {
+    ZSTD_DCtx_reset(stream_->dctx, ZSTD_reset_session_only);
+    started_ = true;
+  }
+  if (!started_)
+    return at(chunk.offset, "expected the start of the events' zstd stream, found a piece that continues it");
+  buffer.resize(chunk.raw_len);
+  ZSTD_inBuffer in{chunk.stored.data(), chunk.stored.size(), 0};
+  ZSTD_outBuffer out{buffer.data(), buffer.size(), 0};
+  // Each piece ends at a flush: every byte it holds comes out now. A piece
+  // that inflates to more than raw_len stops with input left.
+  while (in.pos < in.size) {
+    const size_t before_in = in.pos, before_out = out.pos;
+    const size_t r = ZSTD_decompressStream(stream_->dctx, &out, &in);
+    if (ZSTD_isError(r)) {
+      started_ = false;  // the pieces after this one cannot be inflated
+      return at(payload_at, std::string("expected a piece of a zstd stream: ") + ZSTD_getErrorName(r));
+    }
+    if (in.pos == before_in && out.pos == before_out) break;  // no progress: output full
+  }
+  // A piece that inflates to more than raw_len may have handed all its input
+  // to zstd, which holds the rest: one more byte asked for tells.
+  uint8_t probe;
+  ZSTD_outBuffer more{&probe, in.pos == in.size && out.pos == chunk.raw_len ? 1u : 0u, 0};
+  ZSTD_inBuffer none{nullptr, 0, 0};
+  if (more.size != 0 && ZSTD_isError(ZSTD_decompressStream(stream_->dctx, &more, &none))) more.pos = 1;
+  if (in.pos != in.size || out.pos != chunk.raw_len || more.pos != 0) {
+    started_ = false;
+    return at(payload_at, "expected a zstd stream piece of " + std::to_string(chunk.raw_len) +
+                              " bytes, found " + (out.pos == chunk.raw_len ? "more" : std::to_string(out.pos)));
+  }
+  return std::span<const uint8_t>(buffer.data(), out.pos);
 }
 
 void append_chunk_compressed(std::vector<uint8_t>& out, ChunkType type,

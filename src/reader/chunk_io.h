@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -97,9 +98,29 @@ struct ChunkList {
 ChunkList scan_chunks(std::span<const uint8_t> file);
 
 // The raw payload of `chunk`: the stored bytes, or their decompression into
-// `buffer` (never more than chunk.raw_len <= kMaxChunkRaw bytes).
+// `buffer` (never more than chunk.raw_len <= kMaxChunkRaw bytes). A piece of an
+// events zstd stream (format::kChunkZstdStream) is refused: it needs the
+// pieces before it, which ChunkInflater keeps.
 Expected<std::span<const uint8_t>> chunk_payload(const ChunkView& chunk,
                                                  std::vector<uint8_t>& buffer);
+
+// The raw payloads of a file's chunks read in order, each chunk as
+// chunk_payload() gives it, and the pieces of the events zstd stream through
+// one decompression context kept from piece to piece (docs/FORMAT.md §3).
+class ChunkInflater {
+ public:
+  ChunkInflater();
+  ~ChunkInflater();
+  ChunkInflater(const ChunkInflater&) = delete;
+  ChunkInflater& operator=(const ChunkInflater&) = delete;
+
+  Expected<std::span<const uint8_t>> payload(const ChunkView& chunk, std::vector<uint8_t>& buffer);
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> stream_;  // made at the first piece
+  bool started_ = false;             // a piece started the stream and none failed since
+};
 
 // Appends a chunk holding `payload`, zstd-compressed at `level` when that is
 // smaller; level <= 0 stores it uncompressed.

@@ -88,12 +88,111 @@ TEST(ChunkIo, DecompressionIsBounded) {
   EXPECT_LE(buffer.size(), 1000u);
 }
 
+// Pieces of one zstd stream as the recorder writes them (each ended by a
+// flush), the stream started again at a fourth.
+struct StreamPieces {
+  std::vector<uint8_t> file;  // chunks only
+  std::vector<std::vector<uint8_t>> raw;
+};
+StreamPieces stream_pieces() {
+  StreamPieces s;
+  ZSTD_CCtx* z = ZSTD_createCCtx();
+  for (int i = 0; i < 4; ++i) {
+    std::vector<uint8_t> raw(20000);  // the same bytes each time but the first: the second piece is a sliver
+    uint32_t x = 12345;
+    for (uint8_t& b : raw) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 26);
+    raw[0] = static_cast<uint8_t>(i);
+    const bool start = i == 0 || i == 3;
+    if (start) ZSTD_CCtx_reset(z, ZSTD_reset_session_only);
+    std::vector<uint8_t> packed(ZSTD_compressBound(raw.size()));
+    ZSTD_outBuffer out{packed.data(), packed.size(), 0};
+    ZSTD_inBuffer in{raw.data(), raw.size(), 0};
+    while (ZSTD_compressStream2(z, &out, &in, ZSTD_e_flush) != 0) {
+    }
+    packed.resize(out.pos);
+    const uint8_t flags = format::kChunkZstd | format::kChunkZstdStream | (start ? format::kChunkStreamStart : 0);
+    format::append_chunk(s.file, ChunkType::EventsColumns, flags, packed, static_cast<uint32_t>(raw.size()));
+    s.raw.push_back(std::move(raw));
+  }
+  ZSTD_freeCCtx(z);
+  return s;
+}
+std::vector<ChunkView> views(std::span<const uint8_t> file) {
+  std::vector<ChunkView> out;
+  for (uint64_t at = 0; at < file.size();) {
+    auto c = read_chunk(file, at);
+    EXPECT_TRUE(c) << c.error().message;
+    if (!c) break;
+    out.push_back(*c);
+    at += format::kChunkHeaderSize + c->stored.size();
+  }
+  return out;
+}
+
+TEST(ChunkIo, StreamPiecesInflateInOrder) {
+  const StreamPieces s = stream_pieces();
+  const std::vector<ChunkView> chunks = views(s.file);
+  ASSERT_EQ(chunks.size(), 4u);
+  // Matched against the piece before: the second is a sliver of the first.
+  EXPECT_LT(chunks[1].stored.size() * 4, chunks[0].stored.size());
+  ChunkInflater inflater;
+  std::vector<uint8_t> buffer;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    auto payload = inflater.payload(chunks[i], buffer);
+    ASSERT_TRUE(payload) << i << ": " << payload.error().message;
+    EXPECT_TRUE(std::ranges::equal(*payload, s.raw[i])) << i;
+  }
+  // A piece alone is refused by chunk_payload, and by an inflater that did not
+  // see its stream start; the start of a stream inflates alone.
+  auto alone = chunk_payload(chunks[1], buffer);
+  ASSERT_FALSE(alone);
+  EXPECT_NE(alone.error().message.find("piece of the events' zstd stream"), std::string::npos);
+  ChunkInflater late;
+  auto cont = late.payload(chunks[1], buffer);
+  ASSERT_FALSE(cont);
+  EXPECT_EQ(cont.error().offset, chunks[1].offset);
+  EXPECT_NE(cont.error().message.find("expected the start of the events' zstd stream"), std::string::npos);
+  auto restart = late.payload(chunks[3], buffer);
+  ASSERT_TRUE(restart) << restart.error().message;
+  EXPECT_TRUE(std::ranges::equal(*restart, s.raw[3]));
+}
+
+// A piece that does not inflate (a wrong raw length here; bytes that are not
+// zstd's likewise) names its offset, and the pieces after it are refused until
+// the stream starts again.
+TEST(ChunkIo, ADamagedPieceStopsItsStream) {
+  StreamPieces s = stream_pieces();
+  std::vector<ChunkView> chunks = views(s.file);
+  ASSERT_EQ(chunks.size(), 4u);
+  ChunkInflater inflater;
+  std::vector<uint8_t> buffer;
+  ASSERT_TRUE(inflater.payload(chunks[0], buffer));
+  ChunkView shorter = chunks[1];
+  shorter.raw_len -= 1;
+  auto bad = inflater.payload(shorter, buffer);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().offset, chunks[1].offset + format::kChunkHeaderSize);
+  EXPECT_NE(bad.error().message.find("expected a zstd stream piece of 19999 bytes"), std::string::npos)
+      << bad.error().message;
+  EXPECT_FALSE(inflater.payload(chunks[2], buffer));
+  auto restart = inflater.payload(chunks[3], buffer);
+  ASSERT_TRUE(restart) << restart.error().message;
+  EXPECT_TRUE(std::ranges::equal(*restart, s.raw[3]));
+  ChunkView garbage = chunks[0];
+  std::vector<uint8_t> junk(garbage.stored.size(), 0x5a);
+  garbage.stored = junk;
+  ChunkInflater fresh;
+  auto g = fresh.payload(garbage, buffer);
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("expected a piece of a zstd stream"), std::string::npos) << g.error().message;
+}
+
 TEST(ChunkIo, NewerVersionIsRefused) {
   testing::Stream s = testing::make_stream(1, {.events = 5});
   format::put_u32(s.bytes.data() + 8, format::kFormatVersion + 1);
   std::string error;
   EXPECT_TRUE(testing::read_all(s.bytes, &error).empty());
-  EXPECT_EQ(error, "trace format version 3 is newer than this memloupe (reads up to 2)");
+  EXPECT_EQ(error, "trace format version 4 is newer than this memloupe (reads up to 3)");
 }
 
 TEST(ChunkIo, NotATrace) {

@@ -118,7 +118,7 @@ class NativeReader final : public Reader {
       }
       return;  // unknown chunk types are skipped
     }
-    auto payload = chunk_payload(*chunk, buffer_);
+    auto payload = inflater_.payload(*chunk, buffer_);
     if (!payload) {
       error_ = payload.error();
       done_ = true;
@@ -196,6 +196,7 @@ class NativeReader final : public Reader {
   Cursor cursor_;    // the current chunk's payload
   Streams streams_;  // its events' field streams
   std::vector<uint8_t> buffer_;  // the current chunk's inflated payload
+  ChunkInflater inflater_;        // the events' chunks, in order
   std::unique_ptr<EventDecoder> decoder_;
   std::unique_ptr<SymbolsDecoder> symbols_stream_;
   format::Event event_;

@@ -200,7 +200,7 @@ TEST(RoundTrip, HeaderFields) {
   auto r = Reader::from_bytes(s.bytes);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const format::TraceInfo& info = (*r)->info();
-  EXPECT_EQ(info.version, 2);
+  EXPECT_EQ(info.version, format::kFormatVersion);
   EXPECT_EQ(info.time_unit_us, 1u);
   EXPECT_EQ(info.pointer_size, sizeof(void*));
   EXPECT_EQ(info.mode, Mode::All);

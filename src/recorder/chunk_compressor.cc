@@ -1,6 +1,6 @@
 #include "recorder/chunk_compressor.h"
 
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx, ZSTD_estimateCCtxSize
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx, ZSTD_estimateCStreamSize
 #include <zstd.h>
 
 #include <cstring>
@@ -39,27 +39,36 @@ bool ChunkCompressor::wants(std::span<const uint8_t> chunk) noexcept {
 }
 
 void ChunkCompressor::set_level(int level) noexcept {
+  stream_level_ = 0;  // a new file: its first events chunk starts a stream
   if (level == level_) return;
   level_ = level;
   auto_level_.store(kBusyLevel, std::memory_order_relaxed);
-  cctx_ = nullptr;  // the workspace is sized for the level
+  cctx_ = frame_cctx_ = nullptr;  // the workspaces are sized for the level
   failed_ = false;
-  workspace_.reset(), out_.reset(), staging_.reset();
+  workspace_.reset(), frame_workspace_.reset(), out_.reset(), staging_.reset();
 }
 
 bool ChunkCompressor::ready() noexcept {
   if (cctx_ != nullptr) return true;
   if (failed_ || level_ == 0) return false;
   // Sized for the largest level this session may use (the idle level's
-  // longer minimum match changes no table's size).
-  const size_t work = ZSTD_estimateCCtxSize(level_ == kAuto ? kIdleLevel : level_);
+  // longer minimum match changes no table's size; under kAuto the busy
+  // level's window is the smaller). Mapped, so pages are touched only as used.
+  const int top = level_ == kAuto ? kIdleLevel : level_;
+  const size_t work = ZSTD_estimateCStreamSize(top);
+  const size_t frame_work = ZSTD_estimateCCtxSize(top);
   workspace_ = Mapping::anonymous(work);
+  frame_workspace_ = Mapping::anonymous(frame_work);
   out_ = Mapping::anonymous(kChunkHeaderSize + ZSTD_COMPRESSBOUND(kMaxChunk));
   staging_ = Mapping::anonymous(kMaxChunk);
-  if (workspace_ && out_ && staging_) cctx_ = ZSTD_initStaticCCtx(workspace_.data(), work);
-  if (cctx_ == nullptr) {
+  if (workspace_ && frame_workspace_ && out_ && staging_) {
+    cctx_ = ZSTD_initStaticCCtx(workspace_.data(), work);
+    frame_cctx_ = ZSTD_initStaticCCtx(frame_workspace_.data(), frame_work);
+  }
+  if (cctx_ == nullptr || frame_cctx_ == nullptr) {
     failed_ = true;
-    workspace_.reset(), out_.reset(), staging_.reset();
+    cctx_ = frame_cctx_ = nullptr;
+    workspace_.reset(), frame_workspace_.reset(), out_.reset(), staging_.reset();
   }
   return cctx_ != nullptr;
 }
@@ -78,24 +87,50 @@ std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
   const auto type = static_cast<format::ChunkType>(chunk[4]);
   const size_t raw = total - kChunkHeaderSize;
   auto* out = static_cast<uint8_t*>(out_.data());
-  size_t n;
   const int level = level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_;
-  if (level_ == kAuto && level == kIdleLevel) {
-    // The advanced API, for the minimum match (ZSTD_compressCCtx takes a level
-    // only); both are set each time, as the busy level's calls go around them.
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_minMatch, kIdleMinMatch);
-    n = ZSTD_compress2(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize, raw);
+  uint8_t flags = format::kChunkZstd;
+  size_t n;
+  if (type == format::ChunkType::EventsColumns) {
+    bool start = false;
+    n = stream_piece(chunk + kChunkHeaderSize, raw, level, start);
+    if (n == 0) return {};
+    flags |= format::kChunkZstdStream | (start ? format::kChunkStreamStart : 0);
   } else {
-    n = ZSTD_compressCCtx(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize,
-                          raw, level);
+    // The advanced API, for the minimum match (ZSTD_compressCCtx takes a level only).
+    ZSTD_CCtx_reset(frame_cctx_, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(frame_cctx_, ZSTD_c_compressionLevel, level);
+    if (level_ == kAuto && level == kIdleLevel) ZSTD_CCtx_setParameter(frame_cctx_, ZSTD_c_minMatch, kIdleMinMatch);
+    n = ZSTD_compress2(frame_cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize,
+                       raw);
+    if (ZSTD_isError(n)) return {};
   }
-  if (ZSTD_isError(n)) return {};
   // Compressed even when that is no smaller (a few bytes on a tiny chunk): the
   // finaliser keeps a file as stored only when all its events are compressed.
-  format::write_chunk_header(out, type, format::kChunkZstd, {out + kChunkHeaderSize, n},
-                             static_cast<uint32_t>(raw));
+  format::write_chunk_header(out, type, flags, {out + kChunkHeaderSize, n}, static_cast<uint32_t>(raw));
   return {out, kChunkHeaderSize + n};
+}
+
+size_t ChunkCompressor::stream_piece(const uint8_t* raw, size_t n, int level, bool& start) noexcept {
+  if (stream_level_ != level) {
+    // A new frame: the reader resets its stream at this piece (kChunkStreamStart).
+    ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
+    if (level_ == kAuto && level == kIdleLevel) ZSTD_CCtx_setParameter(cctx_, ZSTD_c_minMatch, kIdleMinMatch);
+    stream_level_ = level;
+    start = true;
+  }
+  auto* out = static_cast<uint8_t*>(out_.data()) + kChunkHeaderSize;
+  ZSTD_outBuffer o{out, out_.size() - kChunkHeaderSize, 0};
+  ZSTD_inBuffer in{raw, n, 0};
+  size_t left;
+  do {
+    left = ZSTD_compressStream2(cctx_, &o, &in, ZSTD_e_flush);
+  } while (!ZSTD_isError(left) && left != 0 && o.pos < o.size);
+  if (ZSTD_isError(left) || left != 0 || o.pos == 0) {
+    stream_level_ = 0;  // the stream is broken: the next piece starts another
+    return 0;
+  }
+  return o.pos;
 }
 
 }  // namespace memloupe::recorder

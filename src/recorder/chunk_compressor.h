@@ -27,6 +27,16 @@
 // sqlite's 3%) smaller (docs/RECORDER.md, "The idle zstd level"); a minimum
 // match of 6 instead of level 5's 5 is as fast and ~0.2-1% smaller on the
 // recorder's column streams.
+//
+// The events chunks are the pieces of one zstd stream (docs/FORMAT.md §3,
+// format::kChunkZstdStream): each chunk ends at a flush, so a follower can
+// inflate it as soon as it is written, while zstd matches across chunks as in
+// one long frame. That lets the recorder cut chunks every few tens of
+// milliseconds (TraceOutput) without the loss of ratio of as many small frames
+// (docs/RECORDER.md, "A chunk every 40 ms, one zstd stream"). A new frame (a
+// stream start) begins at the first chunk, at each change of level, and after
+// a chunk that could not be compressed. Heap snapshots are one frame each, on
+// a context of their own.
 #pragma once
 
 #include <atomic>
@@ -47,7 +57,7 @@ class ChunkCompressor {
   static constexpr int kIdleMinMatch = 6;  // kIdleLevel's ZSTD_c_minMatch
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
-  // are written raw. Set before the first chunk of a session.
+  // are written raw. Set before the first chunk of each file (TraceOutput::open).
   void set_level(int level) noexcept;
   // kAuto: the number of threads the program has now (the flush thread asks
   // every period); `cpus`, the CPUs the process may run on.
@@ -69,9 +79,14 @@ class ChunkCompressor {
  private:
   bool ready() noexcept;  // maps the buffers on first use
 
-  Mapping workspace_, out_, staging_;
-  ZSTD_CCtx_s* cctx_ = nullptr;
+  // The events' stream: the chunk's piece into out_, or 0 when it failed.
+  size_t stream_piece(const uint8_t* raw, size_t n, int level, bool& start) noexcept;
+
+  Mapping workspace_, frame_workspace_, out_, staging_;
+  ZSTD_CCtx_s* cctx_ = nullptr;        // the events' stream
+  ZSTD_CCtx_s* frame_cctx_ = nullptr;  // snapshots: a frame each
   int level_ = 0;
+  int stream_level_ = 0;  // the current stream's level; 0: the next piece starts a stream
   std::atomic<int> auto_level_{kBusyLevel};  // kAuto's current level
   bool failed_ = false;  // a mapping failed once: chunks stay raw from then on
 };

@@ -269,6 +269,26 @@ bool restart_in_fork_child(ThreadState& t) noexcept {
   return tracking();
 }
 
+namespace {
+
+// An events chunk is sealed once it is this old (trace time) and holds this
+// many allocations, besides when a stream fills (~1.35 MB of columns) and at
+// each flush period: a follower (`memloupe run`) reads only sealed chunks, so
+// what it decodes after the program's exit is at most this much of the run
+// (it was up to a whole chunk, ~55-100 ms of (b)'s or sqlite3's). The chunks
+// are pieces of one zstd stream (chunk_compressor.h), so the early cuts cost
+// few bytes; the allocation floor keeps a slow program's (or a sampled
+// trace's) chunks from being cut into slivers, which would cost more than the
+// stream saves. docs/RECORDER.md, "A chunk every 40 ms, one zstd stream".
+constexpr uint64_t kSealAgeNs = 40'000'000;
+constexpr uint64_t kSealAllocs = 32768;
+
+bool chunk_due(const format::Encoder& e) noexcept {
+  return e.open_allocs() >= kSealAllocs && trace_now_ns() - e.open_since_ns() >= kSealAgeNs;
+}
+
+}  // namespace
+
 void periodic_flush(bool flush_due, bool rss_due) noexcept {
   if (!tracking()) return;
   if (g_session.staging.active()) {
@@ -291,6 +311,10 @@ void periodic_flush(bool flush_due, bool rss_due) noexcept {
       write_call_totals();
       trace_encoder().flush();
     }
+  }
+  if (!flush_due) {
+    LockGuard g(g_session.lock);
+    if (tracking() && chunk_due(trace_encoder())) trace_encoder().flush();
   }
   g_session.output.drain();
 }

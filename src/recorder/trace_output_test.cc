@@ -132,21 +132,58 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
   format::write_prologue(prologue);
   out->write_chunk(prologue);
   out->write_chunk(chunk);
+  out->write_chunk(chunk);
   out->close();
   const std::string file = slurp(p);
   const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
   const reader::ChunkList list = reader::scan_chunks(bytes);
   ASSERT_FALSE(list.error) << list.error->message;
-  ASSERT_EQ(list.chunks.size(), 1u);
+  ASSERT_EQ(list.chunks.size(), 2u);
+  // Pieces of one zstd stream (docs/FORMAT.md §3): the first starts it, the
+  // second is matched against the first (the same events: a sliver of it).
   const reader::ChunkView& c = list.chunks[0];
   EXPECT_EQ(c.type, static_cast<uint8_t>(format::ChunkType::EventsColumns));
-  EXPECT_TRUE(c.flags & format::kChunkZstd);
+  EXPECT_EQ(c.flags, format::kChunkZstd | format::kChunkZstdStream | format::kChunkStreamStart);
+  EXPECT_EQ(list.chunks[1].flags, format::kChunkZstd | format::kChunkZstdStream);
   EXPECT_LT(c.stored.size() * 10, chunk.size());  // 20000 alike pairs compress well
+  EXPECT_LT(list.chunks[1].stored.size() * 3, c.stored.size());
+  reader::ChunkInflater inflater;
   std::vector<uint8_t> buffer;
-  auto payload = reader::chunk_payload(c, buffer);
-  ASSERT_TRUE(payload) << payload.error().message;
-  EXPECT_TRUE(std::ranges::equal(*payload, std::span(chunk).subspan(format::kChunkHeaderSize)));
+  for (const reader::ChunkView& piece : list.chunks) {
+    auto payload = inflater.payload(piece, buffer);
+    ASSERT_TRUE(payload) << payload.error().message;
+    EXPECT_TRUE(std::ranges::equal(*payload, std::span(chunk).subspan(format::kChunkHeaderSize)));
+  }
   EXPECT_EQ(g_failures, 0);
+}
+
+// A new file starts a new stream, as does a change of level (each a new
+// zstd frame, readable without the pieces before it).
+TEST_F(TraceOutputTest, EachFileAndEachLevelStartsAStream) {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
+  encoder->thread_start(format::ThreadId{1}, 10, 1234);
+  encoder->flush();
+  ASSERT_EQ(chunks.all.size(), 1u);
+  const std::span<const uint8_t> chunk = chunks.all[0];
+  ChunkCompressor c;
+  auto flags = [&] { return c.compress(chunk, {})[5]; };
+  const uint8_t start = format::kChunkZstd | format::kChunkZstdStream | format::kChunkStreamStart;
+  const uint8_t piece = format::kChunkZstd | format::kChunkZstdStream;
+  c.set_level(3);
+  EXPECT_EQ(flags(), start);
+  EXPECT_EQ(flags(), piece);
+  c.set_level(3);  // the next file's, at the same level
+  EXPECT_EQ(flags(), start);
+  EXPECT_EQ(flags(), piece);
+  c.set_level(ChunkCompressor::kAuto);
+  c.set_program_threads(1, 2);
+  EXPECT_EQ(flags(), start);
+  EXPECT_EQ(flags(), piece);
+  c.set_program_threads(2, 2);  // the busy level
+  EXPECT_EQ(flags(), start);
+  EXPECT_EQ(flags(), piece);
 }
 
 // The default level follows the program's threads: as the idle level (5 with
