@@ -2,6 +2,8 @@
 // (as the recorder writes them) and finalised (compressed, with symbols and a
 // types table; with an uncompressed analysis index too), with every kind of event.
 // Usage: reader_fuzz_corpus OUTPUT_DIR
+#include <zstd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -150,6 +152,34 @@ std::vector<uint8_t> indexed(std::vector<uint8_t> trace) {
   return trace;
 }
 
+// Column chunks of ~200 bytes as the recorder writes them since format
+// version 3: pieces of one zstd stream (docs/FORMAT.md §3), the first starting
+// it; the rest of the file as it is.
+std::vector<uint8_t> as_stream(const std::vector<uint8_t>& trace) {
+  const std::vector<uint8_t> columns = finalize::compact_trace(trace, {.zstd_level = 0, .max_events_payload = 200})->bytes;
+  const reader::ChunkList list = reader::scan_chunks(columns);
+  std::vector<uint8_t> out(columns.begin(), columns.begin() + kPrologueSize);
+  ZSTD_CCtx* z = ZSTD_createCCtx();
+  bool start = true;
+  for (const reader::ChunkView& c : list.chunks) {
+    if (c.type != static_cast<uint8_t>(ChunkType::EventsColumns)) {
+      append_chunk(out, static_cast<ChunkType>(c.type), c.stored);
+      continue;
+    }
+    std::vector<uint8_t> piece(ZSTD_compressBound(c.stored.size()) + 64);
+    ZSTD_outBuffer o{piece.data(), piece.size(), 0};
+    ZSTD_inBuffer in{c.stored.data(), c.stored.size(), 0};
+    while (ZSTD_compressStream2(z, &o, &in, ZSTD_e_flush) != 0) {
+    }
+    piece.resize(o.pos);
+    const uint8_t flags = kChunkZstd | kChunkZstdStream | (start ? kChunkStreamStart : 0);
+    append_chunk(out, ChunkType::EventsColumns, flags, piece, static_cast<uint32_t>(c.stored.size()));
+    start = false;
+  }
+  ZSTD_freeCCtx(z);
+  return out;
+}
+
 bool write(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return false;
@@ -175,6 +205,7 @@ int main(int argc, char** argv) {
             write(dir + "/all_indexed.mlt", indexed(finalised(trace(Mode::All, 30), 0))) &&
             write(dir + "/all_snapshots.mlt", with_snapshots(trace(Mode::All, 30))) &&
             write(dir + "/all_noaddr_raw.mlt", trace(Mode::All, 30, false)) &&
+            write(dir + "/all_stream.mlt", as_stream(trace(Mode::All, 30, false))) &&
             write(dir + "/all_noaddr_columns.mlt", finalised(trace(Mode::All, 30, false), 0)) &&
             write(dir + "/all_noaddr_indexed.mlt", indexed(finalised(trace(Mode::All, 30, false), 0))) &&
             write(dir + "/all_snapshots_annex.mlt", with_annex(with_snapshots(trace(Mode::All, 30))));

@@ -43,8 +43,9 @@ std::vector<reader::ChunkView> events_chunks(const std::vector<uint8_t>& file) {
 std::vector<uint8_t> inflated(const std::vector<uint8_t>& file) {
   std::vector<uint8_t> out(file.begin(), file.begin() + format::kPrologueSize);
   std::vector<uint8_t> buffer;
+  reader::ChunkInflater inflater;  // the recorder's events chunks are pieces of one zstd stream
   for (const reader::ChunkView& c : reader::scan_chunks(file).chunks) {
-    auto payload = reader::chunk_payload(c, buffer);
+    auto payload = inflater.payload(c, buffer);
     EXPECT_TRUE(payload) << payload.error().message;
     if (payload) format::append_chunk(out, static_cast<format::ChunkType>(c.type), *payload);
   }
