@@ -51,7 +51,7 @@ bool ChunkCompressor::ready() noexcept {
   if (cctx_ != nullptr) return true;
   if (failed_ || level_ == 0) return false;
   // Sized for the largest level this session may use (the idle level's
-  // longer minimum match changes no table's size).
+  // parameters make its tables smaller than its level's, never larger).
   const size_t work = ZSTD_estimateCCtxSize(level_ == kAuto ? kIdleLevel : level_);
   workspace_ = Mapping::anonymous(work);
   out_ = Mapping::anonymous(kChunkHeaderSize + ZSTD_COMPRESSBOUND(kMaxChunk));
@@ -85,6 +85,9 @@ std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
     // only); both are set each time, as the busy level's calls go around them.
     ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
     ZSTD_CCtx_setParameter(cctx_, ZSTD_c_minMatch, kIdleMinMatch);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_useRowMatchFinder, ZSTD_ps_disable);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_hashLog, kIdleHashLog);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_chainLog, kIdleChainLog);
     n = ZSTD_compress2(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize, raw);
   } else {
     n = ZSTD_compressCCtx(cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize,

@@ -45,6 +45,11 @@ class ChunkCompressor {
   static constexpr int kAuto = -1;  // the default: by set_program_threads
   static constexpr int kBusyLevel = 2, kIdleLevel = 5;
   static constexpr int kIdleMinMatch = 6;  // kIdleLevel's ZSTD_c_minMatch
+  // kIdleLevel's match finder: zstd's hash chain with smaller tables (1 MiB of
+  // hash, 256 KiB of chain) instead of the level's row match finder (2.5 MiB):
+  // (b)'s events compress in ~20% less time for 0.4% more bytes
+  // (docs/RECORDER.md, "The flush thread's work per event", third round).
+  static constexpr int kIdleHashLog = 18, kIdleChainLog = 16;
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of a session.
