@@ -251,7 +251,7 @@ struct State {
     size_t common;
     if (known) {
       common = hint.shared < most ? hint.shared : most;
-      p.copied = 0;  // (copying a deep backtrace's new frames cost more than the hash saved)
+      p.copied = 0;  // no copy: the next backtrace of the chain takes the hint too
     } else {
       common = shared_outer_frames(end, p.frames + kMaxFrames, most < p.copied ? most : p.copied);
       if (n != common) std::memcpy(p.frames + kMaxFrames - n, bt.data(), (n - common) * sizeof(uint64_t));

@@ -26,7 +26,8 @@
 // takes it, and level 6 cost (b) ~45 ms more of CPU a run for events 2% (and
 // sqlite's 3%) smaller (docs/RECORDER.md, "The idle zstd level"); a minimum
 // match of 6 instead of level 5's 5 is as fast and ~0.2-1% smaller on the
-// recorder's column streams.
+// recorder's column streams. Its match finder is zstd's hash chain with
+// smaller tables, not the level's row match finder (below).
 #pragma once
 
 #include <atomic>
@@ -47,8 +48,9 @@ class ChunkCompressor {
   static constexpr int kIdleMinMatch = 6;  // kIdleLevel's ZSTD_c_minMatch
   // kIdleLevel's match finder: zstd's hash chain with smaller tables (1 MiB of
   // hash, 256 KiB of chain) instead of the level's row match finder (2.5 MiB):
-  // (b)'s events compress in ~20% less time for 0.4% more bytes
-  // (docs/RECORDER.md, "The flush thread's work per event", third round).
+  // (b)'s events compress in ~16% less time for 0.4% more bytes, sqlite3's in
+  // less time and fewer bytes (docs/RECORDER.md, "2026-11-25, third round:
+  // the flush thread on (b)").
   static constexpr int kIdleHashLog = 18, kIdleChainLog = 16;
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
