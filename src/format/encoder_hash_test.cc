@@ -68,5 +68,44 @@ TEST(EncoderHash, EveryShortcutGivesTheHashFromScratch) {
   }
 }
 
+// The same with the staging ring's hints (SharedPrefix: each thread's deep
+// backtraces numbered, with the outer frames each shares with the one before),
+// given for most backtraces and withheld at random, as when a chain breaks: the
+// encoder then compares with the bucket's previous backtrace, whose frames it
+// did not copy when a hint gave the shared count.
+TEST(EncoderHash, HintedAndComparedBacktracesMixedGiveTheHashFromScratch) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    auto st = std::make_unique<encoder_detail::State>();
+    const std::vector<Step> steps = deep_rounds(seed, 1 + seed % 3, 60000);
+    std::mt19937_64 rng(seed + 100);
+    std::vector<std::vector<uint64_t>> last(16);  // per thread, its previous deep backtrace
+    std::vector<uint32_t> seq(16, 0);
+    size_t hinted = 0, compared = 0;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const uint32_t th = steps[k].thread;
+      st->thread = th;
+      const std::vector<uint64_t>& bt = steps[k].bt;
+      SharedPrefix hint;
+      if (bt.size() > encoder_detail::kShortFrames) {
+        const std::vector<uint64_t>& prev = last[th];
+        const size_t most = std::min(bt.size(), prev.size());
+        uint32_t shared = 0;
+        while (shared < most && bt[bt.size() - 1 - shared] == prev[prev.size() - 1 - shared]) ++shared;
+        ++seq[th];
+        if (rng() % 4 != 0) {
+          hint = {th + 1u, seq[th], shared};
+          ++hinted;
+        } else {
+          ++compared;
+        }
+        last[th] = bt;
+      }
+      ASSERT_EQ(st->hash_of(bt, hint), backtrace_hash(bt)) << "seed " << seed << " step " << k;
+    }
+    EXPECT_GT(hinted, steps.size() / 3) << "seed " << seed;
+    EXPECT_GT(compared, steps.size() / 10) << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace memloupe::format

@@ -81,6 +81,11 @@ struct HashPrefix {
   uint32_t n = 0;
   uint32_t seq = 0;     // the backtrace's SharedPrefix (chain 0: none)
   uintptr_t chain = 0;
+  // frames[kMaxFrames - copied ..] are the previous backtrace's outer frames.
+  // A backtrace whose shared frames the caller's hint gives is not copied (0):
+  // the next one of its chain takes the hint too, and only a backtrace without
+  // one compares (a chain broken, two threads in one bucket), then from scratch.
+  uint32_t copied = 0;
   uint64_t frames[kMaxFrames] = {};
   BacktraceHasher hasher;
 };
@@ -243,11 +248,17 @@ struct State {
     const size_t most = n < p.n ? n : p.n;
     const uint64_t* const end = bt.data() + n;
     const bool known = hint.chain != 0 && hint.chain == p.chain && hint.seq == p.seq + 1;
-    const size_t common = known ? (hint.shared < most ? hint.shared : most)
-                                : shared_outer_frames(end, p.frames + kMaxFrames, most);
+    size_t common;
+    if (known) {
+      common = hint.shared < most ? hint.shared : most;
+      p.copied = 0;  // no copy: the next backtrace of the chain takes the hint too
+    } else {
+      common = shared_outer_frames(end, p.frames + kMaxFrames, most < p.copied ? most : p.copied);
+      if (n != common) std::memcpy(p.frames + kMaxFrames - n, bt.data(), (n - common) * sizeof(uint64_t));
+      p.copied = static_cast<uint32_t>(n);
+    }
     p.chain = hint.chain;
     p.seq = hint.seq;
-    if (n != common) std::memcpy(p.frames + kMaxFrames - n, bt.data(), (n - common) * sizeof(uint64_t));
     p.n = static_cast<uint32_t>(n);
     return p.hasher.resume(common, n, [end](size_t i) { return end[-1 - static_cast<ptrdiff_t>(i)]; });
   }

@@ -98,7 +98,7 @@ void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func f
 
 // The bitmap is a ring of kWords words; ids lo..hi-1 span words lo/64..(hi-1)/64
 // (taken mod kWords), the first and last of them partly.
-uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi, uint64_t cap) const noexcept {
+inline uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi, uint64_t cap) const noexcept {
   if (lo >= hi) return 0;
   // Downwards from hi, so that a capped count reads the words nearest hi.
   uint64_t w = (hi - 1) / 64;

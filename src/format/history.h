@@ -170,8 +170,10 @@ class AllocHistory {
     return (live_[(id % kRecentAllocs) / 64] >> (id % 64)) & 1;
   }
   // Live ids in [lo, hi), or some count >= cap once it reaches cap; the caller
-  // keeps both inside the window.
-  uint64_t count_live(uint64_t lo, uint64_t hi, uint64_t cap = ~uint64_t{0}) const noexcept;
+  // keeps both inside the window. Inlined into block_ref, its only caller: most
+  // ranges are a word or two, where the call cost as much as the count.
+  [[gnu::always_inline]] inline uint64_t count_live(uint64_t lo, uint64_t hi,
+                                                    uint64_t cap = ~uint64_t{0}) const noexcept;
   // The (n+1)-th live id scanning down from hi - 1 to floor, or up from lo below hi.
   uint64_t select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept;
   uint64_t select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept;

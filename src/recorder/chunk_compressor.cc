@@ -52,8 +52,9 @@ bool ChunkCompressor::ready() noexcept {
   if (cctx_ != nullptr) return true;
   if (failed_ || level_ == 0) return false;
   // Sized for the largest level this session may use (the idle level's
-  // longer minimum match changes no table's size; under kAuto the busy
-  // level's window is the smaller). Mapped, so pages are touched only as used.
+  // parameters make its tables smaller than its level's, never larger; under
+  // kAuto the busy level's window is the smaller). Mapped, so pages are
+  // touched only as used.
   const int top = level_ == kAuto ? kIdleLevel : level_;
   const size_t work = ZSTD_estimateCStreamSize(top);
   const size_t frame_work = ZSTD_estimateCCtxSize(top);
@@ -96,10 +97,7 @@ std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
     if (n == 0) return {};
     flags |= format::kChunkZstdStream | (start ? format::kChunkStreamStart : 0);
   } else {
-    // The advanced API, for the minimum match (ZSTD_compressCCtx takes a level only).
-    ZSTD_CCtx_reset(frame_cctx_, ZSTD_reset_session_and_parameters);
-    ZSTD_CCtx_setParameter(frame_cctx_, ZSTD_c_compressionLevel, level);
-    if (level_ == kAuto && level == kIdleLevel) ZSTD_CCtx_setParameter(frame_cctx_, ZSTD_c_minMatch, kIdleMinMatch);
+    set_parameters(frame_cctx_, level);
     n = ZSTD_compress2(frame_cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize,
                        raw);
     if (ZSTD_isError(n)) return {};
@@ -110,12 +108,21 @@ std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
   return {out, kChunkHeaderSize + n};
 }
 
+void ChunkCompressor::set_parameters(ZSTD_CCtx_s* z, int level) const noexcept {
+  ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
+  ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
+  if (level_ == kAuto && level == kIdleLevel) {  // the idle level's own parameters (chunk_compressor.h)
+    ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, kIdleMinMatch);
+    ZSTD_CCtx_setParameter(z, ZSTD_c_useRowMatchFinder, ZSTD_ps_disable);
+    ZSTD_CCtx_setParameter(z, ZSTD_c_hashLog, kIdleHashLog);
+    ZSTD_CCtx_setParameter(z, ZSTD_c_chainLog, kIdleChainLog);
+  }
+}
+
 size_t ChunkCompressor::stream_piece(const uint8_t* raw, size_t n, int level, bool& start) noexcept {
   if (stream_level_ != level) {
     // A new frame: the reader resets its stream at this piece (kChunkStreamStart).
-    ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_and_parameters);
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
-    if (level_ == kAuto && level == kIdleLevel) ZSTD_CCtx_setParameter(cctx_, ZSTD_c_minMatch, kIdleMinMatch);
+    set_parameters(cctx_, level);
     stream_level_ = level;
     start = true;
   }

@@ -26,7 +26,8 @@
 // takes it, and level 6 cost (b) ~45 ms more of CPU a run for events 2% (and
 // sqlite's 3%) smaller (docs/RECORDER.md, "The idle zstd level"); a minimum
 // match of 6 instead of level 5's 5 is as fast and ~0.2-1% smaller on the
-// recorder's column streams.
+// recorder's column streams. Its match finder is zstd's hash chain with
+// smaller tables, not the level's row match finder (below).
 //
 // The events chunks are the pieces of one zstd stream (docs/FORMAT.md §3,
 // format::kChunkZstdStream): each chunk ends at a flush, so a follower can
@@ -55,6 +56,12 @@ class ChunkCompressor {
   static constexpr int kAuto = -1;  // the default: by set_program_threads
   static constexpr int kBusyLevel = 2, kIdleLevel = 5;
   static constexpr int kIdleMinMatch = 6;  // kIdleLevel's ZSTD_c_minMatch
+  // kIdleLevel's match finder: zstd's hash chain with smaller tables (1 MiB of
+  // hash, 256 KiB of chain) instead of the level's row match finder (2.5 MiB):
+  // (b)'s events compress in ~16% less time for 0.4% more bytes, sqlite3's in
+  // less time and fewer bytes (docs/RECORDER.md, "2026-11-25, third round:
+  // the flush thread on (b)").
+  static constexpr int kIdleHashLog = 18, kIdleChainLog = 16;
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of each file (TraceOutput::open).
@@ -79,6 +86,8 @@ class ChunkCompressor {
  private:
   bool ready() noexcept;  // maps the buffers on first use
 
+  // A new frame's parameters on `z` for `level`.
+  void set_parameters(ZSTD_CCtx_s* z, int level) const noexcept;
   // The events' stream: the chunk's piece into out_, or 0 when it failed.
   size_t stream_piece(const uint8_t* raw, size_t n, int level, bool& start) noexcept;
 

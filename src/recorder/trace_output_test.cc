@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_useRowMatchFinder, as the compressor sets it
 #include <zstd.h>
 
 #include "format/encoder.h"
@@ -187,7 +188,7 @@ TEST_F(TraceOutputTest, EachFileAndEachLevelStartsAStream) {
 }
 
 // The default level follows the program's threads: as the idle level (5 with
-// a minimum match of 6) while they are fewer than the CPUs, as the busy level
+// a minimum match of 6, zstd's hash chain and smaller tables) while they are fewer than the CPUs, as the busy level
 // (2) when they are not.
 TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
   auto encoder = std::make_unique<format::Encoder>();
@@ -209,11 +210,15 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
     return c.compress(chunk, {}).size();
   };
   static_assert(ChunkCompressor::kBusyLevel == 2 && ChunkCompressor::kIdleLevel == 5 &&
-                ChunkCompressor::kIdleMinMatch == 6);
+                ChunkCompressor::kIdleMinMatch == 6 && ChunkCompressor::kIdleHashLog == 18 &&
+                ChunkCompressor::kIdleChainLog == 16);
   // The idle level as zstd's own context makes it.
   ZSTD_CCtx* const z = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 5);
   ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, 6);
+  ZSTD_CCtx_setParameter(z, ZSTD_c_useRowMatchFinder, ZSTD_ps_disable);
+  ZSTD_CCtx_setParameter(z, ZSTD_c_hashLog, 18);
+  ZSTD_CCtx_setParameter(z, ZSTD_c_chainLog, 16);
   std::vector<uint8_t> out(ZSTD_compressBound(chunk.size()));
   const size_t idle = format::kChunkHeaderSize + ZSTD_compress2(z, out.data(), out.size(), chunk.data() + format::kChunkHeaderSize,
                                                                 chunk.size() - format::kChunkHeaderSize);
@@ -221,8 +226,8 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
   const size_t level2 = compressed_size(2, 0), level5 = compressed_size(5, 0), level6 = compressed_size(6, 0);
   ASSERT_NE(level2, idle);  // the payload tells the levels apart
   ASSERT_NE(level5, idle);
-  // The idle level: level 5 with its minimum match raised (neither plain level
-  // 5 nor 6), within a few bytes of zstd's own context (this one is static and
+  // The idle level: level 5 with its minimum match raised and its match
+  // finder changed (neither plain level 5 nor 6), within a few bytes of zstd's own context (this one is static and
   // sized for the level; on this small payload the two differ by ~3 bytes).
   const size_t automatic = compressed_size(ChunkCompressor::kAuto, 1);
   EXPECT_NE(automatic, level5);
@@ -233,7 +238,7 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
   EXPECT_EQ(compressed_size(6, 8), level6);  // a level that was set stays
   EXPECT_EQ(compressed_size(5, 1), level5);  // with zstd's own parameters
   // One session whose level changes back and forth: each chunk as if alone
-  // (the busy level's call does not inherit the idle level's minimum match).
+  // (the busy level's call does not inherit the idle level's parameters).
   ChunkCompressor c;
   c.set_level(ChunkCompressor::kAuto);
   const std::pair<size_t, size_t> turns[] = {{1, automatic}, {2, level2}, {1, automatic}, {4, level2}};
