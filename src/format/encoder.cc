@@ -165,7 +165,7 @@ void Encoder::free(AllocId id, ThreadId thread, uint64_t time_ns, Func func) noe
 }
 
 void Encoder::flush() noexcept { s().seal(); }
-uint64_t Encoder::open_allocs() const noexcept { return s().open ? s().next_id - s().chunk_id : 0; }
+size_t Encoder::open_bytes() const noexcept { return s().open_bytes(); }
 uint64_t Encoder::open_since_ns() const noexcept {
   return s().open ? (s().chunk_us << s().unit_shift) * kTimeUnitNs : 0;
 }

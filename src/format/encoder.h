@@ -119,9 +119,10 @@ class Encoder {
 
   // Seals the current chunk (if it holds any event) and hands it to the sink.
   void flush() noexcept;
-  // The open chunk (none: 0 and 0): its allocations, and the trace time (ns,
-  // in whole ticks) of its first event, for a caller that also cuts chunks by time.
-  uint64_t open_allocs() const noexcept;
+  // The open chunk (none: 0 and 0): its events' bytes so far, and the trace
+  // time it starts at (ns, in whole ticks: that of the event before it, 0 for
+  // the first chunk), for a caller that also cuts chunks by time.
+  size_t open_bytes() const noexcept;
   uint64_t open_since_ns() const noexcept;
 
   AllocId next_id() const noexcept;

@@ -147,6 +147,13 @@ struct State {
     }
     return out;
   }
+  size_t open_bytes() const noexcept {
+    if (!open) return 0;
+    if (!columns) return static_cast<size_t>(out.at[0] - buf) - kChunkHeaderSize;
+    size_t n = 0;
+    for (size_t i = 0; i < kStreamCount; ++i) n += static_cast<size_t>(out.at[i] - streams[i]);
+    return n;
+  }
   // Whether the open chunk can take one more event (kReserve in every stream).
   // An event writes fewer than kReserve bytes in all (kMaxEvent and the Ext
   // bound above), so when the tightest stream has `least` bytes left, the

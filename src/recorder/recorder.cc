@@ -272,19 +272,20 @@ bool restart_in_fork_child(ThreadState& t) noexcept {
 namespace {
 
 // An events chunk is sealed once it is this old (trace time) and holds this
-// many allocations, besides when a stream fills (~1.35 MB of columns) and at
-// each flush period: a follower (`memloupe run`) reads only sealed chunks, so
-// what it decodes after the program's exit is at most this much of the run
-// (it was up to a whole chunk, ~55-100 ms of (b)'s or sqlite3's). The chunks
-// are pieces of one zstd stream (chunk_compressor.h), so the early cuts cost
-// few bytes; the allocation floor keeps a slow program's (or a sampled
-// trace's) chunks from being cut into slivers, which would cost more than the
-// stream saves. docs/RECORDER.md, "A chunk every 40 ms, one zstd stream".
+// many bytes of events, besides when a stream fills (~1.35 MB of columns) and
+// at each flush period: a follower (`memloupe run`) reads only sealed chunks,
+// so what it decodes after the program's exit is at most ~40 ms of a busy
+// run (it was up to a whole chunk, ~55-100 ms of (b)'s or sqlite3's). The
+// chunks are pieces of one zstd stream (chunk_compressor.h), so a cut costs
+// only a few hundred bytes (the next block's entropy tables); the floor bounds
+// that to ~2% of the events' bytes on the most compressible (sqlite3's, 33x),
+// however slowly a loaded machine or a quiet program fills a chunk.
+// docs/RECORDER.md, "A chunk every 40 ms, one zstd stream".
 constexpr uint64_t kSealAgeNs = 40'000'000;
-constexpr uint64_t kSealAllocs = 32768;
+constexpr size_t kSealBytes = 512 * 1024;
 
 bool chunk_due(const format::Encoder& e) noexcept {
-  return e.open_allocs() >= kSealAllocs && trace_now_ns() - e.open_since_ns() >= kSealAgeNs;
+  return e.open_bytes() >= kSealBytes && trace_now_ns() - e.open_since_ns() >= kSealAgeNs;
 }
 
 }  // namespace

@@ -248,6 +248,37 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
   }
 }
 
+// What the recorder cuts chunks by besides size (recorder.cc, chunk_due):
+// the open chunk's bytes and the time it starts at (its prefix's: the event
+// before it), none once sealed.
+TEST_F(TraceOutputTest, TheOpenChunkTellsItsBytesAndItsStart) {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true, .time_unit_us = 32});
+  EXPECT_EQ(encoder->open_bytes(), 0u);
+  EXPECT_EQ(encoder->open_since_ns(), 0u);
+  const uint64_t frames[] = {0x401000, 0x402000};
+  uint64_t t = 5'000'000;
+  for (int chunk = 0; chunk < 2; ++chunk) {
+    const uint64_t start = chunk == 0 ? 0 : (t - 50'000) / 32'000 * 32'000;  // the last event's, in whole ticks
+    size_t before = 0;
+    for (int i = 0; i < 100; ++i, t += 100'000) {
+      encoder->free(encoder->alloc({.thread = format::ThreadId{1}, .time_ns = t, .size = 16, .backtrace = frames}),
+                    format::ThreadId{1}, t + 50'000, format::Func::Free);
+      EXPECT_GT(encoder->open_bytes(), before);
+      before = encoder->open_bytes();
+      EXPECT_EQ(encoder->open_since_ns(), start);
+    }
+    encoder->flush();
+    ASSERT_EQ(chunks.all.size(), static_cast<size_t>(chunk + 1));
+    // The chunk's payload: the streams and their prefix, stream count and lengths.
+    EXPECT_GT(chunks.all.back().size(), format::kChunkHeaderSize + before);
+    EXPECT_LT(chunks.all.back().size(), format::kChunkHeaderSize + before + 40);
+    EXPECT_EQ(encoder->open_bytes(), 0u);
+    EXPECT_EQ(encoder->open_since_ns(), 0u);
+  }
+}
+
 // Level 0: written as the encoder made them.
 TEST_F(TraceOutputTest, LevelZeroWritesChunksRaw) {
   auto encoder = std::make_unique<format::Encoder>();
