@@ -13,6 +13,8 @@ usage: column_sizes.py TRACE CALLS [--level 6]
   CALLS: allocation calls of the run (`memloupe summary`'s "allocating calls").
 """
 import argparse
+import ctypes
+import ctypes.util
 import os
 import struct
 import subprocess
@@ -29,6 +31,36 @@ def varint(buf, at):
         shift += 7
         if b < 0x80:
             return value, at
+
+
+class ZstdStream:
+    """Inflates the pieces of one zstd stream in order, through libzstd's
+    streaming API (the CLI does not write what precedes a frame's cut)."""
+
+    class Buffer(ctypes.Structure):
+        _fields_ = [("ptr", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
+
+    lib = None
+
+    def __init__(self):
+        if ZstdStream.lib is None:
+            ZstdStream.lib = ctypes.CDLL(ctypes.util.find_library("zstd"))
+            ZstdStream.lib.ZSTD_createDStream.restype = ctypes.c_void_p
+            ZstdStream.lib.ZSTD_decompressStream.restype = ctypes.c_size_t
+            ZstdStream.lib.ZSTD_decompressStream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        self.ctx = ZstdStream.lib.ZSTD_createDStream()
+
+    def piece(self, data, raw_len):
+        src = ctypes.create_string_buffer(bytes(data), len(data))
+        dst = ctypes.create_string_buffer(raw_len)
+        inb = self.Buffer(ctypes.cast(src, ctypes.c_void_p), len(data), 0)
+        outb = self.Buffer(ctypes.cast(dst, ctypes.c_void_p), raw_len, 0)
+        while inb.pos < inb.size:
+            before = (inb.pos, outb.pos)
+            ZstdStream.lib.ZSTD_decompressStream(self.ctx, ctypes.byref(outb), ctypes.byref(inb))
+            if (inb.pos, outb.pos) == before:
+                break
+        return dst.raw[:outb.pos]
 
 
 def zstd(data, level, decompress=False):
@@ -56,7 +88,11 @@ def main():
         stored_by_type[ctype] = stored_by_type.get(ctype, 0) + 24 + stored
         if ctype not in (2, 4):
             continue
-        if flags & 1:
+        if flags & 2:  # a piece of the events' zstd stream (docs/FORMAT.md §3)
+            if flags & 4:
+                pieces = ZstdStream()
+            payload = pieces.piece(payload, raw_len)
+        elif flags & 1:
             payload = zstd(payload, 0, decompress=True)
         if ctype == 2:
             raw["rows"] += len(payload)
