@@ -1,0 +1,118 @@
+// Files with compressed sections read from their inflated copy
+// (symbolize/inflated_files.h): the same frames, data symbols and globals'
+// lines as libdw's own inflating, and each file inflated once for the
+// symbolizers that share the copies.
+#include "symbolize/inflated_files.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "format/unique_fd.h"
+#include "sites.h"
+#include "symbolize/data_symbols.h"
+#include "symbolize/global_lines.h"
+#include "symbolize/loaded_modules.h"
+#include "symbolize/symbolizer.h"
+
+namespace memloupe::symbolize {
+namespace {
+
+void expect_same_frames(const std::vector<reader::OwnedFrame>& a, const std::vector<reader::OwnedFrame>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].function, b[i].function);
+    EXPECT_EQ(a[i].file, b[i].file);
+    EXPECT_EQ(a[i].line, b[i].line);
+    EXPECT_EQ(a[i].column, b[i].column);
+  }
+}
+
+ino_t inode_of(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+// This test program with its debug sections compressed (objcopy
+// --compress-debug-sections=zlib, at build time; the code where it was):
+// its inlined frames as from the program itself, and the copy made once.
+TEST(InflatedFiles, CompressedProgramGivesTheSameInlinedFrames) {
+  const memloupe_testprog::Capture c = memloupe_testprog::build_widgets(2);
+  ::operator delete(c.block);
+  auto module = loaded_module_at(c.return_address);
+  ASSERT_TRUE(module);
+  const std::string compressed = module->path + ".zdebug";
+  ASSERT_TRUE(std::filesystem::exists(compressed)) << compressed;
+
+  SymbolizerOptions options;
+  EXPECT_LT(options.inflated->open_inflated(module->path), 0);  // nothing compressed in it
+  const format::UniqueFd image(options.inflated->open_inflated(compressed));
+  ASSERT_TRUE(image);
+  const format::UniqueFd again(options.inflated->open_inflated(compressed));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(inode_of(image.get()), inode_of(again.get()));
+  EXPECT_EQ(options.inflated->inflated(), 1u);
+
+  Symbolizer plain;
+  const auto expected = plain.symbolize(*module, c.return_address);
+  ASSERT_EQ(expected.size(), 2u);  // the inlined Builder::make and build_widgets
+  auto copy = *module;
+  copy.path = compressed;
+  Symbolizer shared(options), by_libdw({.inflated = nullptr});
+  expect_same_frames(shared.symbolize(copy, c.return_address), expected);
+  expect_same_frames(by_libdw.symbolize(copy, c.return_address), expected);
+  EXPECT_EQ(options.inflated->inflated(), 1u);
+}
+
+// libc's separate debug file (libc6-dbg's sections are compressed): the
+// frames of malloc and the name and line of a global from two symbolizers
+// sharing the copies equal libdw's own, and the file was inflated once.
+TEST(InflatedFiles, LibcDebugFileInflatedOnceForTwoSymbolizers) {
+  void* malloc_address = dlsym(RTLD_DEFAULT, "malloc");
+  void* stdout_file = dlsym(RTLD_DEFAULT, "_IO_2_1_stdout_");
+  ASSERT_NE(malloc_address, nullptr);
+  ASSERT_NE(stdout_file, nullptr);
+  auto module = loaded_module_at(reinterpret_cast<uint64_t>(malloc_address));
+  ASSERT_TRUE(module);
+  const std::string id = hex(module->build_id);
+  const std::string debug = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  if (id.size() < 2 || !std::filesystem::exists(debug)) GTEST_SKIP() << "no debug file for " << module->path;
+  const format::UniqueFd probe(InflatedFiles().open_inflated(debug));
+  if (!probe) GTEST_SKIP() << debug << " has no compressed section";
+
+  const uint64_t pc = reinterpret_cast<uint64_t>(malloc_address) + 1;  // a "return address" in malloc
+  const uint64_t global = reinterpret_cast<uint64_t>(stdout_file) - module->load_bias;
+  SymbolizerOptions options;
+  Symbolizer frames(options), globals(options), by_libdw({.inflated = nullptr});
+
+  const auto expected = by_libdw.symbolize(*module, pc);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_NE(expected.back().function.find("malloc"), std::string::npos) << expected.back().function;
+  EXPECT_GT(expected.back().line, 0u);
+  expect_same_frames(frames.symbolize(*module, pc), expected);
+
+  ElfFile* mine = globals.file(*module);
+  ElfFile* theirs = by_libdw.file(*module);
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(theirs, nullptr);
+  const DataSymbols my_symbols(*mine), their_symbols(*theirs);
+  const GlobalLines my_lines(*mine), their_lines(*theirs);
+  const DataSymbol* symbol = their_symbols.symbol_at(global);
+  const SourceLine* line = their_lines.at(global);
+  ASSERT_NE(symbol, nullptr);
+  ASSERT_NE(line, nullptr);
+  EXPECT_EQ(symbol->name, "_IO_2_1_stdout_");
+  ASSERT_NE(my_symbols.symbol_at(global), nullptr);
+  EXPECT_EQ(my_symbols.symbol_at(global)->name, symbol->name);
+  EXPECT_EQ(my_symbols.symbol_at(global)->size, symbol->size);
+  ASSERT_NE(my_lines.at(global), nullptr);
+  EXPECT_EQ(my_lines.at(global)->file, line->file);
+  EXPECT_EQ(my_lines.at(global)->line, line->line);
+  EXPECT_EQ(options.inflated->inflated(), 1u);
+}
+
+}  // namespace
+}  // namespace memloupe::symbolize
