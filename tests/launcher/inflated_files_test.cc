@@ -5,6 +5,9 @@
 #include "symbolize/inflated_files.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <libelf.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,9 +34,20 @@ void expect_same_frames(const std::vector<reader::OwnedFrame>& a, const std::vec
   }
 }
 
-ino_t inode_of(int fd) {
-  struct stat st;
-  return fstat(fd, &st) == 0 ? st.st_ino : 0;
+struct stat stat_of(int fd) {
+  struct stat st {};
+  fstat(fd, &st);
+  return st;
+}
+
+// The size of the file a session reads `file`'s DWARF from: the inflated
+// copy's, or the file's own when libdw inflates it.
+size_t dwarf_file_size(const ElfFile& file) {
+  Dwarf_Addr bias = 0;
+  Dwarf* dwarf = dwfl_module_getdwarf(file.module(), &bias);
+  size_t size = 0;
+  if (dwarf != nullptr) elf_rawfile(dwarf_getelf(dwarf), &size);
+  return size;
 }
 
 // This test program with its debug sections compressed (objcopy
@@ -53,7 +67,7 @@ TEST(InflatedFiles, CompressedProgramGivesTheSameInlinedFrames) {
   ASSERT_TRUE(image);
   const format::UniqueFd again(options.inflated->open_inflated(compressed));
   ASSERT_TRUE(again);
-  EXPECT_EQ(inode_of(image.get()), inode_of(again.get()));
+  EXPECT_EQ(stat_of(image.get()).st_ino, stat_of(again.get()).st_ino);
   EXPECT_EQ(options.inflated->inflated(), 1u);
 
   Symbolizer plain;
@@ -65,6 +79,10 @@ TEST(InflatedFiles, CompressedProgramGivesTheSameInlinedFrames) {
   expect_same_frames(shared.symbolize(copy, c.return_address), expected);
   expect_same_frames(by_libdw.symbolize(copy, c.return_address), expected);
   EXPECT_EQ(options.inflated->inflated(), 1u);
+  ASSERT_NE(shared.file(copy), nullptr);
+  ASSERT_NE(by_libdw.file(copy), nullptr);
+  EXPECT_EQ(dwarf_file_size(*shared.file(copy)), static_cast<size_t>(stat_of(image.get()).st_size));
+  EXPECT_EQ(dwarf_file_size(*by_libdw.file(copy)), std::filesystem::file_size(compressed));
 }
 
 // libc's separate debug file (libc6-dbg's sections are compressed): the
@@ -112,6 +130,12 @@ TEST(InflatedFiles, LibcDebugFileInflatedOnceForTwoSymbolizers) {
   EXPECT_EQ(my_lines.at(global)->file, line->file);
   EXPECT_EQ(my_lines.at(global)->line, line->line);
   EXPECT_EQ(options.inflated->inflated(), 1u);
+  // Both sessions read the copy.
+  const auto copy_size = static_cast<size_t>(stat_of(probe.get()).st_size);
+  EXPECT_EQ(dwarf_file_size(*mine), copy_size);
+  ASSERT_NE(frames.file(*module), nullptr);
+  EXPECT_EQ(dwarf_file_size(*frames.file(*module)), copy_size);
+  EXPECT_EQ(dwarf_file_size(*theirs), std::filesystem::file_size(debug));
 }
 
 }  // namespace
