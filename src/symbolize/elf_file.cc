@@ -1,9 +1,11 @@
 #include "symbolize/elf_file.h"
 
+#include <elfutils/libdwelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "symbolize/file_build_id.h"
@@ -22,24 +24,41 @@ std::string debug_file_path(const std::string& root, std::span<const uint8_t> bu
   return root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
 }
 
+// Whether libdw asks find_debuginfo for the module's own separate debug
+// file: it names the module's file and that file's .gnu_debuglink. A dwz file
+// that DWARF links to (.gnu_debugaltlink) is asked for with the link's name.
+bool asks_for_own_debug_file(Dwfl_Module* module, const char* file, const char* debuglink) {
+  const char* main_file = nullptr;
+  dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
+  if (file == nullptr || main_file == nullptr || std::strcmp(file, main_file) != 0) return false;
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module, &bias);
+  GElf_Word crc = 0;
+  const char* own = elf != nullptr ? dwelf_elf_gnu_debuglink(elf, &crc) : nullptr;
+  return own == nullptr ? debuglink == nullptr : debuglink != nullptr && std::strcmp(own, debuglink) == 0;
+}
+
 // The separate debug file, read from its inflated copy when it has compressed
 // sections (inflated_files.h; the module's userdata is the session's
 // InflatedFiles, if any). The copy stands for the file elfutils' standard
 // search finds first, by build-id, and only when that file's own build-id is
-// the module's (as elfutils checks); everything else is left to that search.
-// Not by wrapping it: it keeps the file it opens for the module, whatever
-// descriptor the callback returns.
+// the module's (as elfutils checks); everything else is left to that search,
+// as is the lookup of a dwz file. Not by wrapping the search: it keeps the
+// file it opens for the module, whatever descriptor the callback returns.
 int find_debuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf_Addr base, const char* file,
                    const char* debuglink, GElf_Word crc, char** debuginfo_file) {
   const unsigned char* bits = nullptr;
   GElf_Addr where = 0;
-  const int n = dwfl_module_build_id(module, &bits, &where);
+  const int n = asks_for_own_debug_file(module, file, debuglink) ? dwfl_module_build_id(module, &bits, &where) : 0;
   if (auto* inflated = static_cast<InflatedFiles*>(*userdata); inflated != nullptr && n >= 2) {
     const std::span<const uint8_t> id(bits, static_cast<size_t>(n));
     const std::string path = debug_file_path(kSystemDebugRoot, id);
     if (std::ranges::equal(file_build_id(path), id)) {
       if (const int image = inflated->open_inflated(path); image >= 0) {
-        *debuginfo_file = strdup(path.c_str());
+        // Named as elfutils names what it finds (the real path: what a
+        // debug file links to, .gnu_debugaltlink, is relative to it).
+        char* real = realpath(path.c_str(), nullptr);
+        *debuginfo_file = real != nullptr ? real : strdup(path.c_str());
         return image;
       }
     }
