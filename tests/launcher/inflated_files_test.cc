@@ -7,12 +7,14 @@
 #include <dlfcn.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <libelf.h>
 #include <gtest/gtest.h>
+#include <libelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "format/unique_fd.h"
 #include "sites.h"
@@ -24,14 +26,12 @@
 namespace memloupe::symbolize {
 namespace {
 
-void expect_same_frames(const std::vector<reader::OwnedFrame>& a, const std::vector<reader::OwnedFrame>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].function, b[i].function);
-    EXPECT_EQ(a[i].file, b[i].file);
-    EXPECT_EQ(a[i].line, b[i].line);
-    EXPECT_EQ(a[i].column, b[i].column);
-  }
+// Frames as "function file:line:column", innermost first.
+std::vector<std::string> text(const std::vector<reader::OwnedFrame>& frames) {
+  std::vector<std::string> out;
+  for (const reader::OwnedFrame& f : frames)
+    out.push_back(f.function + " " + f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column));
+  return out;
 }
 
 struct stat stat_of(int fd) {
@@ -76,8 +76,8 @@ TEST(InflatedFiles, CompressedProgramGivesTheSameInlinedFrames) {
   auto copy = *module;
   copy.path = compressed;
   Symbolizer shared(options), by_libdw({.inflated = nullptr});
-  expect_same_frames(shared.symbolize(copy, c.return_address), expected);
-  expect_same_frames(by_libdw.symbolize(copy, c.return_address), expected);
+  EXPECT_EQ(text(shared.symbolize(copy, c.return_address)), text(expected));
+  EXPECT_EQ(text(by_libdw.symbolize(copy, c.return_address)), text(expected));
   EXPECT_EQ(options.inflated->inflated(), 1u);
   ASSERT_NE(shared.file(copy), nullptr);
   ASSERT_NE(by_libdw.file(copy), nullptr);
@@ -110,7 +110,7 @@ TEST(InflatedFiles, LibcDebugFileInflatedOnceForTwoSymbolizers) {
   ASSERT_FALSE(expected.empty());
   EXPECT_NE(expected.back().function.find("malloc"), std::string::npos) << expected.back().function;
   EXPECT_GT(expected.back().line, 0u);
-  expect_same_frames(frames.symbolize(*module, pc), expected);
+  EXPECT_EQ(text(frames.symbolize(*module, pc)), text(expected));
 
   ElfFile* mine = globals.file(*module);
   ElfFile* theirs = by_libdw.file(*module);
