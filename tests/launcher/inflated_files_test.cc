@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "format/unique_fd.h"
@@ -83,6 +85,30 @@ TEST(InflatedFiles, CompressedProgramGivesTheSameInlinedFrames) {
   ASSERT_NE(by_libdw.file(copy), nullptr);
   EXPECT_EQ(dwarf_file_size(*shared.file(copy)), static_cast<size_t>(stat_of(image.get()).st_size));
   EXPECT_EQ(dwarf_file_size(*by_libdw.file(copy)), std::filesystem::file_size(compressed));
+}
+
+// Two threads asking at once (the frames' and the globals' preparing
+// threads) get the one copy, made once; a file that is not ELF has none.
+TEST(InflatedFiles, ThreadsAskingAtOnceShareOneCopy) {
+  const std::string compressed = std::filesystem::read_symlink("/proc/self/exe").string() + ".zdebug";
+  ASSERT_TRUE(std::filesystem::exists(compressed)) << compressed;
+  InflatedFiles files;
+  format::UniqueFd a, b;
+  std::thread first([&] { a.reset(files.open_inflated(compressed)); });
+  std::thread second([&] { b.reset(files.open_inflated(compressed)); });
+  first.join();
+  second.join();
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(stat_of(a.get()).st_ino, stat_of(b.get()).st_ino);
+  EXPECT_EQ(files.inflated(), 1u);
+
+  const auto not_elf = std::filesystem::temp_directory_path() / ("memloupe-not-elf-" + std::to_string(getpid()));
+  std::ofstream(not_elf) << "not an ELF file\n";
+  EXPECT_LT(files.open_inflated(not_elf.string()), 0);
+  EXPECT_LT(files.open_inflated("/nonexistent/dir/file"), 0);
+  std::filesystem::remove(not_elf);
+  EXPECT_EQ(files.inflated(), 1u);
 }
 
 // libc's separate debug file (libc6-dbg's sections are compressed): the
