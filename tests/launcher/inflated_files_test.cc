@@ -115,7 +115,8 @@ TEST(InflatedFiles, ThreadsAskingAtOnceShareOneCopy) {
 // frames of malloc and the name and line of a global from two symbolizers
 // sharing the copies equal libdw's own, and the file was inflated once.
 TEST(InflatedFiles, LibcDebugFileInflatedOnceForTwoSymbolizers) {
-  void* malloc_address = dlsym(RTLD_DEFAULT, "malloc");
+  // glibc's own names: a sanitizer's malloc is in the test program.
+  void* malloc_address = dlsym(RTLD_DEFAULT, "__libc_malloc");
   void* stdout_file = dlsym(RTLD_DEFAULT, "_IO_2_1_stdout_");
   ASSERT_NE(malloc_address, nullptr);
   ASSERT_NE(stdout_file, nullptr);
