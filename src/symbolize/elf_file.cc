@@ -1,12 +1,70 @@
 #include "symbolize/elf_file.h"
 
+#include <elfutils/libdwelf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
+#include "symbolize/file_build_id.h"
+#include "symbolize/inflated_files.h"
 
 namespace memloupe::symbolize {
 namespace {
+
+// elfutils' default place of separate debug files (its default
+// debuginfo_path ":.debug:/usr/lib/debug" looks up build-ids there only).
+constexpr const char* kSystemDebugRoot = "/usr/lib/debug";
+
+// `root`/.build-id/xx/yyyy.debug: where a separate debug file is found by build-id.
+std::string debug_file_path(const std::string& root, std::span<const uint8_t> build_id) {
+  const std::string id = hex(build_id);
+  return root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+}
+
+// Whether libdw asks find_debuginfo for the module's own separate debug
+// file: it names the module's file and that file's .gnu_debuglink. A dwz file
+// that DWARF links to (.gnu_debugaltlink) is asked for with the link's name.
+bool asks_for_own_debug_file(Dwfl_Module* module, const char* file, const char* debuglink) {
+  const char* main_file = nullptr;
+  dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
+  if (file == nullptr || main_file == nullptr || std::strcmp(file, main_file) != 0) return false;
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module, &bias);
+  GElf_Word crc = 0;
+  const char* own = elf != nullptr ? dwelf_elf_gnu_debuglink(elf, &crc) : nullptr;
+  return own == nullptr ? debuglink == nullptr : debuglink != nullptr && std::strcmp(own, debuglink) == 0;
+}
+
+// The separate debug file, read from its inflated copy when it has compressed
+// sections (inflated_files.h; the module's userdata is the session's
+// InflatedFiles, if any). The copy stands for the file elfutils' standard
+// search finds first, by build-id, and only when that file's own build-id is
+// the module's (as elfutils checks); everything else is left to that search,
+// as is the lookup of a dwz file. Not by wrapping the search: it keeps the
+// file it opens for the module, whatever descriptor the callback returns.
+int find_debuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf_Addr base, const char* file,
+                   const char* debuglink, GElf_Word crc, char** debuginfo_file) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr where = 0;
+  const int n = asks_for_own_debug_file(module, file, debuglink) ? dwfl_module_build_id(module, &bits, &where) : 0;
+  if (auto* inflated = static_cast<InflatedFiles*>(*userdata); inflated != nullptr && n >= 2) {
+    const std::span<const uint8_t> id(bits, static_cast<size_t>(n));
+    const std::string path = debug_file_path(kSystemDebugRoot, id);
+    if (std::ranges::equal(file_build_id(path), id)) {
+      if (const int image = inflated->open_inflated(path); image >= 0) {
+        // Named as elfutils names what it finds (the real path: what a
+        // debug file links to, .gnu_debugaltlink, is relative to it).
+        char* real = realpath(path.c_str(), nullptr);
+        *debuginfo_file = real != nullptr ? real : strdup(path.c_str());
+        return image;
+      }
+    }
+  }
+  return dwfl_standard_find_debuginfo(module, userdata, name, base, file, debuglink, crc, debuginfo_file);
+}
 
 // Every module gets its own session with the ELF placed at bias 0, so Dwfl
 // addresses are ELF virtual addresses: modules loaded at overlapping ranges at
@@ -14,7 +72,7 @@ namespace {
 // every load of a file whatever its load bias.
 const Dwfl_Callbacks kCallbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = nullptr,  // elfutils' default ":.debug:/usr/lib/debug"
 };
@@ -35,13 +93,22 @@ struct Session {
   std::vector<uint8_t> build_id;
 };
 
-Expected<Session> report(const std::string& file) {
+// `file` in a session of its own; read from its inflated copy if it has
+// compressed sections and `inflated` is given, and so is its separate debug file.
+Expected<Session> report(const std::string& file, InflatedFiles* inflated) {
   Session s;
   s.dwfl.reset(dwfl_begin(&kCallbacks));
   if (!s.dwfl) return Error{"libdw: " + libdw_error()};
   dwfl_report_begin(s.dwfl.get());
-  s.module = dwfl_report_elf(s.dwfl.get(), file.c_str(), file.c_str(), -1, 0, true);
-  if (s.module == nullptr) return Error{file + ": " + libdw_error()};
+  const int image = inflated != nullptr ? inflated->open_inflated(file) : -1;
+  s.module = dwfl_report_elf(s.dwfl.get(), file.c_str(), file.c_str(), image, 0, true);  // takes `image`
+  if (s.module == nullptr) {
+    if (image >= 0) close(image);
+    return Error{file + ": " + libdw_error()};
+  }
+  void** userdata = nullptr;
+  dwfl_module_info(s.module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  *userdata = inflated;  // for find_debuginfo
   if (dwfl_report_end(s.dwfl.get(), nullptr, nullptr) != 0) {
     return Error{file + ": " + libdw_error()};
   }
@@ -66,13 +133,14 @@ std::string hex(std::span<const uint8_t> bytes) {
 
 Expected<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path,
                                                  std::span<const uint8_t> build_id,
-                                                 const std::string& debug_root) {
+                                                 const std::string& debug_root,
+                                                 InflatedFiles* inflated) {
   const auto matches = [&](const Session& s) {
     return build_id.empty() || std::ranges::equal(s.build_id, build_id);
   };
   std::string problem;
   if (is_file(path)) {
-    Expected<Session> s = report(path);
+    Expected<Session> s = report(path, inflated);
     if (s && matches(*s)) {
       return std::unique_ptr<ElfFile>(new ElfFile(
           std::move(s->dwfl), s->module, path));
@@ -85,10 +153,9 @@ Expected<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path,
   }
 
   if (build_id.size() >= 2) {
-    const std::string id = hex(build_id);
-    const std::string debug = debug_root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+    const std::string debug = debug_file_path(debug_root, build_id);
     if (is_file(debug)) {
-      Expected<Session> s = report(debug);
+      Expected<Session> s = report(debug, inflated);
       if (s && matches(*s)) {
         return std::unique_ptr<ElfFile>(new ElfFile(
             std::move(s->dwfl), s->module, debug));

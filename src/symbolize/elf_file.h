@@ -15,6 +15,8 @@
 
 namespace memloupe::symbolize {
 
+class InflatedFiles;
+
 // Lower-case hex, as in .build-id/ paths and messages.
 std::string hex(std::span<const uint8_t> bytes);
 
@@ -31,10 +33,13 @@ class ElfFile {
   // symbol table and DWARF, which is all symbolisation needs (this is how a
   // trace is symbolised on a machine where only -dbg packages match).
   // Separate debug info for a matching file is found the same way, through
-  // build-id or .gnu_debuglink (elfutils' standard search).
+  // build-id or .gnu_debuglink (elfutils' standard search). A file with
+  // compressed sections is read from its copy in `inflated` if given
+  // (inflated_files.h), which must outlive the ElfFile.
   static Expected<std::unique_ptr<ElfFile>> open(const std::string& path,
                                                  std::span<const uint8_t> build_id,
-                                                 const std::string& debug_root);
+                                                 const std::string& debug_root,
+                                                 InflatedFiles* inflated = nullptr);
 
   // Frames of the instructions at ELF virtual addresses `vaddrs`, in order
   // (see InlineResolver).

@@ -59,10 +59,7 @@ GlobalLines::GlobalLines(ElfFile& file) {
         if (may_hold_variables(tag)) {
           scopes.push_back(die);
         } else if (tag == DW_TAG_variable && fixed_address(&die, address) && dwarf_decl_line(&die, &line) == 0) {
-          // The declaration's file and line (through DW_AT_specification for a
-          // static member defined outside its class).
-          lines_.emplace(address + bias, SourceLine{full_path(dwarf_decl_file(&die), comp_dir),
-                                                    static_cast<uint32_t>(line)});
+          declared_.emplace(address + bias, Declared{die, comp_dir, static_cast<uint32_t>(line)});
         }
       } while (dwarf_siblingof(&die, &die) == 0);
     }
@@ -70,8 +67,14 @@ GlobalLines::GlobalLines(ElfFile& file) {
 }
 
 const SourceLine* GlobalLines::at(uint64_t vaddr) const {
-  const auto it = lines_.find(vaddr);
-  return it == lines_.end() ? nullptr : &it->second;
+  if (const auto it = lines_.find(vaddr); it != lines_.end()) return &it->second;
+  const auto d = declared_.find(vaddr);
+  if (d == declared_.end()) return nullptr;
+  // The declaration's file (through DW_AT_specification for a static member
+  // defined outside its class).
+  Dwarf_Die die = d->second.die;
+  return &lines_.emplace(vaddr, SourceLine{full_path(dwarf_decl_file(&die), d->second.comp_dir), d->second.line})
+              .first->second;
 }
 
 }  // namespace memloupe::symbolize

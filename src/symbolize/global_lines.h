@@ -5,6 +5,8 @@
 // (global_names.h) with the symbol the ELF symbol table gives.
 #pragma once
 
+#include <elfutils/libdw.h>
+
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -23,11 +25,21 @@ class GlobalLines {
   // One walk of the module's units (none without DWARF).
   explicit GlobalLines(ElfFile& file);
 
-  // The variable at ELF virtual address `vaddr` (where its symbol starts), or nullptr.
+  // The variable at ELF virtual address `vaddr` (where its symbol starts), or
+  // nullptr. Its file is named on the first call for it: naming a file
+  // parses its unit's whole line table (libdw 0.188's dwarf_decl_file), which
+  // for every variable of libc was a fifth of the walk, and a snapshot's roots
+  // ask for a few. One thread at a time (the module's libdw session).
   const SourceLine* at(uint64_t vaddr) const;
 
  private:
-  std::unordered_map<uint64_t, SourceLine> lines_;
+  struct Declared {
+    Dwarf_Die die;         // valid while the session is
+    const char* comp_dir;  // its unit's, in the session's data
+    uint32_t line;
+  };
+  std::unordered_map<uint64_t, Declared> declared_;
+  mutable std::unordered_map<uint64_t, SourceLine> lines_;  // the declared ones asked for
 };
 
 }  // namespace memloupe::symbolize

@@ -31,7 +31,7 @@ ElfFile* Symbolizer::open(const Module& module, bool warn) {
 
   std::unique_ptr<ElfFile> file;
   if (!has_no_file(module.path)) {
-    auto opened = ElfFile::open(module.path, module.build_id, options_.debug_root);
+    auto opened = ElfFile::open(module.path, module.build_id, options_.debug_root, options_.inflated.get());
     if (opened) {
       file = std::move(*opened);
     } else {

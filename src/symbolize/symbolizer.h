@@ -13,6 +13,7 @@
 
 #include "reader/reader.h"
 #include "symbolize/elf_file.h"
+#include "symbolize/inflated_files.h"
 #include "symbolize/module_map.h"
 
 namespace memloupe::symbolize {
@@ -22,6 +23,10 @@ struct SymbolizerOptions {
   std::string debug_root = "/usr/lib/debug";
   // Told once per module file that cannot be used (missing, other build).
   std::function<void(const std::string&)> warn;
+  // The compressed files inflated once for every symbolizer made with these
+  // options or their copies (the finaliser's frames' and globals', which open
+  // the same files: inflated_files.h).
+  std::shared_ptr<InflatedFiles> inflated = std::make_shared<InflatedFiles>();
 };
 
 // One return address and the module it was recorded in.

@@ -1,0 +1,62 @@
+// ELF files with compressed sections (SHF_COMPRESSED: Debian's -dbg packages'
+// separate debug files, a program built with -gz) inflated once and shared by
+// every libdw session of one symbolisation. libdw inflates a compressed
+// section in each session that reads it, and the finaliser has two sessions
+// per file (the frames' and the globals', symbolize/prepared_symbolizers.h):
+// libc's debug file (4 MB, 10 MB inflated) was inflated twice per run, ~30 ms
+// of zlib each. Here the first session to open such a file inflates it into
+// an in-memory copy (a memfd) whose sections are stored uncompressed; every
+// session opens that copy, which libelf maps without inflating or copying.
+//
+// The copy holds the same section contents, headers (but for the inflated
+// sections' offset, size, flags and alignment) and program headers as the
+// file: what libdw reads from it is what it would have inflated itself.
+// Whatever fails (no memfd, a file libelf cannot rewrite) leaves the file to
+// be read as it is, inflated by libdw as before.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "format/unique_fd.h"
+
+namespace memloupe::symbolize {
+
+class InflatedFiles {
+ public:
+  InflatedFiles() = default;
+  InflatedFiles(const InflatedFiles&) = delete;
+  InflatedFiles& operator=(const InflatedFiles&) = delete;
+
+  // A new descriptor (the caller's) of the inflated copy of the file `fd` is
+  // open on, or -1 when it has no compressed section or cannot be inflated.
+  // A file is inflated once however many threads ask, and while one does, the
+  // others asking for that file wait (they would need it anyway).
+  int open_inflated(int fd);
+  // The same, for the file at `path` (-1 also when it cannot be opened).
+  int open_inflated(const std::string& path);
+
+  // How many files were inflated (each once).
+  size_t inflated() const;
+
+ private:
+  struct Copy {
+    std::mutex mutex;  // held while it is made
+    bool made = false;
+    format::UniqueFd image;  // none: nothing to inflate, or it failed
+  };
+  // A file by (device, inode, size, modification time): one rewritten in place
+  // during the run is another file.
+  using Key = std::tuple<dev_t, ino_t, off_t, long, long>;
+
+  mutable std::mutex mutex_;
+  std::map<Key, std::unique_ptr<Copy>> copies_;  // guarded by mutex_
+};
+
+}  // namespace memloupe::symbolize
