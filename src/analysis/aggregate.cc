@@ -416,7 +416,12 @@ struct AggregateBuilder::Impl {
   std::vector<Metrics> threads;
   // One pass only, by StackTable id / thread id.
   std::vector<PeakTracker> stack_peaks, thread_peaks;
-  LiveTable<Block> live;
+  // 64 Ki ids (2.5 MiB), not the default 16 Ki: on the suite's (a), whose
+  // consumers free the producers' blocks, 300 k of its 4.02 M blocks outlived
+  // a 16 Ki window and moved to the hash part, each an insert that missed the
+  // cache (~60% of on_alloc's samples) and a take from there; 212 k with 64 Ki
+  // (~20%). (b) and sqlite3 move few either way (docs/RECORDER.md, 2026-11-25).
+  LiveTable<Block, 65536> live;
   bool peak_passed = false;
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;

@@ -108,10 +108,11 @@ class IdHashTable {
   size_t size_ = 0;
 };
 
-template <class Value>
+// `Window`: kWindow, ids (16 Ki: 640 KiB of slots for a 32-byte value).
+template <class Value, size_t Window = 16384>
 class LiveTable {
  public:
-  static constexpr size_t kWindow = 16384;  // 640 KiB of slots for a 32-byte value
+  static constexpr size_t kWindow = Window;
 
   LiveTable() : window_(kWindow, {kEmpty, Value{}}) {}
 

@@ -9,8 +9,9 @@ namespace memloupe::analysis {
 namespace {
 
 // Differential test against std::unordered_map, through growth and shrinking.
-TEST(LiveTable, BehavesLikeAMap) {
-  LiveTable<uint64_t> table;
+template <class Table>
+void behaves_like_a_map() {
+  Table table;
   std::unordered_map<uint64_t, uint64_t> reference;
   std::mt19937_64 rng(7);
   uint64_t next = 0;
@@ -46,6 +47,15 @@ TEST(LiveTable, BehavesLikeAMap) {
     ASSERT_NE(found, nullptr);
     EXPECT_EQ(*found, value);
   }
+}
+
+TEST(LiveTable, BehavesLikeAMap) { behaves_like_a_map<LiveTable<uint64_t>>(); }
+
+// Other windows (the Aggregate's is 64 Ki ids): the same answers, with more or
+// fewer of the keys moved to the hash part.
+TEST(LiveTable, BehavesLikeAMapWithAnyWindow) {
+  behaves_like_a_map<LiveTable<uint64_t, 64>>();
+  behaves_like_a_map<LiveTable<uint64_t, 65536>>();
 }
 
 // Keys that share home slots (multiples of every power-of-two capacity apart):

@@ -53,7 +53,7 @@ class Collector {
     if (snapshots_) snapshots_->add(e);
     if (std::holds_alternative<format::Free>(e)) return;
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
-      if (addon_) addon_->alloc(*alloc);
+      if (addon_) addon_->alloc(*alloc, key);
       if (fresh != 0 && !alloc->backtrace.empty()) note_frames(alloc->backtrace, fresh);
     } else {
       add_other(e);

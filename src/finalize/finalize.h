@@ -74,8 +74,9 @@ class FinalizeAddon {
  public:
   virtual ~FinalizeAddon() = default;
   // Every Alloc of pass 1, one call at a time, on the thread that reads the
-  // events; all calls are over before chunks() starts.
-  virtual void alloc(const format::Alloc& alloc) = 0;
+  // events; all calls are over before chunks() starts. `key`: the reader's
+  // (reader::BacktraceKey; its addon_memo is the addon's), or none.
+  virtual void alloc(const format::Alloc& alloc, const reader::BacktraceKey& key) = 0;
   // After the symbolisation, on its thread, with its open files and the
   // addresses it resolved: the chunks to append (type, raw payload).
   virtual std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> chunks(

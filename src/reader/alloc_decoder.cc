@@ -78,13 +78,14 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
     BtEntry& e1 = bt_cache_[format::backtrace_way1(hash)];
     BtEntry& e2 = bt_cache_[format::backtrace_way2(hash)];
     entry = !e1.used ? &e1 : !e2.used ? &e2 : e1.date <= e2.date ? &e1 : &e2;
-    entry->hash = hash;
     entry->used = true;
     entry->serial = ++fillings_;
     entry->memo = 0;
+    entry->addon_memo = 0;
     entry->frames.assign(bt_.begin(), bt_.end());
   }
-  key_ = BacktraceKey{entry->serial, static_cast<uint32_t>(entry - bt_cache_.data()), &entry->memo};
+  key_ = BacktraceKey{entry->serial, static_cast<uint32_t>(entry - bt_cache_.data()), &entry->memo,
+                      &entry->addon_memo};
   entry->size = a.size;
   entry->func = a.func;
   entry->align = a.alignment;

@@ -6,6 +6,7 @@
 // threads, interleaved, with shared prefixes: what is read equals what was written.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <random>
 
@@ -113,6 +114,45 @@ TEST(BacktraceCache, InterleavedThreadsWithSharedPrefixesReadBack) {
     EXPECT_GT(cached, written.size() / 20) << "seed " << seed;
     EXPECT_LT(cached, written.size()) << "seed " << seed;
   }
+}
+
+// The key's two memo words (BacktraceKey: the index's and the finaliser's
+// addon's): zero when their slot is filled, distinct, and holding what a
+// consumer wrote for as long as the slot holds that backtrace. The addon (the
+// types) keeps its site there instead of reading the innermost frame.
+TEST(BacktraceCache, KeysMemosLastUntilTheirSlotIsFilledAgain) {
+  std::vector<Written> written;
+  const std::vector<uint8_t> bytes = encode(7, 3, 20000, written);
+  auto r = Reader::from_bytes(bytes);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::map<uint64_t, uint64_t> innermost;  // by serial: the filling's first frame
+  size_t i = 0, remembered = 0;
+  while (const Event* e = (*r)->next()) {
+    const auto* a = std::get_if<Alloc>(e);
+    if (a == nullptr || a->backtrace.empty()) continue;
+    const BacktraceKey key = (*r)->backtrace_key();
+    ASSERT_NE(key.serial, 0u);
+    ASSERT_NE(key.memo, nullptr);
+    ASSERT_NE(key.addon_memo, nullptr);
+    ASSERT_NE(key.memo, key.addon_memo);
+    const auto [it, filled] = innermost.try_emplace(key.serial, a->backtrace[0]);
+    if (filled) {
+      EXPECT_EQ(*key.memo, 0u) << "alloc " << i;
+      EXPECT_EQ(*key.addon_memo, 0u) << "alloc " << i;
+      *key.memo = static_cast<uint32_t>(key.serial);
+      *key.addon_memo = static_cast<uint32_t>(key.serial * 3 + 1);
+    } else {
+      ++remembered;
+      EXPECT_EQ(it->second, a->backtrace[0]) << "alloc " << i;
+      EXPECT_EQ(*key.memo, static_cast<uint32_t>(key.serial)) << "alloc " << i;
+      EXPECT_EQ(*key.addon_memo, static_cast<uint32_t>(key.serial * 3 + 1)) << "alloc " << i;
+    }
+    ++i;
+  }
+  if (const auto& err = (*r)->error()) ADD_FAILURE() << err->message;
+  EXPECT_EQ(i, written.size());
+  EXPECT_GT(remembered, written.size() / 20);
+  EXPECT_LT(innermost.size(), written.size());
 }
 
 // The encoder takes a caller's count of shared frames when it counts from the

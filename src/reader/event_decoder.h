@@ -49,17 +49,22 @@ class EventDecoder {
   BacktraceKey backtrace_key() const { return key_; }
 
  private:
-  struct BtEntry {
-    uint64_t hash = 0;
+  // One cache line each: a cached Alloc reads its slot's entry, a line that
+  // is not in the cache on deep-stack traces (4096 entries), so one miss and
+  // not two (at the vector's default 16-byte alignment three in four entries
+  // straddled two lines).
+  struct alignas(64) BtEntry {
     uint64_t size = 0;
     uint32_t date = 0;
     uint32_t align = 0;
     format::Func func = format::Func::Malloc;
     bool used = false;
-    uint32_t memo = 0;    // BacktraceKey::memo: zeroed when the slot is filled
+    uint32_t memo = 0;        // BacktraceKey::memo: zeroed when the slot is filled
+    uint32_t addon_memo = 0;  // BacktraceKey::addon_memo: the same
     uint64_t serial = 0;  // which filling of the slot: 1 + the fillings before it, in any slot
     std::vector<uint64_t> frames;  // innermost first
   };
+  static_assert(sizeof(BtEntry) == 64);
 
   // The event's time. Inline for the common case (the delta fits the header
   // byte): out of line, with its error paths, it cost ~30 instructions an event,

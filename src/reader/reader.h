@@ -42,10 +42,14 @@ using SymbolTable = std::unordered_map<uint64_t, std::vector<OwnedFrame>>;
 // backtrace in (the analysis index's stack id, found beside the slot the
 // decoder has just read instead of in a table of the index's own: that table's
 // load missed the cache on deep-stack traces). Valid until the next event.
+// `addon_memo`: a second such word, for the finaliser's addon
+// (finalize::FinalizeAddon: the types' site of the innermost frame, whose
+// load from the slot's frames missed the cache as the index's table did).
 struct BacktraceKey {
   uint64_t serial = 0;  // 0: not known
   uint32_t slot = 0;    // below format::kBtCacheSize
   uint32_t* memo = nullptr;
+  uint32_t* addon_memo = nullptr;
 };
 
 class Reader {

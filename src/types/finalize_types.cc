@@ -28,12 +28,26 @@ std::optional<SiteType> agree(const Candidate& c, uint64_t min, uint64_t max, ui
 
 }  // namespace
 
-void TypesAddon::alloc(const format::Alloc& alloc) {
-  if (alloc.backtrace.empty()) return;
-  const uint64_t address = alloc.backtrace[0];
+uint32_t TypesAddon::site_of(uint64_t address) {
   Slot& slot = recent_[(address ^ address >> 10) % kSlots];
-  if (slot.sizes == nullptr || slot.address != address) slot = {address, &sites_[address]};
-  Sizes& s = *slot.sizes;
+  if (slot.index == 0 || slot.address != address) {
+    auto [it, added] = sites_.try_emplace(address, static_cast<uint32_t>(sizes_.size()));
+    if (added) sizes_.emplace_back();
+    slot = {address, it->second + 1};
+  }
+  return slot.index - 1;
+}
+
+void TypesAddon::alloc(const format::Alloc& alloc, const reader::BacktraceKey& key) {
+  if (alloc.backtrace.empty()) return;
+  uint32_t site;
+  if (key.addon_memo && *key.addon_memo != 0) {
+    site = *key.addon_memo - 1;
+  } else {
+    site = site_of(alloc.backtrace[0]);
+    if (key.addon_memo) *key.addon_memo = site + 1;
+  }
+  Sizes& s = sizes_[site];
   // A size that is a multiple of the gcd so far leaves it (one division
   // instead of Euclid's loop, for the many allocations of one size), and the
   // smallest and largest size seen are (no division, which costs tens of
@@ -59,7 +73,8 @@ std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chun
   };
   std::map<symbolize::ElfFile*, Batch> batches;
   stats_.sites = sites_.size();
-  for (const auto& [address, sizes] : sites_) {
+  for (const auto& [address, index] : sites_) {
+    const Sizes& sizes = sizes_[index];
     stats_.bytes += sizes.bytes;
     if (sizes.min == 0) continue;  // malloc(0): no type to agree with
     auto m = module_of.find(address);
@@ -76,7 +91,7 @@ std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chun
     SiteInferrer inferrer(file->module());
     const std::vector<std::vector<Candidate>> candidates = inferrer.candidates(batch.vaddrs);
     for (size_t i = 0; i < batch.addresses.size(); ++i) {
-      const Sizes& sizes = sites_.at(batch.addresses[i]);
+      const Sizes& sizes = sizes_[sites_.at(batch.addresses[i])];
       for (const Candidate& c : candidates[i]) {
         if (auto t = agree(c, sizes.min, sizes.max, sizes.gcd)) {
           table_.emplace(batch.addresses[i], std::move(*t));
@@ -88,7 +103,8 @@ std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chun
       if (!candidates[i].empty() && !table_.contains(batch.addresses[i])) ++stats_.rejected_sites;
     }
   }
-  for (const auto& [address, sizes] : sites_) {
+  for (const auto& [address, index] : sites_) {
+    const Sizes& sizes = sizes_[index];
     if (sizes.min == sizes.max && sizes.min != 0 && !table_.contains(address)) {
       table_.emplace(address, SiteType{{}, sizes.min, sizes.min, TypeShape::Object, TypeRule::Unknown});
     }

@@ -32,7 +32,7 @@ struct TypesStats {
 
 class TypesAddon final : public finalize::FinalizeAddon {
  public:
-  void alloc(const format::Alloc& alloc) override;
+  void alloc(const format::Alloc& alloc, const reader::BacktraceKey& key) override;
   std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> chunks(
       symbolize::Symbolizer& symbolizer, const symbolize::ModuleMap& modules,
       std::span<const symbolize::AddressInModule> addresses) override;
@@ -47,13 +47,19 @@ class TypesAddon final : public finalize::FinalizeAddon {
     uint64_t gcd = 0;  // of every size: all are multiples of s iff gcd % s == 0
     uint64_t bytes = 0;
   };
-  std::unordered_map<uint64_t, Sizes> sites_;
-  // A direct-mapped cache of recent sites' entries (pointers into the map are
-  // stable): most allocations come from a site seen shortly before, and this
-  // runs once per allocation of the trace.
+  // The index in sizes_ of the site at `address` (an Alloc's innermost frame).
+  [[gnu::noinline]] uint32_t site_of(uint64_t address);
+
+  std::vector<Sizes> sizes_;                    // one per site
+  std::unordered_map<uint64_t, uint32_t> sites_;  // innermost frame -> index in sizes_
+  // A direct-mapped cache of recent sites' indices (+ 1; 0: empty): most
+  // allocations come from a site seen shortly before, and this runs once per
+  // allocation of the trace. A reader's key keeps the index (+ 1) in its
+  // addon_memo instead: the innermost frame's load, from the backtrace
+  // cache's frames, missed the CPU's cache on deep-stack traces.
   struct Slot {
     uint64_t address = 0;
-    Sizes* sizes = nullptr;
+    uint32_t index = 0;
   };
   static constexpr size_t kSlots = 1024;
   std::array<Slot, kSlots> recent_{};
