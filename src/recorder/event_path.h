@@ -138,15 +138,10 @@ Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint6
               Sample sample) noexcept;
 
 // The one place where --all's staging and the direct way part. `s` is of kind K.
-//
-// A backtrace whose outer frames the unwinder left to the thread's staged copy
-// (UnwindShare::unwritten: only when staged() held as it was captured) is
-// staged even if a callback came in since: only the ring takes the frames from
-// there (the block is then recorded as one allocated before the callback).
 template <StagedKind K, class After>
 [[gnu::always_inline]] inline void commit(const StagedRecord& s, std::span<const uint64_t> bt,
                                           StagedFrames* frames, Sample sample, After after) noexcept {
-  if (event_detail::staged() || (frames != nullptr && frames->next.unwritten != 0)) [[likely]] {
+  if (event_detail::staged()) {
     if (!event_detail::stage(s, bt, frames)) [[unlikely]] after(Applied{.stored = false});
     return;
   }

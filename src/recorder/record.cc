@@ -65,39 +65,20 @@ Decision decide(ThreadState& t, int64_t after, uint64_t size) noexcept {
 // `buf` (no copy). The unwinder also tells the thread's staging copy
 // (`staged.next`) what it knows of the outer frames this backtrace shares with
 // earlier ones, which holds unless the depth limit cut them.
-//
-// With `elide` (the record will be staged with `staged`), the unwinder may
-// leave the outermost frames that the writer's copy holds unwritten
-// (UnwindShare::elide_walk; staged.next.unwritten says how many): on deep
-// stacks the tail memo's check then only reads them, and the staging ring
-// counts them shared without reading them. They are written here where
-// anything else would read them: the drop of the recorder's own frames, the
-// depth limit, and a backtrace short enough that the ring copies it whole.
-std::span<const uint64_t> capture_backtrace(const AllocRequest& r, uint64_t* buf, StagedFrames& staged,
-                                            bool elide) noexcept {
+std::span<const uint64_t> capture_backtrace(const AllocRequest& r, uint64_t* buf, StagedFrames& staged) noexcept {
   const size_t depth = backtrace_depth();
   if (depth == 0) {
     staged.next = {};
     return {};
   }
-  staged.next.elide_walk = elide ? staged.writer_walk : 0;
-  staged.next.elide_most = staged.writer_n;
   const size_t n = unwind_from(*r.start, buf, depth + kOwnFramesMax, &staged.next);
   const CodeRange own = own_code_range();
   size_t first = 0;
-  size_t written = n - staged.next.unwritten;
-  for (;;) {
-    while (first < written && first < kOwnFramesMax && own.contains(buf[first])) ++first;
-    if (first < written || first == kOwnFramesMax || written == n) break;
-    staged.fill_unwritten(buf + n);  // every written frame was the recorder's own
-    written = n;
-  }
+  while (first < n && first < kOwnFramesMax && own.contains(buf[first])) ++first;
   if (n - first > depth) [[unlikely]] {
-    if (written != n) staged.fill_unwritten(buf + n);
     staged.next = {};
     return {buf + first, depth};
   }
-  if (written != n && n - first <= StagingRing::kHeadFrames) staged.fill_unwritten(buf + n);
   // Otherwise only inner frames were dropped: the walk's outer frames are the
   // backtrace's (the ring bounds `outer` by both backtraces' lengths).
   return {buf + first, n - first};
@@ -255,13 +236,12 @@ class ErrnoKeeper {
   const uint64_t now = trace_now_ns();
   sync_modules_if_due(now);
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
-  const std::span<const uint64_t> bt = capture_backtrace(r, frames, slot.staged, event_detail::staged());
+  const std::span<const uint64_t> bt = capture_backtrace(r, frames, slot.staged);
   void* const p = program_errno.real(call);
   if (p != nullptr)
     record_alloc(slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {}, [&](const Applied& a) {
       after_event(a, {a.id ? a.id->value : 0, 1, r.func, r.size, p, bt});
     });
-  slot.staged.next.unwritten = 0;  // a failed call, or a record not made, leaves none for the next
   return p;
 }
 
@@ -286,7 +266,7 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
     const uint64_t now = trace_now_ns();
     sync_modules_if_due(now);
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
-    const std::span<const uint64_t> bt = capture_backtrace(r, frames, t.slot->staged, false);
+    const std::span<const uint64_t> bt = capture_backtrace(r, frames, t.slot->staged);
     p = program_errno.real(call);
     if (p != nullptr)
       record_alloc(*t.slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {d.n_samples, d.stale_mean},
@@ -351,7 +331,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   std::span<const uint64_t> bt;
   if (d.n_samples != 0) {
     sync_modules_if_due(now);
-    bt = capture_backtrace(r, frames, t.slot->staged, false);
+    bt = capture_backtrace(r, frames, t.slot->staged);
   }
   StagedRecord block = block_record(StagedKind::Realloc, t, r, nullptr, now);
   block.old_address = reinterpret_cast<uintptr_t>(old);

@@ -54,17 +54,9 @@ size_t StagingRing::share_with(StagedFrames& mine, std::span<const uint64_t> fra
   size_t known = 0;
   if (mine.next.previous != 0 && mine.next.previous == mine.writer_walk)
     known = mine.next.outer < most ? mine.next.outer : most;
-  // The frames the unwinder left unwritten are the copy's outermost (the
-  // walk named elide_walk = writer_walk, at most writer_n of them): `known`
-  // covers them, so they are not compared, but after a new generation (most
-  // = 0); whatever the count, they are not copied over, and put() takes the
-  // record's frames from the copy when it carries any of them.
-  const size_t unwritten = mine.next.unwritten;
-  mine.next.unwritten = 0;
   const size_t shared =
       known + format::shared_outer_frames(frames.data() + n - known, mine.writer + kStagedFrames - known, most - known);
-  const size_t kept = shared > unwritten ? shared : unwritten;
-  if (n != 0) std::memcpy(mine.writer + kStagedFrames - n, frames.data(), (n - kept) * 8);
+  if (n != 0) std::memcpy(mine.writer + kStagedFrames - n, frames.data(), (n - shared) * 8);
   mine.writer_n = static_cast<uint32_t>(n);
   mine.writer_walk = mine.next.walk;
   return shared;

@@ -30,7 +30,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <span>
 
 #include "format/funcs.h"
@@ -82,14 +81,6 @@ struct StagedFrames {
   UnwindShare next;
   uint32_t writer_n = 0;
   uint32_t writer_generation = 0;  // the ring's generation writer_n counts in
-  // The backtrace ending at `end`, whose outermost next.unwritten frames the
-  // unwinder left to this copy (UnwindShare::elide_walk names the writer's
-  // copy's walk, elide_most its length): writes them from the copy.
-  void fill_unwritten(uint64_t* end) noexcept {
-    const size_t k = next.unwritten;
-    std::memcpy(end - k, writer + kStagedFrames - k, k * sizeof(uint64_t));
-    next.unwritten = 0;
-  }
   // The consumer's half starts on a cache line of its own: the writer stores
   // writer_n on every put, and with consumer_generation beside it (as before)
   // the consumer's first load of a deep record missed its cache (a quarter of
@@ -143,15 +134,8 @@ class StagingRing {
       frames = frames.first(kMaxFrames);
       if (mine != nullptr) mine->next = {};  // its outer frames are cut
     }
-    // Frames the unwinder left unwritten (the outermost `unwritten`) are the
-    // writer's copy's: share_with counts them shared, or (a new ring
-    // generation) keeps them in the copy, whence the record takes its frames.
-    const size_t unwritten = mine != nullptr ? mine->next.unwritten : 0;
     const size_t shared = mine != nullptr ? share_with(*mine, frames) : 0;
-    const uint64_t* src = frames.data();
-    if (shared < unwritten) [[unlikely]]
-      src = mine->writer + kStagedFrames - frames.size();
-    const std::span<const uint64_t> own{src, frames.size() - shared};
+    const std::span<const uint64_t> own = frames.first(frames.size() - shared);
     const size_t k = slots_for(own.size());
     uint64_t drained;
     const uint64_t t = reserve(k, help, drained);
@@ -265,8 +249,7 @@ class StagingRing {
 
   Slot& slot(uint64_t ticket) noexcept { return slots_[ticket & (kSlots - 1)]; }
   // How many outer frames `frames` shares with the writer's last backtrace, which
-  // it then replaces (the outermost mine.next.unwritten frames of `frames` are
-  // not read: they are the copy's already). When the unwinder says how many outer frames the two share
+  // it then replaces. When the unwinder says how many outer frames the two share
   // at least (the backtrace's walk spliced the tail memo up to the stack's end,
   // and the memo was the previous backtrace's walk's), only the frames inside
   // those are compared.

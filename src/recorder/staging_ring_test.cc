@@ -234,56 +234,6 @@ TEST(StagingRingTest, TheUnwindersHintSkipsOnlyFramesKnownEqual) {
   }
 }
 
-// Frames the unwinder left unwritten (UnwindShare::unwritten: the outermost
-// ones, the writer's copy's, named by its walk) are never read from the
-// backtrace: the record carries the frames it would with them written, in
-// this generation (counted shared) and after a new one (taken from the copy).
-TEST(StagingRingTest, FramesLeftUnwrittenComeFromTheWritersCopy) {
-  StagingRing ring;
-  ASSERT_TRUE(ring.init());
-  StagedFrames mine;
-  constexpr uint64_t kPoison = 0xdeadbeefdeadbeefull;
-  std::vector<uint64_t> stack(60);  // outermost first
-  for (size_t i = 0; i < stack.size(); ++i) stack[i] = 0x1000 + i;
-  std::vector<uint64_t> prev;
-  for (int round = 0; round < 400; ++round) {
-    if (round % 100 == 50) {
-      ASSERT_TRUE(ring.init());  // a new generation: nothing shared, the copy still holds the frames
-    }
-    stack.resize(stack.size() - static_cast<size_t>(round % 5));
-    for (int k = round % 7; k > 0; --k) stack.push_back(0x9000 + static_cast<uint64_t>(round * 8 + k));
-    if (stack.size() > 200) stack.resize(150);  // the recorder's are at most kMaxFrames
-    const std::vector<uint64_t> frames(stack.rbegin(), stack.rend());
-    std::vector<uint64_t> given = frames;
-    size_t common = 0;
-    while (common < std::min(frames.size(), prev.size()) &&
-           frames[frames.size() - 1 - common] == prev[prev.size() - 1 - common])
-      ++common;
-    // As the unwinder does: outer frames of the walk the copy is named by.
-    const auto less = static_cast<size_t>(round % 3);
-    const size_t k = common > less ? common - less : 0;
-    std::fill(given.end() - static_cast<long>(k), given.end(), kPoison);
-    mine.next.previous = mine.writer_walk;
-    mine.next.outer = k;
-    mine.next.unwritten = static_cast<uint32_t>(k);
-    mine.next.walk = static_cast<uint64_t>(round) + 1;
-    prev = frames;
-    StagedRecord r;
-    r.size = static_cast<uint64_t>(round);
-    ring.put(r, given, [&] { return true; }, &mine);
-    EXPECT_EQ(mine.next.unwritten, 0u);
-    size_t got = 0;
-    ring.drain([&](const StagedRecord& rec, std::span<const uint64_t> got_frames) {
-      ++got;
-      EXPECT_EQ(std::vector<uint64_t>(got_frames.begin(), got_frames.end()), frames) << rec.size;
-      if (round % 100 != 50) {
-        EXPECT_GE(rec.prefix.shared, k) << rec.size;
-      }
-    }, 0);
-    EXPECT_EQ(got, 1u);
-  }
-}
-
 // Writers on several threads, the consumer draining whenever it gets the lock (as
 // the flush thread and full-ring writers do): every record arrives once, whole,
 // and each writer's records in the order it put them.

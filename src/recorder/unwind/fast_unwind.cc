@@ -197,21 +197,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
         // fit (r + 1 - last <= em.remaining()), and the check writes them as
         // it reads them.
         Verified v{};
-        // The caller holds these frames already (UnwindShare::elide_walk): if
-        // all of them check out, up to the stack's end, they are not written.
-        const bool elide = em.skip == 0 && em.share != nullptr && last == 0 && m.stops &&
-                           em.share->elide_walk != 0 && memo.whole() == em.share->elide_walk &&
-                           r + 1 <= em.share->elide_most && em.n + r + 1 < em.max_frames;
-        if (elide) {
-          v = memo.verify(r, w.bp, last);
-          if (v.last_good == 0) {
-            em.n += r + 1;
-            em.share->unwritten = static_cast<uint32_t>(r + 1);  // reported below: ends_here
-          } else {
-            copy_reversed(em.out + em.n, m.pc + v.last_good, r + 1 - v.last_good);
-            em.n += r + 1 - v.last_good;
-          }
-        } else if (em.skip == 0) {
+        if (em.skip == 0) {
           v = memo.verify(r, w.bp, last, em.out + em.n);
           em.n += r + 1 - v.last_good;
         } else {
@@ -240,11 +226,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
             // skipped), the outermost frames of the memo's whole walk, if any.
             // Only a walk whose caller takes the count marks itself (ids are
             // for the staging ring's copies): unwind_here's walks stay as cheap.
-            if (em.share != nullptr) {
-              em.share->walk = memo.mark_whole();
-              em.share->previous = previous;
-              em.share->outer = std::min(from_memo, em.n);
-            }
+            if (em.share != nullptr) *em.share = {memo.mark_whole(), previous, std::min(from_memo, em.n)};
             return {em.n, Outcome::kComplete};
           }
           // Not full, so last == 0: the stack goes on past memo[0] (its outer

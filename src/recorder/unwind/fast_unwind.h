@@ -30,8 +30,7 @@ struct FastResult {
 // never written. With `share`, a complete walk that knows something of its outer
 // frames from the tail memo (UnwindShare) writes it there; otherwise *share is
 // left as it was (the caller clears it: the hot path of shallow walks then never
-// touches it). A splice may leave the outer frames the caller holds unwritten
-// (UnwindShare::elide_walk) and say how many in share->unwritten.
+// touches it).
 FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_t skip,
                        UnwindShare* share = nullptr) noexcept;
 

@@ -24,16 +24,10 @@ __attribute__((noinline)) size_t unwind_here(uint64_t* out, size_t max_frames,
 
 __attribute__((noinline)) size_t unwind_from(const UnwindRegs& start, uint64_t* out,
                                              size_t max_frames, UnwindShare* share) noexcept {
-  if (share != nullptr) {
-    share->walk = share->previous = 0;
-    share->unwritten = 0;
-  }
+  if (share != nullptr) share->walk = share->previous = 0;
   const unwind_detail::FastResult r = unwind_detail::fast_unwind(start, out, max_frames, 0, share);
   if (r.outcome != unwind_detail::Outcome::kFallback) return r.frames;
-  if (share != nullptr) {  // libunwind's frames are not the walk's, and it writes them all
-    share->walk = share->previous = 0;
-    share->unwritten = 0;
-  }
+  if (share != nullptr) share->walk = share->previous = 0;  // libunwind's frames are not the walk's
   unwind_detail::count_fallback();
   if (!unwind_detail::libunwind_loaded()) return r.frames;  // as far as the fast unwinder got
   // libunwind starts in libunwind_backtrace; skip 1 starts at our return address.

@@ -38,9 +38,7 @@ size_t unwind_here(uint64_t* out, size_t max_frames, size_t skip) noexcept;
 // handed those must drop them, as the recorder drops its own).
 //
 // With `share`, also says what the thread's tail memo knows of the outer
-// frames (unwind_share.h), and leaves the outer frames the caller says it
-// holds unwritten when the memo vouches for them (share->unwritten of them;
-// out[n - unwritten, n) keeps what it held).
+// frames (unwind_share.h).
 size_t unwind_from(const UnwindRegs& start, uint64_t* out, size_t max_frames,
                    UnwindShare* share = nullptr) noexcept;
 inline constexpr size_t kMaxFramesToStart = 32;

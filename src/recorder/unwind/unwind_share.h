@@ -20,17 +20,6 @@ struct UnwindShare {
   // outputs end at the stack's outermost frame). `outer` means nothing if 0.
   uint64_t previous = 0;
   uint64_t outer = 0;
-  // Set by the caller before the walk: it holds the outermost `elide_most`
-  // frames of walk `elide_walk`'s output (0: none). A splice that takes its
-  // frames up to the stack's end from that walk's memo, no more than
-  // `elide_most` of them, then checks them without writing them: the output's
-  // outermost `unwritten` frames are left as they were in the buffer (and
-  // `previous` is `elide_walk`, `outer` >= `unwritten`). On the recorder's
-  // deep stacks those ~100 stores per walk were a quarter of the check's
-  // instructions, for frames that the staging ring then skipped as known.
-  uint64_t elide_walk = 0;
-  uint32_t elide_most = 0;
-  uint32_t unwritten = 0;
 };
 
 }  // namespace memloupe::recorder

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "recorder/unwind/eh_frame.h"
-#include "recorder/unwind/tail_memo.h"
 #include "recorder/unwind/unwind.h"
 #include "support/unwind_test_util.h"
 
@@ -185,63 +184,6 @@ TEST(Unwind, FromRegistersNamesTheEarlierWalkWithTheSameOuterFrames) {
     if (s.outer > 10) ++named;
   }
   EXPECT_GT(named, 150u);
-}
-
-// UnwindShare::elide_walk: each walk says it holds the previous walk's output
-// (as the staging ring's copy does); a walk that splices that walk's memo up
-// to the stack's end leaves those outer frames unwritten. Put back from the
-// previous output, every output equals a walk of every frame (memo off), and
-// nothing but the outermost `unwritten` frames is left unwritten.
-struct ElideProbe {
-  std::vector<uint64_t> previous;  // the last output, complete
-  uint64_t previous_walk = 0;
-  size_t elided = 0;               // walks that left frames unwritten
-  size_t mismatches = 0;
-  bool wrong_id = false;           // name a walk that is not the previous one
-};
-
-__attribute__((noinline)) void unwind_eliding(ElideProbe& p, int depth) {
-  if (depth > 0) {
-    unwind_eliding(p, depth - 1);
-  } else {
-    UnwindRegs start;
-    MEMLOUPE_CAPTURE_REGS(start);
-    constexpr uint64_t kPoison = 0xdeadbeefdeadbeefull;
-    std::vector<uint64_t> out(512, kPoison);
-    UnwindShare share;
-    share.elide_walk = p.wrong_id && p.previous_walk != 0 ? p.previous_walk + 1 : p.previous_walk;
-    share.elide_most = static_cast<uint32_t>(p.previous.size());
-    out.resize(unwind_from(start, out.data(), out.size(), &share));
-    set_tail_memo_enabled(false);
-    std::vector<uint64_t> truth(512);
-    truth.resize(unwind_from(start, truth.data(), truth.size()));
-    set_tail_memo_enabled(true);
-    const size_t k = share.unwritten;
-    if (k != 0) {
-      ++p.elided;
-      EXPECT_EQ(share.previous, share.elide_walk);
-      EXPECT_FALSE(p.wrong_id);
-      EXPECT_LE(k, std::min({out.size(), p.previous.size(), static_cast<size_t>(share.outer)}));
-      for (size_t i = out.size() - k; i < out.size(); ++i) EXPECT_EQ(out[i], kPoison) << i;
-      std::copy(p.previous.end() - static_cast<long>(k), p.previous.end(), out.end() - static_cast<long>(k));
-    }
-    if (out != truth) ++p.mismatches;
-    p.previous = out;
-    p.previous_walk = share.walk;
-  }
-  MEMLOUPE_KEEP_FRAME();
-}
-
-TEST(Unwind, FromRegistersLeavesOnlyTheNamedWalksOuterFramesUnwritten) {
-  ElideProbe p;
-  for (int i = 0; i < 200; ++i) unwind_eliding(p, 20 + i * 7 % 41);
-  EXPECT_EQ(p.mismatches, 0u);
-  EXPECT_GT(p.elided, 150u);
-  ElideProbe wrong;
-  wrong.wrong_id = true;
-  for (int i = 0; i < 50; ++i) unwind_eliding(wrong, 20 + i * 7 % 41);
-  EXPECT_EQ(wrong.mismatches, 0u);
-  EXPECT_EQ(wrong.elided, 0u);
 }
 
 TEST(Unwind, SkipAndTruncateTogether) {
