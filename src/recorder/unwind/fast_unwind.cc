@@ -188,6 +188,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
       // A frame the previous walk of this thread also met: reuse what lies above it,
       // checking only as many frames as will be written.
       if (const int found = memo.find(w.sp, w.pc); found >= 0) {
+        memo.found_at(written, memo_from);
         const auto r = static_cast<size_t>(found);
         const MemoFrames& m = memo.frames();
         // Frames r, r - 1, ..., 0 are available; write at most em.remaining().

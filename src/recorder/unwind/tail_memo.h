@@ -56,12 +56,21 @@ inline constexpr size_t kMemoSlots = kMemoCapacity + kRecordCapacity;
 // A walk neither searches nor records the memo for the first kMemoFromDepth frames
 // above the one it starts in (skipped or written), unless the thread's memo holds
 // at least kMemoDeepFrames frames (its recent walks were deep: see
-// memo_start_depth). Those inner frames are the ones that differ between
-// consecutive walks, and a stack no deeper than this is walked in fewer
-// instructions than the memo's bookkeeping (taking it, recording, committing)
-// would cost.
+// memo_start_depth), and then for the first kMemoDeepFromDepth. Those inner
+// frames are the ones that differ between consecutive walks, and a stack no
+// deeper than this is walked in fewer instructions than the memo's bookkeeping
+// (taking it, recording, committing) would cost. On deep stacks the hot loop
+// steps the first two (the allocation's callers, which change from one
+// allocation to the next) and the general loop searches from the third:
+// searched from the first, they cost the general loop's bookkeeping
+// (bench_stl_deep: 4.3% of the recording's instructions; from the 2nd, 3rd,
+// 4th or 5th frame: -2.1%, -4.3%, -4.1%, -3.3%). But a site that repeats
+// whole splices at the first frame, whose check is cheaper than stepping it:
+// where the splices say so, deep walks search from the first frame
+// (ThreadMemo::deep_from, MemoSession::found_at).
 inline constexpr size_t kMemoFromDepth = 8;
 inline constexpr size_t kMemoDeepFrames = 16;
+inline constexpr size_t kMemoDeepFromDepth = 2;
 
 // The memo, outermost first: frame i was stepped to frame i - 1: its CFA was sp[i - 1]
 // (RBP-based if rbp_based[i], from bp[i]), the return address was read at
@@ -104,6 +113,11 @@ struct ThreadMemo {
   // shares with that walk's (record.cc). Cleared by every walk that takes the
   // memo that changes its frames, set again by one that ends whole.
   uint64_t whole = 0;
+  // Where deep walks search the memo from (memo_start_depth): set by each
+  // splice (MemoSession::found_at).
+  uint8_t deep_from = kMemoDeepFromDepth;
+  uint8_t deep_probe = 0;  // splices at kMemoDeepFromDepth since the last probe from 0
+  uint8_t last_from = 0;   // where the last splicing walk searched from
   Span span;  // the stack span the memo's frames were read in
   bool busy = false;
   MemoStats stats;
@@ -184,6 +198,29 @@ class MemoSession {
   // it becomes the memo's `whole` walk, under a new id. Returns the id, or 0.
   uint64_t mark_whole() noexcept;
 
+  // The walk, which searched the memo from frame `from` above its start, found
+  // it at frame `depth`. A walk that searched from the first frame and found
+  // it inside kMemoDeepFromDepth keeps the next deep walk searching from there
+  // (a site that repeats whole); one found further out sends it to
+  // kMemoDeepFromDepth. From there, a splice at the first frame searched might
+  // have come earlier: every kDeepProbe-th such walk, the next two search from
+  // the first frame again (the first of them finds a memo without the inner
+  // frames, which only it records; probing at each such walk alternated on
+  // bench_stl_deep and lost half the gain).
+  static constexpr uint8_t kDeepProbe = 16;
+  void found_at(size_t depth, size_t from) noexcept {
+    if (t_ == nullptr) return;
+    ThreadMemo& t = *t_;
+    if (from == 0) {
+      const bool memo_lacked_them = t.last_from != 0 && depth == kMemoDeepFromDepth;
+      t.deep_from = depth < kMemoDeepFromDepth || memo_lacked_them ? 0 : kMemoDeepFromDepth;
+    } else if (depth == from && ++t.deep_probe == kDeepProbe) {
+      t.deep_probe = 0;
+      t.deep_from = 0;
+    }
+    t.last_from = static_cast<uint8_t>(from < kMemoFromDepth ? from : kMemoFromDepth);
+  }
+
   // Ends a splice at `r` whose check reached `last`: the recorded frames become the
   // memo's frames inside memo[r] (its outermost frames make room if needed).
   void commit_splice(size_t r, size_t last) noexcept;
@@ -242,14 +279,15 @@ extern constinit thread_local ThreadMemo tls_memo MEMLOUPE_TLS_MODEL;
 // set_tail_memo_enabled's flag.
 extern constinit std::atomic<bool> g_tail_memo_enabled;
 
-// The depth (frames above the start) from which a walk uses the memo: 0 after deep
-// walks, whose memo can then also cover the inner frames when they repeat (a loop
-// allocating at one site), kMemoFromDepth otherwise, never with the memo off. A hint
+// The depth (frames above the start) from which a walk uses the memo: after
+// deep walks ThreadMemo::deep_from (kMemoDeepFromDepth, or 0 where the inner
+// frames repeat: a loop allocating at one site), kMemoFromDepth otherwise,
+// never with the memo off. A hint
 // read without taking the memo: a racing signal handler only changes which frames
 // are memoised.
 inline size_t memo_start_depth() noexcept {
   if (!g_tail_memo_enabled.load(std::memory_order_relaxed)) return SIZE_MAX;
-  return tls_memo.m.count >= kMemoDeepFrames ? 0 : kMemoFromDepth;
+  return tls_memo.m.count >= kMemoDeepFrames ? tls_memo.deep_from : kMemoFromDepth;
 }
 
 // Bumped by unwind_modules_changed(): memos from before are not used again.

@@ -233,8 +233,9 @@ namespace {
 // down (each walk as deep as the recorder's, splicing into the one before and
 // adding its new inner frames to the memo) and twice at the bottom: the memo
 // fills up and keeps the innermost frames, so the last walk takes all but its
-// first frame from it (when the memo kept the outermost ones instead, the walk
-// stepped the inner frames the memo lacked), and equals a walk without the memo.
+// first kMemoDeepFromDepth frames from it (when the memo kept the outermost ones
+// instead, the walk stepped the inner frames the memo lacked), and equals a walk
+// without the memo.
 struct DeepWalks : MemoWalk {
   size_t memo_frames = 0;
 };
@@ -262,7 +263,7 @@ TEST(TailMemo, StacksDeeperThanTheMemoKeepTheirInnermostFrames) {
   // The calls differ in their first address (the call site in dive) only.
   EXPECT_TRUE(std::equal(d.frames.begin() + 1, d.frames.end(), d.plain.begin() + 1));
   EXPECT_EQ(d.after.full, d.before.full + 1);
-  EXPECT_EQ(d.after.reused - d.before.reused, kRecordCapacity - 1);
+  EXPECT_EQ(d.after.reused - d.before.reused, kRecordCapacity - kMemoDeepFromDepth);
 }
 
 }  // namespace
@@ -327,8 +328,8 @@ namespace {
 // stack leaves the memo without the outer frames. A later, shallower walk that
 // splices into it steps on from its outermost frame and records what it steps
 // as the memo's new outer frames, so the walk after it reuses all its frames
-// but the first. (Before, those outer frames were stepped by every walk until
-// one met no remembered frame at all.)
+// but the first kMemoDeepFromDepth. (Before, those outer frames were stepped by
+// every walk until one met no remembered frame at all.)
 __attribute__((noinline)) void climb(int level, int bottom, int shallow, MemoWalk& s) {
   uint64_t buf[256];
   if (level < bottom) {
@@ -356,7 +357,7 @@ TEST(TailMemo, AShallowerWalkExtendsTheMemoOutwards) {
   // The calls differ in their first address (the call site in climb) only.
   EXPECT_TRUE(std::equal(s.frames.begin() + 1, s.frames.end(), s.plain.begin() + 1));
   EXPECT_EQ(s.after.full, s.before.full + 1);
-  EXPECT_EQ(s.after.reused - s.before.reused, s.frames.size() - 1);
+  EXPECT_EQ(s.after.reused - s.before.reused, s.frames.size() - kMemoDeepFromDepth);
 }
 
 }  // namespace
@@ -429,6 +430,77 @@ TEST(TailMemo, TheCountOfRbpBasedStepsFollowsEveryCommit) {
   EXPECT_EQ(c.checks, 4u);
   EXPECT_GT(c.rbp_based, 0u);  // the memo held RBP-based steps
   EXPECT_TRUE(c.wrong.empty()) << c.wrong.front();
+}
+
+}  // namespace
+}  // namespace memloupe::recorder::unwind_detail
+
+namespace memloupe::recorder::unwind_detail {
+namespace {
+
+// Where deep walks search the memo from (ThreadMemo::deep_from, found_at): a
+// site that repeats whole on a deep stack ends up found at the first frame
+// (after at most kDeepProbe walks from kMemoDeepFromDepth), every frame then
+// reused; walks whose innermost frames change send it back to
+// kMemoDeepFromDepth. Every walk equals one without the memo.
+struct DeepFrom {
+  MemoWalk w;
+  size_t mismatches = 0;
+};
+
+__attribute__((noinline)) void repeat_site(DeepFrom& d) {
+  for (int i = 0; i < 2 * MemoSession::kDeepProbe + 2; ++i) {
+    walk_with_and_without_memo(d.w, 256);
+    // The two walks are two call sites: compare from index 1.
+    if (!std::equal(d.w.frames.begin() + 1, d.w.frames.end(), d.w.plain.begin() + 1)) ++d.mismatches;
+  }
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void site_a(DeepFrom& d) {
+  walk_with_and_without_memo(d.w, 256);
+  if (!std::equal(d.w.frames.begin() + 1, d.w.frames.end(), d.w.plain.begin() + 1)) ++d.mismatches;
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void site_b(DeepFrom& d) {
+  char* const pad = static_cast<char*>(alloca(96));  // another frame size: another sp below
+  asm volatile("" : : "r"(pad) : "memory");
+  walk_with_and_without_memo(d.w, 256);
+  if (!std::equal(d.w.frames.begin() + 1, d.w.frames.end(), d.w.plain.begin() + 1)) ++d.mismatches;
+  MEMLOUPE_KEEP_FRAME();
+}
+
+__attribute__((noinline)) void deep_from_at(int depth, DeepFrom& d, bool repeat) {
+  if (depth > 0) {
+    deep_from_at(depth - 1, d, repeat);
+    MEMLOUPE_KEEP_FRAME();
+    return;
+  }
+  if (repeat) {
+    repeat_site(d);
+  } else {
+    for (int i = 0; i < 6; ++i) {
+      if (i % 2 == 0) {
+        site_a(d);
+      } else {
+        site_b(d);
+      }
+    }
+  }
+  MEMLOUPE_KEEP_FRAME();
+}
+
+TEST(TailMemo, DeepWalksSearchFromTheFirstFrameOnlyWhereItRepeats) {
+  DeepFrom d;
+  deep_from_at(40, d, true);
+  EXPECT_EQ(d.mismatches, 0u);
+  EXPECT_EQ(tls_memo.deep_from, 0u);
+  EXPECT_EQ(d.w.after.full, d.w.before.full + 1);
+  EXPECT_EQ(d.w.after.reused - d.w.before.reused, d.w.frames.size());  // every frame
+  deep_from_at(40, d, false);
+  EXPECT_EQ(d.mismatches, 0u);
+  EXPECT_EQ(tls_memo.deep_from, kMemoDeepFromDepth);
 }
 
 }  // namespace
