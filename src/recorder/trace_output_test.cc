@@ -110,6 +110,17 @@ struct Chunks final : format::ChunkSink {
   std::vector<std::vector<uint8_t>> all;
 };
 
+// A column chunk of one event, as the encoder seals it.
+std::vector<uint8_t> one_event_chunk() {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
+  encoder->thread_start(format::ThreadId{1}, 10, 1234);
+  encoder->flush();
+  EXPECT_EQ(chunks.all.size(), 1u);
+  return chunks.all.empty() ? std::vector<uint8_t>() : chunks.all[0];
+}
+
 // Events chunks go to the file compressed, as chunks of the same type whose
 // payload inflates to the encoder's; other records (the prologue) as they are.
 TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
@@ -161,13 +172,7 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
 // A new file starts a new stream, as does a change of level (each a new
 // zstd frame, readable without the pieces before it).
 TEST_F(TraceOutputTest, EachFileAndEachLevelStartsAStream) {
-  auto encoder = std::make_unique<format::Encoder>();
-  Chunks chunks;
-  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
-  encoder->thread_start(format::ThreadId{1}, 10, 1234);
-  encoder->flush();
-  ASSERT_EQ(chunks.all.size(), 1u);
-  const std::span<const uint8_t> chunk = chunks.all[0];
+  const std::vector<uint8_t> chunk = one_event_chunk();
   ChunkCompressor c;
   auto flags = [&] { return c.compress(chunk, {})[5]; };
   const uint8_t start = format::kChunkZstd | format::kChunkZstdStream | format::kChunkStreamStart;
@@ -281,18 +286,13 @@ TEST_F(TraceOutputTest, TheOpenChunkTellsItsBytesAndItsStart) {
 
 // Level 0: written as the encoder made them.
 TEST_F(TraceOutputTest, LevelZeroWritesChunksRaw) {
-  auto encoder = std::make_unique<format::Encoder>();
-  Chunks chunks;
-  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
-  encoder->thread_start(format::ThreadId{1}, 10, 1234);
-  encoder->flush();
-  ASSERT_EQ(chunks.all.size(), 1u);
+  const std::vector<uint8_t> chunk = one_event_chunk();
   auto out = std::make_unique<TraceOutput>();
   const fs::path p = dir_ / "raw.trace";
   ASSERT_TRUE(out->open(p.c_str(), false, count_failure, 0));
-  out->write_chunk(chunks.all[0]);
+  out->write_chunk(chunk);
   out->close();
-  EXPECT_EQ(slurp(p), std::string(chunks.all[0].begin(), chunks.all[0].end()));
+  EXPECT_EQ(slurp(p), std::string(chunk.begin(), chunk.end()));
 }
 
 }  // namespace
