@@ -38,8 +38,9 @@ bool ChunkCompressor::wants(std::span<const uint8_t> chunk) noexcept {
          chunk.size() == kChunkHeaderSize + format::get_u32(chunk.data() + 8);
 }
 
-void ChunkCompressor::set_level(int level) noexcept {
+void ChunkCompressor::set_level(int level, bool stream_events) noexcept {
   stream_level_ = 0;  // a new file: its first events chunk starts a stream
+  stream_events_ = stream_events;
   if (level == level_) return;
   level_ = level;
   auto_level_.store(kBusyLevel, std::memory_order_relaxed);
@@ -91,7 +92,7 @@ std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
   const int level = level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_;
   uint8_t flags = format::kChunkZstd;
   size_t n;
-  if (type == format::ChunkType::EventsColumns) {
+  if (type == format::ChunkType::EventsColumns && stream_events_) {
     bool start = false;
     n = stream_piece(chunk + kChunkHeaderSize, raw, level, start);
     if (n == 0) return {};

@@ -65,7 +65,12 @@ class ChunkCompressor {
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of each file (TraceOutput::open).
-  void set_level(int level) noexcept;
+  // `stream_events`: the events chunks are pieces of one zstd stream (--all
+  // mode, whose chunks are cut every 40 ms); else one frame each, as a
+  // sampled trace's few chunks gain nothing from a stream, whose tables
+  // (~1.3 MiB at the idle level) are cleared whole where a small chunk's
+  // frame touches a small part of them.
+  void set_level(int level, bool stream_events = false) noexcept;
   // kAuto: the number of threads the program has now (the flush thread asks
   // every period); `cpus`, the CPUs the process may run on.
   void set_program_threads(size_t threads, size_t cpus) noexcept {
@@ -96,6 +101,7 @@ class ChunkCompressor {
   ZSTD_CCtx_s* frame_cctx_ = nullptr;  // snapshots: a frame each
   int level_ = 0;
   int stream_level_ = 0;  // the current stream's level; 0: the next piece starts a stream
+  bool stream_events_ = false;
   std::atomic<int> auto_level_{kBusyLevel};  // kAuto's current level
   bool failed_ = false;  // a mapping failed once: chunks stay raw from then on
 };

@@ -94,7 +94,8 @@ void start_session() noexcept {
     return;
   }
   const bool never_overwrite = image_role(g_config, g_session.pid) != ImageRole::First;
-  if (!g_session.output.open(path, never_overwrite, on_output_failure, g_config.zstd_level)) {
+  if (!g_session.output.open(path, never_overwrite, on_output_failure, g_config.zstd_level,
+                             g_config.mode == format::Mode::All)) {
     g_state.store(State::Ended, std::memory_order_release);
     return;
   }

@@ -68,9 +68,9 @@ bool numbered(const char* path, unsigned n, char* out, size_t cap) noexcept {
 }  // namespace
 
 bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on_failure,
-                       int zstd_level) noexcept {
+                       int zstd_level, bool stream_events) noexcept {
   on_failure_ = on_failure;
-  compressor_.set_level(zstd_level);
+  compressor_.set_level(zstd_level, stream_events);
   cpus_ = affinity_cpus();
   failed_.store(false, std::memory_order_relaxed);
   numbered(path, 0, path_, sizeof(path_));

@@ -40,9 +40,11 @@ class TraceOutput final : public format::ChunkSink {
 
   // Creates (truncating) `path`; with `never_overwrite`, an existing file is kept
   // and PATH.1, PATH.2, ... tried instead. False after reporting the failure.
-  // Events and snapshot chunks are compressed at `zstd_level` (0: written raw).
+  // Events and snapshot chunks are compressed at `zstd_level` (0: written raw);
+  // `stream_events`: the events chunks as pieces of one zstd stream
+  // (ChunkCompressor::set_level).
   bool open(const char* path, bool never_overwrite, FailureHandler on_failure,
-            int zstd_level = 0) noexcept;
+            int zstd_level = 0, bool stream_events = false) noexcept;
 
   void write_chunk(std::span<const uint8_t> chunk) noexcept override;
 

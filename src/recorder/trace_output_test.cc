@@ -139,7 +139,7 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
 
   auto out = std::make_unique<TraceOutput>();
   const fs::path p = dir_ / "z.trace";
-  ASSERT_TRUE(out->open(p.c_str(), false, count_failure, 6));
+  ASSERT_TRUE(out->open(p.c_str(), false, count_failure, 6, /*stream_events=*/true));
   uint8_t prologue[format::kPrologueSize];
   format::write_prologue(prologue);
   out->write_chunk(prologue);
@@ -170,20 +170,24 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
 }
 
 // A new file starts a new stream, as does a change of level (each a new
-// zstd frame, readable without the pieces before it).
+// zstd frame, readable without the pieces before it); a sampled trace's
+// events chunks are one frame each.
 TEST_F(TraceOutputTest, EachFileAndEachLevelStartsAStream) {
   const std::vector<uint8_t> chunk = one_event_chunk();
   ChunkCompressor c;
   auto flags = [&] { return c.compress(chunk, {})[5]; };
   const uint8_t start = format::kChunkZstd | format::kChunkZstdStream | format::kChunkStreamStart;
   const uint8_t piece = format::kChunkZstd | format::kChunkZstdStream;
-  c.set_level(3);
+  c.set_level(3, true);
   EXPECT_EQ(flags(), start);
   EXPECT_EQ(flags(), piece);
-  c.set_level(3);  // the next file's, at the same level
+  c.set_level(3, true);  // the next file's, at the same level
   EXPECT_EQ(flags(), start);
   EXPECT_EQ(flags(), piece);
-  c.set_level(ChunkCompressor::kAuto);
+  c.set_level(3, false);  // a sampled trace's: one frame each
+  EXPECT_EQ(flags(), format::kChunkZstd);
+  EXPECT_EQ(flags(), format::kChunkZstd);
+  c.set_level(ChunkCompressor::kAuto, true);
   c.set_program_threads(1, 2);
   EXPECT_EQ(flags(), start);
   EXPECT_EQ(flags(), piece);
