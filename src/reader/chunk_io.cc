@@ -186,13 +186,17 @@ Expected<std::span<const uint8_t>> ChunkInflater::payload(const ChunkView& chunk
     }
     if (in.pos == before_in && out.pos == before_out) break;  // no progress: output full
   }
-  // A piece that inflates to more than raw_len may have handed all its input
-  // to zstd, which holds the rest: one more byte asked for tells.
-  uint8_t probe;
-  ZSTD_outBuffer more{&probe, in.pos == in.size && out.pos == chunk.raw_len ? 1u : 0u, 0};
-  ZSTD_inBuffer none{nullptr, 0, 0};
-  if (more.size != 0 && ZSTD_isError(ZSTD_decompressStream(stream_->dctx, &more, &none))) more.pos = 1;
-  if (in.pos != in.size || out.pos != chunk.raw_len || more.pos != 0) {
+  bool whole = in.pos == in.size && out.pos == chunk.raw_len;
+  if (whole) {
+    // A piece that inflates to more than raw_len may have handed all its input
+    // to zstd, which holds the rest: one more byte asked for tells.
+    uint8_t probe;
+    ZSTD_outBuffer one{&probe, 1, 0};
+    ZSTD_inBuffer none{nullptr, 0, 0};
+    const size_t r = ZSTD_decompressStream(stream_->dctx, &one, &none);
+    whole = !ZSTD_isError(r) && one.pos == 0;
+  }
+  if (!whole) {
     started_ = false;
     return at(payload_at, "expected a zstd stream piece of " + std::to_string(chunk.raw_len) +
                               " bytes, found " + (out.pos == chunk.raw_len ? "more" : std::to_string(out.pos)));

@@ -304,19 +304,18 @@ void periodic_flush(bool flush_due, bool rss_due) noexcept {
     g_threads.for_each_claimed([&](ThreadSlot&) { ++threads; });
     g_session.output.set_program_threads(threads);
   }
-  if (flush_due || rss_due) {
-    const uint64_t rss = rss_due ? resident_bytes() : 0;
+  const uint64_t rss = rss_due ? resident_bytes() : 0;
+  {
     LockGuard g(g_session.lock);
+    // Ended meanwhile: the session's end wrote the last chunk and closed the output.
     if (!tracking()) return;
     if (rss != 0) trace_encoder().rss(trace_now_ns(), rss);
     if (flush_due) {
       write_call_totals();
       trace_encoder().flush();
+    } else if (chunk_due(trace_encoder())) {
+      trace_encoder().flush();
     }
-  }
-  if (!flush_due) {
-    LockGuard g(g_session.lock);
-    if (tracking() && chunk_due(trace_encoder())) trace_encoder().flush();
   }
   g_session.output.drain();
 }
