@@ -141,7 +141,9 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 template <StagedKind K>
 Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
               Sample sample) noexcept {
-  return apply_as(K, enc, s, bt, sample);
+  StagedRecord timed = s;
+  timed.time_ns = trace_ns_of(s.time_ns);
+  return apply_as(K, enc, timed, bt, sample);
 }
 template Applied apply<StagedKind::Alloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
                                           Sample) noexcept;
@@ -191,6 +193,7 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
     if (const std::optional<uint64_t> old = tracking() ? take_recorded(block.old_address) : std::nullopt) {
       recorded = true;
       block.address = reinterpret_cast<uintptr_t>(real());
+      block.time_ns = trace_ns_of(block.time_ns);
       out = end_realloc(enc, *old, block, bt, sample);
     }
   }
@@ -210,7 +213,8 @@ size_t drain_staged(uint64_t settle_ns) noexcept {
   // Lambdas, not function pointers: the drain loop is instantiated for them and
   // inlines the prefetch. Runs on the flush thread too, so nothing it calls
   // touches thread-local state.
-  const auto consume = [](const StagedRecord& s, std::span<const uint64_t> bt) {
+  const auto consume = [](StagedRecord& s, std::span<const uint64_t> bt) {
+    s.time_ns = trace_ns_of(s.time_ns);  // the writers' raw ticks (trace_stamp)
     if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}).stored)
       event_detail::g_table_failed.store(true, std::memory_order_relaxed);
   };

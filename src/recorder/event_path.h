@@ -77,8 +77,8 @@ struct Applied {
   bool stored = true;                   // false: the table could not grow
 };
 
-// The record of a call by the thread of `slot`; its block's fields are the
-// caller's to fill in.
+// The record of a call by the thread of `slot` at `now` (trace_stamp(): apply()
+// converts it); its block's fields are the caller's to fill in.
 inline StagedRecord call_record(StagedKind kind, const ThreadSlot& slot, format::Func f,
                                 uint64_t now) noexcept {
   StagedRecord rec;
@@ -169,15 +169,26 @@ inline void wait_for_reallocs(uintptr_t p) noexcept {
     g_session.realloc_lock.wait_until_free();
 }
 
+// record_alloc once its tests have passed (the thread is announced, new blocks
+// are recorded; --all mode's lean branch tests that before the real call, and
+// a session ended or paused during it is the consumer's to see: apply() tests
+// it again).
+template <class After>
+[[gnu::always_inline]] inline void commit_alloc(ThreadSlot& slot, const StagedRecord& block,
+                                                std::span<const uint64_t> bt, Sample sample,
+                                                After after) noexcept {
+  if (g_session.staging.active()) wait_for_reallocs(block.address);
+  commit<StagedKind::Alloc>(block, bt, &slot.staged, sample, after);
+}
+
 // A new block `block` (kind Alloc, address and size filled in), after the real
 // call returned it.
 template <class After>
 [[gnu::always_inline]] inline void record_alloc(ThreadSlot& slot, const StagedRecord& block,
                                                 std::span<const uint64_t> bt, Sample sample,
                                                 After after) noexcept {
-  if (g_session.staging.active()) wait_for_reallocs(block.address);
   if (!slot.announced || !sampling()) return;
-  commit<StagedKind::Alloc>(block, bt, &slot.staged, sample, after);
+  commit_alloc(slot, block, bt, sample, after);
 }
 
 // record_free once its tests have passed (the thread is announced, the session
@@ -185,7 +196,7 @@ template <class After>
 template <class After>
 [[gnu::always_inline]] inline void commit_free(const ThreadSlot& slot, format::Func f, void* p,
                                                After after) noexcept {
-  StagedRecord rec = call_record(StagedKind::Free, slot, f, trace_now_ns());
+  StagedRecord rec = call_record(StagedKind::Free, slot, f, trace_stamp());
   rec.address = reinterpret_cast<uintptr_t>(p);
   commit<StagedKind::Free>(rec, {}, nullptr, {}, after);
 }

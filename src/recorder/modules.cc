@@ -243,18 +243,23 @@ bool sync_modules(bool force) noexcept {
   return changed;
 }
 
-void sync_modules_if_due(uint64_t now_ns) noexcept {
+namespace modules_detail {
+constinit std::atomic<uint64_t> g_next_check{0};
+
+// sync_modules_if_due() once its test has passed (or in sampled mode).
+void sync_modules_due(uint64_t stamp) noexcept {
   if (config().mode == format::Mode::Sampled) {
     sync_modules();
     return;
   }
-  static std::atomic<uint64_t> next_check{0};
   constexpr uint64_t kPeriodNs = 1'000'000;
-  uint64_t due = next_check.load(std::memory_order_relaxed);
-  if (now_ns < due || !next_check.compare_exchange_strong(due, now_ns + kPeriodNs, std::memory_order_relaxed))
-    return;
+  uint64_t due = g_next_check.load(std::memory_order_relaxed);
+  if (((stamp ^ due) & TraceClock::kTicks) == 0 && stamp < due) return;  // another thread took it
+  const uint64_t period = stamp & TraceClock::kTicks ? g_session.clock.ticks_in(kPeriodNs) : kPeriodNs;
+  if (!g_next_check.compare_exchange_strong(due, stamp + period, std::memory_order_relaxed)) return;
   sync_modules();
 }
+}  // namespace modules_detail
 
 void forget_modules() noexcept {
   g_lock.reset();

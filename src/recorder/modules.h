@@ -14,7 +14,10 @@
 // skips it instead of waiting (no lock-order cycle with the loader).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+
+#include "recorder/session.h"
 
 namespace memloupe::recorder {
 
@@ -29,7 +32,21 @@ bool sync_modules(bool force = false) noexcept;
 // 15% to each. There, a module loaded in between appears in the trace up to 1 ms
 // after its first addresses do (the symboliser allows for that), and a library
 // unloaded and another loaded at the same address within 1 ms is missed.
-void sync_modules_if_due(uint64_t now_ns) noexcept;
+// `stamp`: the call's trace_stamp() (session.h). The test inline: out of line it
+// cost ~17 instructions a call in --all mode (its register saves came first).
+namespace modules_detail {
+extern constinit std::atomic<uint64_t> g_next_check;  // --all mode: the stamp the next check is due at
+void sync_modules_due(uint64_t stamp) noexcept;
+}  // namespace modules_detail
+[[gnu::always_inline]] inline void sync_modules_if_due(uint64_t stamp) noexcept {
+  if (config().mode != format::Mode::Sampled) {
+    // Stamps of one kind compare (ticks or ns); a change of kind is due at once.
+    const uint64_t due = modules_detail::g_next_check.load(std::memory_order_relaxed);
+    if (((stamp ^ due) & TraceClock::kTicks) == 0 && stamp < due) [[likely]]
+      return;
+  }
+  modules_detail::sync_modules_due(stamp);
+}
 
 // Called after a rescan that found objects loaded or unloaded, outside the
 // module and trace locks (attach mode redirects the GOT entries of new modules

@@ -233,15 +233,15 @@ class ErrnoKeeper {
 [[gnu::always_inline]] inline void* allocate_all(const ThreadState& t, const AllocRequest& r, RealCall call,
                                                  ErrnoKeeper& program_errno) noexcept {
   ThreadSlot& slot = *t.slot;
-  const uint64_t now = trace_now_ns();
+  const uint64_t now = trace_stamp();
   sync_modules_if_due(now);
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
   const std::span<const uint64_t> bt = capture_backtrace(r, frames, slot.staged);
   void* const p = program_errno.real(call);
   if (p != nullptr)
-    record_alloc(slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {}, [&](const Applied& a) {
+    commit_alloc(slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {}, [&](const Applied& a) {
       after_event(a, {a.id ? a.id->value : 0, 1, r.func, r.size, p, bt});
-    });
+    });  // record_alloc's tests are records_every_call's
   return p;
 }
 
@@ -263,7 +263,7 @@ void* allocate_slow(const AllocRequest& r, RealCall call) noexcept {
   if (d.n_samples == 0) {
     p = program_errno.real(call);
   } else {
-    const uint64_t now = trace_now_ns();
+    const uint64_t now = trace_stamp();
     sync_modules_if_due(now);
     uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
     const std::span<const uint64_t> bt = capture_backtrace(r, frames, t.slot->staged);
@@ -326,7 +326,7 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   if (!enter(t, r.size, after)) return program_errno.real(call);  // `old` came from the real allocator: it is known
   t.slot->counters.add(r.func, r.size);
   const Decision d = decide(t, after, r.size);
-  const uint64_t now = trace_now_ns();
+  const uint64_t now = trace_stamp();
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
   std::span<const uint64_t> bt;
   if (d.n_samples != 0) {

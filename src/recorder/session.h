@@ -105,6 +105,19 @@ inline const Config& config() noexcept { return detail::g_config; }
 
 // Trace time: nanoseconds since the session started (every recorded call reads it).
 inline uint64_t trace_now_ns() noexcept { return g_session.clock.now_ns() - g_session.start_mono_ns; }
+// An event's time as its slow path reads it (StagedRecord::time_ns): raw ticks
+// tagged TraceClock::kTicks while the clock's line is published, else trace
+// ns. The program's threads only read the TSC; whoever applies the record
+// converts it (trace_ns_of, under the trace lock) with the line published
+// when it was read (docs/RECORDER.md, "The writers' side in --all mode").
+inline uint64_t trace_stamp() noexcept {
+  const uint64_t s = g_session.clock.stamp();
+  return s & TraceClock::kTicks ? s : s - g_session.start_mono_ns;
+}
+inline uint64_t trace_ns_of(uint64_t stamp) noexcept {
+  if (!(stamp & TraceClock::kTicks)) return stamp;
+  return g_session.clock.ns_of_ticks(stamp & ~TraceClock::kTicks) - g_session.start_mono_ns;
+}
 
 // False in a child created without our fork handler running (vfork, raw clone,
 // or fork before our constructor): such a child must not touch the shared

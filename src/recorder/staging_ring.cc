@@ -14,19 +14,6 @@ namespace {
 // a later attach's): never 0, which a new StagedFrames holds.
 uint16_t g_last_generation = 0;
 
-// Copies m <= 15 frames (a slot's worth) in 16-byte moves, the last one
-// overlapping the one before, never past dst + m: the destination's next
-// frames may be a record's shared ones. Not memcpy: with a size known only at
-// run time gcc emits `rep movsq`, whose start-up cost is most of a copy this
-// short (on bench_stl_deep, a third of StagingRing::read's samples sat on it).
-void copy_frames(uint64_t* dst, const uint64_t* src, size_t m) noexcept {
-  if (m < 2) {
-    if (m == 1) dst[0] = src[0];
-    return;
-  }
-  for (size_t i = 0; i + 2 < m; i += 2) std::memcpy(dst + i, src + i, 16);
-  std::memcpy(dst + m - 2, src + m - 2, 16);
-}
 }  // namespace
 
 bool StagingRing::init() noexcept {
@@ -62,25 +49,12 @@ size_t StagingRing::share_with(StagedFrames& mine, std::span<const uint64_t> fra
   return shared;
 }
 
-void StagingRing::write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> own, size_t shared,
-                        StagedFrames* mine) noexcept {
-  Slot& head = slot(t);
-  uint64_t* w = head.words;
-  w[kFlagsWord] = static_cast<uint64_t>(r.kind) | uint64_t{static_cast<uint8_t>(r.func)} << 8 |
-                 uint64_t{r.sampled} << 16 | uint64_t{own.size()} << 17 | uint64_t{r.thread} << 32;
-  w[kAlignmentWord] = r.alignment | uint64_t{shared} << 32 | uint64_t{generation_} << 48;
-  w[kTimeWord] = r.time_ns;
-  w[kAddressWord] = r.address;
-  w[kSizeWord] = r.size;
-  w[kOldAddressWord] = r.old_address;
-  w[kFramesWord] = reinterpret_cast<uintptr_t>(mine);
-  const size_t first = own.size() < kHeadFrames ? own.size() : kHeadFrames;
-  copy_frames(w + kHeadWords, own.data(), first);  // (own.data() may be null, then first is 0)
-  for (size_t done = first, i = 1; done < own.size(); done += kMoreFrames, ++i) {
+void StagingRing::write_more(uint64_t t, std::span<const uint64_t> own) noexcept {
+  copy_frames(slot(t).words + kHeadWords, own.data(), kHeadFrames);
+  for (size_t done = kHeadFrames, i = 1; done < own.size(); done += kMoreFrames, ++i) {
     const size_t m = own.size() - done < kMoreFrames ? own.size() - done : kMoreFrames;
     copy_frames(slot(t + i).words, own.data() + done, m);
   }
-  head.published.store(t + 1, std::memory_order_release);
 }
 
 std::span<const uint64_t> StagingRing::gather(uint64_t t, StagedRecord& r, size_t n, size_t shared,

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "format/funcs.h"
@@ -51,7 +52,7 @@ struct StagedRecord {
   bool sampled = true;  // Realloc: the new block is recorded (not paused)
   uint32_t thread = 0;  // format::ThreadId value
   uint32_t alignment = 0;
-  uint64_t time_ns = 0;
+  uint64_t time_ns = 0;  // trace_stamp() (session.h) until the consumer converts it
   uint64_t address = 0;
   uint64_t size = 0;
   uint64_t old_address = 0;
@@ -92,6 +93,20 @@ struct StagedFrames {
   uint64_t consumer[kStagedFrames] = {};
 };
 
+// Copies m <= 15 frames (a slot's worth) in 16-byte moves, the last one
+// overlapping the one before, never past dst + m: the destination's next
+// frames may be a record's shared ones. Not memcpy: with a size known only at
+// run time gcc emits `rep movsq`, whose start-up cost is most of a copy this
+// short (on bench_stl_deep, a third of StagingRing::read's samples sat on it).
+[[gnu::always_inline]] inline void copy_frames(uint64_t* dst, const uint64_t* src, size_t m) noexcept {
+  if (m < 2) {
+    if (m == 1) dst[0] = src[0];
+    return;
+  }
+  for (size_t i = 0; i + 2 < m; i += 2) std::memcpy(dst + i, src + i, 16);
+  std::memcpy(dst + m - 2, src + m - 2, 16);
+}
+
 class StagingRing {
  public:
   // A power of two; 2 MiB, touched only as far as a run's records reach. 4096
@@ -127,10 +142,14 @@ class StagingRing {
   // written. Returns the ring's fill as this writer saw it (tickets issued up to
   // its own, minus drained), or kSlots while writers sleep waiting for room: the
   // caller wakes the consumer on a fill that high.
+  // Inlined into the slow paths with write()'s head: out of line, put() and
+  // write() took ~125 instructions per shallow record on bench_alloc_mt, a third
+  // of them the calls' register saves and the record passed through the stack
+  // (docs/RECORDER.md, "The writers' side in --all mode").
   template <class Help>
-  uint64_t put(const StagedRecord& r, std::span<const uint64_t> frames, Help help,
-               StagedFrames* mine = nullptr) noexcept {
-    if (frames.size() > kMaxFrames) {
+  [[gnu::always_inline]] uint64_t put(const StagedRecord& r, std::span<const uint64_t> frames, Help help,
+                                      StagedFrames* mine = nullptr) noexcept {
+    if (frames.size() > kMaxFrames) [[unlikely]] {
       frames = frames.first(kMaxFrames);
       if (mine != nullptr) mine->next = {};  // its outer frames are cut
     }
@@ -254,8 +273,28 @@ class StagingRing {
   // and the memo was the previous backtrace's walk's), only the frames inside
   // those are compared.
   size_t share_with(StagedFrames& mine, std::span<const uint64_t> frames) noexcept;
-  void write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> own, size_t shared,
-             StagedFrames* mine) noexcept;
+  // Fills the record's slots and publishes it. The head inline; the frames
+  // past the head slot's (deep records only) out of line, in write_more().
+  [[gnu::always_inline]] void write(uint64_t t, const StagedRecord& r, std::span<const uint64_t> own,
+                                    size_t shared, StagedFrames* mine) noexcept {
+    Slot& head = slot(t);
+    uint64_t* w = head.words;
+    w[kFlagsWord] = static_cast<uint64_t>(r.kind) | uint64_t{static_cast<uint8_t>(r.func)} << 8 |
+                    uint64_t{r.sampled} << 16 | uint64_t{own.size()} << 17 | uint64_t{r.thread} << 32;
+    w[kAlignmentWord] = r.alignment | uint64_t{shared} << 32 | uint64_t{generation_} << 48;
+    w[kTimeWord] = r.time_ns;
+    w[kAddressWord] = r.address;
+    w[kSizeWord] = r.size;
+    w[kOldAddressWord] = r.old_address;
+    w[kFramesWord] = reinterpret_cast<uintptr_t>(mine);
+    if (own.size() <= kHeadFrames) [[likely]]
+      copy_frames(w + kHeadWords, own.data(), own.size());  // (own.data() may be null, then the size is 0)
+    else
+      write_more(t, own);
+    head.published.store(t + 1, std::memory_order_release);
+  }
+  // write()'s frames of a record that takes more than its head slot.
+  void write_more(uint64_t t, std::span<const uint64_t> own) noexcept;
   // The record with ticket t, if published: the slots it takes, else 0. Its frames
   // stay in the slot when they are all there and fit (the common case for
   // shallow stacks), else they are gathered into `scratch` or, for a record with

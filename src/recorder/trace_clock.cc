@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "recorder/spin_lock.h"
+
 namespace memloupe::recorder {
 
 // Constant rate in every P-, C- and T-state: cpuid 0x80000007, EDX bit 8.
@@ -71,6 +73,7 @@ void TraceClock::start(bool force_usable) noexcept {
   // left odd by a parent's flush thread caught mid-publish is simply reset.
   seq_.store(0, std::memory_order_relaxed);
   publish(0, 0, 0, 0);
+  prev_mult_.store(0, std::memory_order_relaxed);  // a parent's line is no line of this session
   usable_ = force_usable || tsc_usable();
   const Pair p = read_pair();
   base_tsc_ = p.mid;
@@ -118,11 +121,45 @@ void TraceClock::publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult,
   const uint64_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
+  if (const uint64_t old_mult = mult_.load(std::memory_order_relaxed); old_mult != 0) {
+    prev_anchor_tsc_.store(anchor_tsc_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    prev_anchor_ns_.store(anchor_ns_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    prev_mult_.store(old_mult, std::memory_order_relaxed);
+    prev_slew_.store(slew_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
   anchor_tsc_.store(anchor_tsc, std::memory_order_relaxed);
   anchor_ns_.store(anchor_ns, std::memory_order_relaxed);
   mult_.store(mult, std::memory_order_relaxed);
   slew_.store(static_cast<uint64_t>(slew), std::memory_order_relaxed);
   seq_.store(s + 2, std::memory_order_release);
+}
+
+uint64_t TraceClock::ns_of_older_ticks(uint64_t tsc) const noexcept {
+  for (;;) {
+    const uint64_t s = seq_.load(std::memory_order_acquire);
+    const uint64_t anchor_tsc = anchor_tsc_.load(std::memory_order_relaxed);
+    const uint64_t anchor_ns = anchor_ns_.load(std::memory_order_relaxed);
+    const uint64_t mult = mult_.load(std::memory_order_relaxed);
+    const auto slew = static_cast<int64_t>(slew_.load(std::memory_order_relaxed));
+    const uint64_t prev_tsc = prev_anchor_tsc_.load(std::memory_order_relaxed);
+    const uint64_t prev_ns = prev_anchor_ns_.load(std::memory_order_relaxed);
+    const uint64_t prev_mult = prev_mult_.load(std::memory_order_relaxed);
+    const auto prev_slew = static_cast<int64_t>(prev_slew_.load(std::memory_order_relaxed));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if ((s & 1) != 0 || seq_.load(std::memory_order_relaxed) != s) {
+      cpu_relax();
+      continue;
+    }
+    if (mult != 0 && tsc >= anchor_tsc) return at(tsc, anchor_tsc, anchor_ns, mult, slew);
+    if (prev_mult != 0 && tsc >= prev_tsc) return at(tsc, prev_tsc, prev_ns, prev_mult, prev_slew);
+    // Older than the lines kept: back along the oldest one.
+    const uint64_t base_tsc = prev_mult != 0 ? prev_tsc : anchor_tsc;
+    const uint64_t base_ns = prev_mult != 0 ? prev_ns : anchor_ns;
+    const uint64_t m = prev_mult != 0 ? prev_mult : mult;
+    if (m == 0) return monotonic_ns();  // no line at all: not a stamp of this session
+    const auto back = static_cast<uint64_t>((static_cast<unsigned __int128>(base_tsc - tsc) * m) >> 32);
+    return back < base_ns ? base_ns - back : 0;
+  }
 }
 
 }  // namespace memloupe::recorder

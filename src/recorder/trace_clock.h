@@ -79,6 +79,45 @@ class TraceClock {
 #endif
     return monotonic_ns();
   }
+  // A reading to be converted later: while a line is published, the raw ticks
+  // tagged with kTicks (one rdtsc and a load: the staging ring's writers stamp
+  // every event with it, and the consumer converts it under the trace lock,
+  // ns_of_ticks()); otherwise now_ns(), untagged. The TSC counts from boot, so
+  // bit 63 is never a tick's.
+  static constexpr uint64_t kTicks = uint64_t{1} << 63;
+  uint64_t stamp() const noexcept {
+#if defined(__x86_64__)
+    if (mult_.load(std::memory_order_relaxed) != 0) [[likely]] return __builtin_ia32_rdtsc() | kTicks;
+#endif
+    return now_ns();
+  }
+  // now_ns() as it would have been at `tsc` (a stamp's ticks, untagged): the
+  // line published then, which is the current one or, for ticks before its
+  // anchor, the one before it (kept by publish()); both agree at the newer
+  // one's anchor, so a thread's stamps still convert to times that do not
+  // decrease. Ticks older than both lines (a record that waited in the ring
+  // through two re-fits, 50 ms apart) are extrapolated back along the older.
+  // A stamp read just before a reset (a line that disagreed with
+  // CLOCK_MONOTONIC) converts on the line it was read under, as a reading
+  // inside now_ns() at that moment would have. Any thread; retries while a
+  // line is being written.
+  uint64_t ns_of_ticks(uint64_t tsc) const noexcept {
+    const uint64_t s = seq_.load(std::memory_order_acquire);
+    const uint64_t anchor_tsc = anchor_tsc_.load(std::memory_order_relaxed);
+    const uint64_t anchor_ns = anchor_ns_.load(std::memory_order_relaxed);
+    const uint64_t mult = mult_.load(std::memory_order_relaxed);
+    const auto slew = static_cast<int64_t>(slew_.load(std::memory_order_relaxed));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if ((s & 1) == 0 && mult != 0 && tsc >= anchor_tsc && seq_.load(std::memory_order_relaxed) == s) [[likely]]
+      return at(tsc, anchor_tsc, anchor_ns, mult, slew);
+    return ns_of_older_ticks(tsc);
+  }
+  // About how many ticks `ns` lasts on the current line (`ns` itself while
+  // none is published).
+  uint64_t ticks_in(uint64_t ns) const noexcept {
+    const uint64_t mult = mult_.load(std::memory_order_relaxed);
+    return mult != 0 ? static_cast<uint64_t>((static_cast<unsigned __int128>(ns) << 32) / mult) : ns;
+  }
   // Whether reads go through the TSC now (a fit is published).
   bool fitted() const noexcept { return mult_.load(std::memory_order_acquire) != 0; }
 
@@ -93,6 +132,8 @@ class TraceClock {
     return anchor_ns + d + (room < static_cast<uint64_t>(-slew) ? room : static_cast<uint64_t>(-slew));
   }
   void publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult, int64_t slew) noexcept;
+  // ns_of_ticks() for ticks before the current line (or while it is written).
+  uint64_t ns_of_older_ticks(uint64_t tsc) const noexcept;
 
   // Written by calibrate() only.
   bool usable_ = false;
@@ -104,6 +145,12 @@ class TraceClock {
   std::atomic<uint64_t> anchor_ns_{0};
   std::atomic<uint64_t> mult_{0};  // ns per tick << 32; 0: not fitted
   std::atomic<uint64_t> slew_{0};  // int64_t: ns still to absorb (> 0: the line was ahead)
+  // The line published before the current one (mult 0: none), for
+  // ns_of_ticks(); written with it, under the same sequence.
+  std::atomic<uint64_t> prev_anchor_tsc_{0};
+  std::atomic<uint64_t> prev_anchor_ns_{0};
+  std::atomic<uint64_t> prev_mult_{0};
+  std::atomic<uint64_t> prev_slew_{0};
 };
 
 }  // namespace memloupe::recorder

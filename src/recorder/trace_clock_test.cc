@@ -98,5 +98,51 @@ TEST(TraceClockTest, ReadersOnOtherThreadsDuringRefits) {
   EXPECT_EQ(far.load(), 0);
 }
 
+// The staging ring's writers stamp raw ticks and the consumer converts them
+// later, after re-fits in between (ns_of_ticks): each converts to where the
+// line of its reading put it, close to CLOCK_MONOTONIC at the reading, and
+// the times of stamps read one after the other do not decrease, whether their
+// line is the current one, the one before, or older (extrapolated back).
+TEST(TraceClockTest, StampsConvertedAfterRefitsKeepTheirReadingsTime) {
+  if (!tsc_testable()) GTEST_SKIP() << "no invariant TSC";
+  TraceClock clock;
+  clock.start(/*force_usable=*/true);
+  const uint64_t before_fit = monotonic_ns();
+  const uint64_t unfitted = clock.stamp();
+  EXPECT_EQ(unfitted & TraceClock::kTicks, 0u);  // no line yet: CLOCK_MONOTONIC ns
+  EXPECT_GE(unfitted, before_fit);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(TraceClock::kMinBaselineNs + 5'000'000));
+  clock.calibrate();
+  ASSERT_TRUE(clock.fitted());
+  struct Reading {
+    uint64_t before, stamp, after;
+  };
+  std::vector<Reading> readings;
+  for (int round = 0; round < 8; ++round) {
+    for (int i = 0; i < 300; ++i) {
+      const uint64_t before = monotonic_ns();
+      const uint64_t stamp = clock.stamp();
+      readings.push_back({before, stamp, monotonic_ns()});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 + round % 3 * 3));
+    clock.calibrate();
+    ASSERT_TRUE(clock.fitted());
+  }
+  uint64_t last = 0;
+  for (size_t i = 0; i < readings.size(); ++i) {
+    const Reading& r = readings[i];
+    ASSERT_NE(r.stamp & TraceClock::kTicks, 0u) << i;
+    const uint64_t ns = clock.ns_of_ticks(r.stamp & ~TraceClock::kTicks);
+    EXPECT_GE(ns + kToleranceNs, r.before) << "reading " << i;
+    EXPECT_LE(ns, r.after + kToleranceNs) << "reading " << i;
+    ASSERT_GE(ns, last) << "reading " << i;
+    last = ns;
+  }
+  // A stamp of the current line converts as now_ns() reads.
+  const uint64_t stamp = clock.stamp();
+  const uint64_t now = clock.now_ns();
+  EXPECT_LE(clock.ns_of_ticks(stamp & ~TraceClock::kTicks), now);
+}
+
 }  // namespace
 }  // namespace memloupe::recorder
