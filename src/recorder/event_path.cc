@@ -139,17 +139,15 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 }  // namespace
 
 template <StagedKind K>
-Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
-              Sample sample) noexcept {
-  StagedRecord timed = s;
-  timed.time_ns = trace_ns_of(s.time_ns);
-  return apply_as(K, enc, timed, bt, sample);
+Applied apply(format::Encoder& enc, StagedRecord s, std::span<const uint64_t> bt, Sample sample) noexcept {
+  s.time_ns = trace_ns_of(s.time_ns);  // the slow path's stamp
+  return apply_as(K, enc, s, bt, sample);
 }
-template Applied apply<StagedKind::Alloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
+template Applied apply<StagedKind::Alloc>(format::Encoder&, StagedRecord, std::span<const uint64_t>,
                                           Sample) noexcept;
-template Applied apply<StagedKind::Free>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
+template Applied apply<StagedKind::Free>(format::Encoder&, StagedRecord, std::span<const uint64_t>,
                                          Sample) noexcept;
-template Applied apply<StagedKind::Realloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
+template Applied apply<StagedKind::Realloc>(format::Encoder&, StagedRecord, std::span<const uint64_t>,
                                             Sample) noexcept;
 
 namespace event_detail {

@@ -131,11 +131,12 @@ inline bool may_be_recorded(uintptr_t address) noexcept {
 
 }  // namespace event_detail
 
-// Under the trace lock, on both paths: what record `s` (of kind K) does to the
-// table and the trace (nothing once the session is over).
+// Under the trace lock, on the direct path: what record `s` (of kind K) does to
+// the table and the trace (nothing once the session is over). By value: the
+// slow paths' record then never has its address taken, and gcc keeps it in
+// registers on the staged path instead of building it on the stack for put().
 template <StagedKind K>
-Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt,
-              Sample sample) noexcept;
+Applied apply(format::Encoder& enc, StagedRecord s, std::span<const uint64_t> bt, Sample sample) noexcept;
 
 // The one place where --all's staging and the direct way part. `s` is of kind K.
 template <StagedKind K, class After>
