@@ -19,11 +19,11 @@ namespace {
 
 // The one converter from a call's record to the encoder's. (The encoder writes
 // the address only in --all mode with addresses, so it is passed as it is.)
-format::AllocRecord to_alloc_record(const StagedRecord& s, std::span<const uint64_t> bt,
+format::AllocRecord to_alloc_record(const StagedRecord& s, uint64_t time, std::span<const uint64_t> bt,
                                     uint32_t n_samples) noexcept {
   format::AllocRecord rec;
   rec.thread = ThreadId{s.thread};
-  rec.time_ns = s.time_ns;
+  rec.time_ns = time;
   rec.size = s.size;
   rec.address = s.address;
   rec.alignment = s.alignment;
@@ -67,13 +67,14 @@ bool remember(uint64_t p, uint64_t value) noexcept {
   return value;
 }
 
-// Under the trace lock: a new block, if new blocks are recorded now.
-[[gnu::always_inline]] inline Applied record_block(format::Encoder& enc, const StagedRecord& s,
+// Under the trace lock: a new block at `time` (trace ns), if new blocks are
+// recorded now.
+[[gnu::always_inline]] inline Applied record_block(format::Encoder& enc, const StagedRecord& s, uint64_t time,
                                                    std::span<const uint64_t> bt, Sample sample) noexcept {
   Applied out;
   if (!sampling()) return out;
-  out.id = with_mean(enc, ThreadId{s.thread}, s.time_ns, sample.stale_mean,
-                     [&] { return enc.alloc(to_alloc_record(s, bt, sample.n_samples)); });
+  out.id = with_mean(enc, ThreadId{s.thread}, time, sample.stale_mean,
+                     [&] { return enc.alloc(to_alloc_record(s, time, bt, sample.n_samples)); });
   out.stored = remember(s.address, table_value(out.id->value, s.func));
   return out;
 }
@@ -81,10 +82,10 @@ bool remember(uint64_t p, uint64_t value) noexcept {
 // Under the trace lock, after a realloc of the recorded block `old_value` (at
 // `s.old_address`) returned `s.address`: the event it makes. A failed call
 // leaves the old block alive; a recorded new block continues it (a linked
-// realloc event); otherwise the old block ends with a free event.
+// realloc event); otherwise the old block ends with a free event. `time`: trace ns.
 [[gnu::always_inline]] inline Applied end_realloc(format::Encoder& enc, uint64_t old_value,
-                                                  const StagedRecord& s, std::span<const uint64_t> bt,
-                                                  Sample sample) noexcept {
+                                                  const StagedRecord& s, uint64_t time,
+                                                  std::span<const uint64_t> bt, Sample sample) noexcept {
   const AllocId old_id{old_value & kIdMask};
   const ThreadId thread{s.thread};
   Applied out;
@@ -92,12 +93,12 @@ bool remember(uint64_t p, uint64_t value) noexcept {
     out.stored = remember(s.old_address, old_value);
   } else if (s.address != 0 && s.sampled && sampling()) {
     out.ended = old_value;
-    out.id = with_mean(enc, thread, s.time_ns, sample.stale_mean,
-                       [&] { return enc.realloc(old_id, to_alloc_record(s, bt, sample.n_samples)); });
+    out.id = with_mean(enc, thread, time, sample.stale_mean,
+                       [&] { return enc.realloc(old_id, to_alloc_record(s, time, bt, sample.n_samples)); });
     out.stored = remember(s.address, table_value(out.id->value, s.func));
   } else {
     out.ended = old_value;
-    enc.free(old_id, thread, s.time_ns, s.func);
+    enc.free(old_id, thread, time, s.func);
   }
   return out;
 }
@@ -120,17 +121,20 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
   // test is record_block's: sampling() implies tracking().)
   Applied out;
   if (kind != StagedKind::Alloc && !tracking()) return out;
+  // The slow path's stamp (trace_stamp): its raw ticks are converted here, by
+  // the trace lock's holder, not on the program's thread.
+  const uint64_t time = trace_ns_of(s.time_ns);
   switch (kind) {
     case StagedKind::Alloc:
-      return record_block(enc, s, bt, sample);
+      return record_block(enc, s, time, bt, sample);
     case StagedKind::Free:
       if ((out.ended = take_recorded(s.address)))
-        enc.free(AllocId{*out.ended & kIdMask}, ThreadId{s.thread}, s.time_ns, s.func);
+        enc.free(AllocId{*out.ended & kIdMask}, ThreadId{s.thread}, time, s.func);
       return out;
     case StagedKind::Realloc:
       if (const std::optional<uint64_t> old = take_recorded(s.old_address))
-        return end_realloc(enc, *old, s, bt, sample);
-      if (s.address != 0 && s.sampled) return record_block(enc, s, bt, sample);  // a plain allocation
+        return end_realloc(enc, *old, s, time, bt, sample);
+      if (s.address != 0 && s.sampled) return record_block(enc, s, time, bt, sample);  // a plain allocation
       return out;
   }
   return out;
@@ -139,15 +143,14 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 }  // namespace
 
 template <StagedKind K>
-Applied apply(format::Encoder& enc, StagedRecord s, std::span<const uint64_t> bt, Sample sample) noexcept {
-  s.time_ns = trace_ns_of(s.time_ns);  // the slow path's stamp
+Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept {
   return apply_as(K, enc, s, bt, sample);
 }
-template Applied apply<StagedKind::Alloc>(format::Encoder&, StagedRecord, std::span<const uint64_t>,
+template Applied apply<StagedKind::Alloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
                                           Sample) noexcept;
-template Applied apply<StagedKind::Free>(format::Encoder&, StagedRecord, std::span<const uint64_t>,
+template Applied apply<StagedKind::Free>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
                                          Sample) noexcept;
-template Applied apply<StagedKind::Realloc>(format::Encoder&, StagedRecord, std::span<const uint64_t>,
+template Applied apply<StagedKind::Realloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
                                             Sample) noexcept;
 
 namespace event_detail {
@@ -191,8 +194,7 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
     if (const std::optional<uint64_t> old = tracking() ? take_recorded(block.old_address) : std::nullopt) {
       recorded = true;
       block.address = reinterpret_cast<uintptr_t>(real());
-      block.time_ns = trace_ns_of(block.time_ns);
-      out = end_realloc(enc, *old, block, bt, sample);
+      out = end_realloc(enc, *old, block, trace_ns_of(block.time_ns), bt, sample);
     }
   }
   realloc_guard.reset();  // record_alloc waits for it
@@ -211,8 +213,7 @@ size_t drain_staged(uint64_t settle_ns) noexcept {
   // Lambdas, not function pointers: the drain loop is instantiated for them and
   // inlines the prefetch. Runs on the flush thread too, so nothing it calls
   // touches thread-local state.
-  const auto consume = [](StagedRecord& s, std::span<const uint64_t> bt) {
-    s.time_ns = trace_ns_of(s.time_ns);  // the writers' raw ticks (trace_stamp)
+  const auto consume = [](const StagedRecord& s, std::span<const uint64_t> bt) {
     if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}).stored)
       event_detail::g_table_failed.store(true, std::memory_order_relaxed);
   };

@@ -136,7 +136,7 @@ inline bool may_be_recorded(uintptr_t address) noexcept {
 // slow paths' record then never has its address taken, and gcc keeps it in
 // registers on the staged path instead of building it on the stack for put().
 template <StagedKind K>
-Applied apply(format::Encoder& enc, StagedRecord s, std::span<const uint64_t> bt, Sample sample) noexcept;
+Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept;
 
 // The one place where --all's staging and the direct way part. `s` is of kind K.
 template <StagedKind K, class After>
@@ -146,9 +146,10 @@ template <StagedKind K, class After>
     if (!event_detail::stage(s, bt, frames)) [[unlikely]] after(Applied{.stored = false});
     return;
   }
+  const StagedRecord copy = s;
   const Applied a = [&] {
     LockGuard g(g_session.lock);
-    return apply<K>(trace_encoder(), s, bt, sample);
+    return apply<K>(trace_encoder(), copy, bt, sample);
   }();
   after(a);
 }

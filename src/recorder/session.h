@@ -110,7 +110,10 @@ inline uint64_t trace_now_ns() noexcept { return g_session.clock.now_ns() - g_se
 // ns. The program's threads only read the TSC; whoever applies the record
 // converts it (trace_ns_of, under the trace lock) with the line published
 // when it was read (docs/RECORDER.md, "The writers' side in --all mode").
-inline uint64_t trace_stamp() noexcept {
+[[gnu::always_inline]] inline uint64_t trace_stamp() noexcept {
+  // Without the ring (sampled mode) records are applied at once: ns, read
+  // before the trace lock rather than converted under it.
+  if (!g_session.staging.active()) return trace_now_ns();
   const uint64_t s = g_session.clock.stamp();
   return s & TraceClock::kTicks ? s : s - g_session.start_mono_ns;
 }
