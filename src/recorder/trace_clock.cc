@@ -136,6 +136,10 @@ void TraceClock::publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult,
 
 uint64_t TraceClock::ns_of_older_ticks(uint64_t tsc) const noexcept {
   for (;;) {
+    // A line being written: its writer (the flush thread) is a few stores from
+    // done, unless it was preempted there, so after a few spins this yields
+    // (valgrind runs one thread at a time).
+    spin_then_yield([this] { return (seq_.load(std::memory_order_acquire) & 1) == 0; });
     const uint64_t s = seq_.load(std::memory_order_acquire);
     const uint64_t anchor_tsc = anchor_tsc_.load(std::memory_order_relaxed);
     const uint64_t anchor_ns = anchor_ns_.load(std::memory_order_relaxed);
@@ -146,10 +150,7 @@ uint64_t TraceClock::ns_of_older_ticks(uint64_t tsc) const noexcept {
     const uint64_t prev_mult = prev_mult_.load(std::memory_order_relaxed);
     const auto prev_slew = static_cast<int64_t>(prev_slew_.load(std::memory_order_relaxed));
     std::atomic_thread_fence(std::memory_order_acquire);
-    if ((s & 1) != 0 || seq_.load(std::memory_order_relaxed) != s) {
-      cpu_relax();
-      continue;
-    }
+    if ((s & 1) != 0 || seq_.load(std::memory_order_relaxed) != s) continue;
     if (mult != 0 && tsc >= anchor_tsc) return at(tsc, anchor_tsc, anchor_ns, mult, slew);
     if (prev_mult != 0 && tsc >= prev_tsc) return at(tsc, prev_tsc, prev_ns, prev_mult, prev_slew);
     // Older than the lines kept: back along the oldest one.
