@@ -29,6 +29,10 @@
 //    times that go backwards, docs/FORMAT.md §5.2).
 //  - A fork child's session calls start() again; the TSC is machine-wide, so a
 //    line fitted in the parent would stay valid, but a fresh fit needs no proof.
+//  - In --all mode the program's threads do not convert: they stamp raw ticks
+//    (stamp()), and whoever applies their records converts them later with the
+//    line that was published at the reading (ns_of_ticks(): the current line or
+//    the one before it; docs/RECORDER.md, "The writers' side in --all mode").
 //
 // Readers take a sequence lock's read side (four loads and a compare: the
 // parameters change at most every 50 ms) and fall back to clock_gettime while
