@@ -56,12 +56,15 @@ class ChunkCompressor {
   static constexpr int kAuto = -1;  // the default: by set_program_threads
   static constexpr int kBusyLevel = 2, kIdleLevel = 5;
   static constexpr int kIdleMinMatch = 6;  // kIdleLevel's ZSTD_c_minMatch
-  // kIdleLevel's match finder: zstd's hash chain with smaller tables (1 MiB of
+  // kIdleLevel's match finder: zstd's hash chain with smaller tables (512 KiB of
   // hash, 256 KiB of chain) instead of the level's row match finder (2.5 MiB):
   // (b)'s events compress in ~16% less time for 0.4% more bytes, sqlite3's in
   // less time and fewer bytes (docs/RECORDER.md, "2026-11-25, third round:
-  // the flush thread on (b)").
-  static constexpr int kIdleHashLog = 18, kIdleChainLog = 16;
+  // the flush thread on (b)"). The hash was 1 MiB (2^18) until 2026-11-26: half
+  // of it costs (b) 0.4% more bytes and sqlite3's none, and the flush thread's
+  // match finder, whose chain insertions miss the cache, takes fewer samples
+  // (docs/RECORDER.md, "2026-11-26: the flush thread's table and zstd").
+  static constexpr int kIdleHashLog = 17, kIdleChainLog = 16;
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of each file (TraceOutput::open).

@@ -219,14 +219,14 @@ TEST_F(TraceOutputTest, TheAutomaticLevelFollowsTheProgramsThreads) {
     return c.compress(chunk, {}).size();
   };
   static_assert(ChunkCompressor::kBusyLevel == 2 && ChunkCompressor::kIdleLevel == 5 &&
-                ChunkCompressor::kIdleMinMatch == 6 && ChunkCompressor::kIdleHashLog == 18 &&
+                ChunkCompressor::kIdleMinMatch == 6 && ChunkCompressor::kIdleHashLog == 17 &&
                 ChunkCompressor::kIdleChainLog == 16);
   // The idle level as zstd's own context makes it.
   ZSTD_CCtx* const z = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 5);
   ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, 6);
   ZSTD_CCtx_setParameter(z, ZSTD_c_useRowMatchFinder, ZSTD_ps_disable);
-  ZSTD_CCtx_setParameter(z, ZSTD_c_hashLog, 18);
+  ZSTD_CCtx_setParameter(z, ZSTD_c_hashLog, 17);
   ZSTD_CCtx_setParameter(z, ZSTD_c_chainLog, 16);
   std::vector<uint8_t> out(ZSTD_compressBound(chunk.size()));
   const size_t idle = format::kChunkHeaderSize + ZSTD_compress2(z, out.data(), out.size(), chunk.data() + format::kChunkHeaderSize,
