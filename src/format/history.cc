@@ -157,11 +157,6 @@ uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noe
   return kNoId;
 }
 
-uint64_t AllocHistory::last_freed(uint32_t thread, uint64_t next_id) const noexcept {
-  const uint64_t v = last_freed_[thread % kThreadBuckets];
-  return v != 0 && known(v - 1, next_id) ? v - 1 : kNoId;
-}
-
 // Reference kinds (2 low bits): 0 live rank below the newest, 1 relative id,
 // 2 live rank above this thread's last freed block, 3 live rank below it.
 // The shortest wins; ties go to the lower kind. For a live block in the window
@@ -204,11 +199,6 @@ uint64_t AllocHistory::resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thre
       return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
     }
   }
-}
-
-Func AllocHistory::predicted_free_func(uint64_t id, uint64_t next_id) const noexcept {
-  if (!known(id, next_id)) return last_free_.get();
-  return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();
 }
 
 void AllocHistory::on_free(uint64_t id, uint64_t next_id, Func func, bool realloc,

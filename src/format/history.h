@@ -137,8 +137,12 @@ class AllocHistory {
   static constexpr uint64_t kNoId = ~uint64_t{0};
   uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
 
-  // `id` must be < next_id.
-  Func predicted_free_func(uint64_t id, uint64_t next_id) const noexcept;
+  // `id` must be < next_id. Inline, as last_freed below: the encoder asks on
+  // every free, and the calls cost more than the lookups.
+  Func predicted_free_func(uint64_t id, uint64_t next_id) const noexcept {
+    if (!known(id, next_id)) return last_free_.get();
+    return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();
+  }
   // A free (or the free half of a realloc, which teaches no function prediction).
   void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept;
 
@@ -177,7 +181,10 @@ class AllocHistory {
   // The (n+1)-th live id scanning down from hi - 1 to floor, or up from lo below hi.
   uint64_t select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept;
   uint64_t select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept;
-  uint64_t last_freed(uint32_t thread, uint64_t next_id) const noexcept;
+  uint64_t last_freed(uint32_t thread, uint64_t next_id) const noexcept {
+    const uint64_t v = last_freed_[thread % kThreadBuckets];
+    return v != 0 && known(v - 1, next_id) ? v - 1 : kNoId;
+  }
 
   static constexpr unsigned kWords = kRecentAllocs / 64;
 

@@ -22,7 +22,7 @@ bool AddressTable::grow() noexcept {
 }
 
 bool AddressTable::insert(uint64_t address, uint64_t value) noexcept {
-  if ((count_ + 1) * 10 > (slots_ ? mask_ + 1 : 0) * 7 && !grow()) return false;
+  if ((count_ + 1) * 2 > (slots_ ? mask_ + 1 : 0) && !grow()) return false;  // half full (address_table.h)
   size_t i = home(address);
   while (slots_[i].key != 0 && slots_[i].key != address) i = (i + 1) & mask_;
   if (slots_[i].key == 0) ++count_;

@@ -4,7 +4,11 @@
 //
 // Open addressing with linear probing and backward-shift deletion (no tombstones,
 // so long-running programs do not degrade), in an anonymous mapping that doubles
-// when 70% full. Memory: 16 bytes per slot, at most ~23 bytes per live entry.
+// when half full. Memory: 16 bytes per slot, 32-64 bytes per live entry. (It
+// doubled at 70% until 2026-11-26: in --all mode the flush thread looks up every
+// free, and a removal scans its probe run to the end for entries to shift back;
+// those runs at loads of 35-70% made remove and insert a quarter of the flush
+// thread's CPU on bench_alloc_mt, half of that at 25-50%: docs/RECORDER.md.)
 #pragma once
 
 #include <cstddef>

@@ -17,10 +17,13 @@
 // (docs/RECORDER.md, "Compressed on the flush thread"): level 6 cost (a)
 // (4 threads, 2 cores) 30% more instructions in its recording, level 3 7%;
 // on single-threaded programs level 6 costs ~3% and gives a fifth smaller
-// traces. The busy level is 2, not 3: by instructions the two are close, but
-// level 3's match tables (768 KiB against 384 KiB) miss the cache, and on (a)
-// zstd took ~100 ms of the flush thread's CPU at 3 against ~60 at 2, for
-// finalised traces 4% larger (docs/RECORDER.md, "Costs in `--all` mode").
+// traces. The busy level is 1 (2 until 2026-11-26, 3 before): level 3's match
+// tables (768 KiB against 384 KiB) missed the cache, and on (a) zstd took ~100
+// ms of the flush thread's CPU at 3 against ~60 at 2 (docs/RECORDER.md, "Costs
+// in `--all` mode"). Level 1 then wrote 14% more than 2, each chunk a frame of
+// its own; as pieces of one stream (below) it writes 0.8% more on (a), and
+// zstd's share of the consumer's samples falls by a quarter (docs/RECORDER.md,
+// "2026-11-26: the flush thread's table and zstd").
 // The idle level is 5 with a minimum match of 6 bytes, not 6 (lazy matching):
 // the flush thread's core is not idle under `memloupe run`, whose follower
 // takes it, and level 6 cost (b) ~45 ms more of CPU a run for events 2% (and
@@ -54,14 +57,18 @@ namespace memloupe::recorder {
 class ChunkCompressor {
  public:
   static constexpr int kAuto = -1;  // the default: by set_program_threads
-  static constexpr int kBusyLevel = 2, kIdleLevel = 5;
+  static constexpr int kBusyLevel = 1, kIdleLevel = 5;
   static constexpr int kIdleMinMatch = 6;  // kIdleLevel's ZSTD_c_minMatch
-  // kIdleLevel's match finder: zstd's hash chain with smaller tables (1 MiB of
-  // hash, 256 KiB of chain) instead of the level's row match finder (2.5 MiB):
+  // kIdleLevel's match finder: zstd's hash chain with smaller tables (256 KiB of
+  // hash, 128 KiB of chain) instead of the level's row match finder (2.5 MiB):
   // (b)'s events compress in ~16% less time for 0.4% more bytes, sqlite3's in
   // less time and fewer bytes (docs/RECORDER.md, "2026-11-25, third round:
-  // the flush thread on (b)").
-  static constexpr int kIdleHashLog = 18, kIdleChainLog = 16;
+  // the flush thread on (b)"). The tables were 1 MiB and 256 KiB (2^18, 2^16)
+  // until 2026-11-26: the chain's insertions miss the cache on every position,
+  // and a quarter of those tables cut zstd's samples on (b) by ~15% for 2% more
+  // bytes (sqlite3's 0.3%) (docs/RECORDER.md, "2026-11-26: the flush thread's
+  // table and zstd").
+  static constexpr int kIdleHashLog = 16, kIdleChainLog = 15;
 
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of each file (TraceOutput::open).
