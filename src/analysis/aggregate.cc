@@ -22,10 +22,12 @@
 #include <thread>
 
 #include "analysis/event_time.h"
+#include "analysis/fine_series.h"
 #include "analysis/frame_names.h"
 #include "analysis/live_table.h"
 #include "analysis/model.h"
 #include "analysis/stack_table.h"
+#include "analysis/tally.h"
 #include "analysis/usable_cpus.h"
 #include "format/varint.h"
 
@@ -101,39 +103,6 @@ class BucketCache {
   uint32_t index_ = 0;
   uint64_t low_ = 0;
   uint64_t span_ = 0;  // nothing cached yet
-};
-
-// Mode::All blocks' Counts summed as integers: pass 2's freed blocks as it
-// streams, for a query that keeps every freed block (the index's,
-// AggregateBuilder::Impl::tallied), and the series replay's buckets
-// (DenseSeries). Each such Count is {1 block, n_samples, size,
-// 1.0 object} (Estimator::block), so a sum of them is its block count, samples
-// and bytes, with the block count as its objects (a double, exact below 2^53 in
-// any order): three integer adds per stack, thread and lifetime bucket per free
-// instead of settle()'s Counts per metric, added to the metrics at finish() (the
-// same bits: index_aggregate_test; docs/ANALYSIS.md).
-struct Tally {
-  uint64_t blocks = 0, samples = 0, bytes = 0;
-
-  void add(uint64_t size, uint32_t n_samples) {
-    ++blocks;
-    samples += n_samples;
-    bytes += size;
-  }
-  Tally& operator+=(const Tally& o) {
-    blocks += o.blocks;
-    samples += o.samples;
-    bytes += o.bytes;
-    return *this;
-  }
-  Count count() const {
-    Count c;
-    c.blocks = blocks;
-    c.samples = samples;
-    c.bytes = bytes;
-    c.objects = static_cast<double>(blocks);
-    return c;
-  }
 };
 
 // Mode::All's series replayed into a table (AggregateBuilder::Impl::
@@ -302,31 +271,40 @@ class SeriesLog {
   template <class Fn>
   void read(size_t first, size_t last, Fn&& fn) const {
     for (size_t i = first; i < last; ++i) {
-      uint64_t free_ns = starts_[i];
-      const uint8_t* p = blocks_[i].data();
-      const uint8_t* const end = p + blocks_[i].size();
-      while (p < end) {
-        Entry e;
-        const uint64_t stack = get(p);
-        e.stack = static_cast<uint32_t>(exact_ ? stack >> 2 : stack);
-        free_ns += get(p);
-        e.free_ns = free_ns;
-        e.alloc_ns = free_ns - get(p);
-        e.size = get(p);
-        if (!exact_) {
-          e.n_samples = get(p);
-          e.bytes_per_sample = static_cast<uint32_t>(get(p));
-        } else {
-          e.blocks = stack & 2 ? get(p) : 1;
-          e.n_samples = stack & 1 ? get(p) : e.blocks;
-        }
+      read_block(i, 0, starts_[i], [&](const Entry& e) {
         fn(e);
-      }
+        return true;
+      });
+    }
+  }
+  // Marks the first entry written at or after each multiple of 2^shift ns
+  // (and of any smaller power of two set before), so that read_span() finds
+  // the entries freed in such a span without reading the log from its start
+  // (FineSeries' straddling buckets). Off until called.
+  void mark_every(unsigned shift) {
+    mark_shift_ = shift;
+    marked_ = ~uint64_t{0};  // (a span's number at the old shift says nothing at the new one)
+  }
+  // Calls fn(entry) for each entry freed in [begin_ns, end_ns), both
+  // multiples of a power of two given to mark_every() so far, in order.
+  template <class Fn>
+  void read_span(uint64_t begin_ns, uint64_t end_ns, Fn&& fn) const {
+    auto mark = std::lower_bound(marks_.begin(), marks_.end(), begin_ns,
+                                 [](const Mark& m, uint64_t t) { return m.free_ns < t; });
+    if (mark == marks_.end() || mark->free_ns >= end_ns) return;
+    for (size_t i = mark->block, offset = mark->offset; i < blocks_.size(); ++i, offset = 0) {
+      const bool more = read_block(i, offset, offset == 0 ? starts_[i] : mark->base, [&](const Entry& e) {
+        if (e.free_ns >= end_ns) return false;
+        fn(e);
+        return true;
+      });
+      if (!more) return;
     }
   }
   void clear() {
     blocks_ = {};
     starts_ = {};
+    marks_ = {};
     free_ns_ = 0;
     used_ = 0;
   }
@@ -364,6 +342,10 @@ class SeriesLog {
       starts_.push_back(free_ns_);
       used_ = 0;
     }
+    if ((e.free_ns >> mark_shift_) != marked_) [[unlikely]] {
+      marked_ = e.free_ns >> mark_shift_;
+      marks_.push_back({e.free_ns, blocks_.size() - 1, used_, free_ns_});
+    }
     uint8_t* const start = blocks_.back().data() + used_;
     const bool other_samples = exact_ && e.n_samples != e.blocks;
     const bool other_blocks = exact_ && e.blocks != 1;
@@ -378,6 +360,31 @@ class SeriesLog {
     free_ns_ = e.free_ns;
     used_ += static_cast<size_t>(p - start);
   }
+  // fn(entry) for the entries of block i from byte `offset` on, whose free
+  // times are relative to `free_ns`, while fn returns true; false if it did not.
+  template <class Fn>
+  bool read_block(size_t i, size_t offset, uint64_t free_ns, Fn&& fn) const {
+    const uint8_t* p = blocks_[i].data() + offset;
+    const uint8_t* const end = blocks_[i].data() + blocks_[i].size();
+    while (p < end) {
+      Entry e;
+      const uint64_t stack = get(p);
+      e.stack = static_cast<uint32_t>(exact_ ? stack >> 2 : stack);
+      free_ns += get(p);
+      e.free_ns = free_ns;
+      e.alloc_ns = free_ns - get(p);
+      e.size = get(p);
+      if (!exact_) {
+        e.n_samples = get(p);
+        e.bytes_per_sample = static_cast<uint32_t>(get(p));
+      } else {
+        e.blocks = stack & 2 ? get(p) : 1;
+        e.n_samples = stack & 1 ? get(p) : e.blocks;
+      }
+      if (!fn(e)) return false;
+    }
+    return true;
+  }
   // Our own bytes, written by write(): no bounds to check.
   static uint64_t get(const uint8_t*& p) {
     uint64_t v = 0;
@@ -389,6 +396,15 @@ class SeriesLog {
   }
   std::vector<std::vector<uint8_t>> blocks_;
   std::vector<uint64_t> starts_;  // by block: the free time its first entry's is relative to
+  // mark_every(): where an entry's free time first reached a new span.
+  struct Mark {
+    uint64_t free_ns;  // the entry's
+    size_t block, offset;
+    uint64_t base;  // the free time its own is relative to
+  };
+  std::vector<Mark> marks_;
+  unsigned mark_shift_ = 63;  // off until mark_every(): no time reaches 2^63 ns
+  uint64_t marked_ = 0;       // the span of the last mark, at mark_shift_
   size_t used_ = 0;  // bytes written in the last block
   uint64_t free_ns_ = 0;
   bool exact_ = false;
@@ -426,6 +442,12 @@ struct AggregateBuilder::Impl {
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
   SeriesLog series_log;
+  // Pass 2 as it streams, `tallied`, with a series: the freed blocks' fine
+  // buckets, and the log's entries of blocks whose two times lay in
+  // different fine buckets (replay_fine).
+  bool fine_series = false;
+  FineSeries fine;
+  SeriesLog long_log;
   // Pass 2 as it streams, when `tallied`: by StackTable id / thread id /
   // lifetime bucket, and the immediate frees (Tally).
   bool tallied = false;
@@ -520,6 +542,7 @@ struct AggregateBuilder::Impl {
       if (one_pass()) stack_peaks.emplace_back();
       if (streaming) stack_since.emplace_back();
       if (tallied) stack_tally.emplace_back();
+      if (fine_series) fine.add_stack();
     }
     return stack;
   }
@@ -649,7 +672,13 @@ struct AggregateBuilder::Impl {
   void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak, bool immediate,
                       const Count& c) {
     if (at_peak) peak_since(b, c);
-    if (a.series_buckets > 0) log_series(b, free_t);
+    if (fine_series) {
+      const unsigned shift = fine.shift();
+      if (fine.add(b.stack, b.time, free_t, b.size, b.n_samples))
+        long_log.append({b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample});
+      if (fine.shift() != shift) [[unlikely]] series_log.mark_every(fine.shift());
+      log_series(b, free_t);
+    }
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
     FreedTally& s = stack_tally[b.stack];
@@ -718,13 +747,64 @@ struct AggregateBuilder::Impl {
     if (a.series_buckets > 0) {
       set_series_width(duration());
       series_ready = true;
-      replay_series();
+      if (fine_series) {
+        replay_fine();
+      } else {
+        replay_series();
+      }
     }
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
     live.for_each([&](uint64_t id, const Block& b) {
       if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
     });
+  }
+
+  // What the freed blocks add to the series, from their fine buckets and the
+  // log (finish_streaming, `fine_series`): each fine bucket inside one final
+  // bucket adds its sums to it; the blocks of a fine bucket a final bucket's
+  // boundary falls in are replayed from the log: those freed in it from the
+  // log's mark there (both their times if both are in it), and those
+  // allocated in it and freed in a later one from the long-lived log. Whole
+  // numbers: pass 2's sums (index_aggregate_test).
+  void replay_fine() {
+    series_log.blocks();
+    const size_t long_blocks = long_log.blocks();
+    const unsigned shift = fine.shift();
+    constexpr uint32_t kStraddles = ~uint32_t{0};
+    std::vector<uint32_t> final_of(FineSeries::kCells);  // by fine bucket: its final one, or kStraddles
+    for (uint32_t j = 0; j < FineSeries::kCells; ++j) {
+      const uint64_t begin = uint64_t{j} << shift;
+      const uint32_t first = series_index(begin);
+      final_of[j] = first == series_index(begin + ((uint64_t{1} << shift) - 1)) ? first : kStraddles;
+    }
+    for (uint32_t s = 0; s < stacks.size(); ++s) {
+      std::vector<SeriesBucket>& series = stacks[s].series;
+      for (const FineSeries::Cell& cell : fine.row(s)) {
+        const uint32_t index = final_of[cell.index];
+        if (index == kStraddles) continue;
+        if (series.empty() || series.back().index != index) series.push_back(SeriesBucket{index});
+        add_block(series.back().allocated, cell.allocated.count(), true);
+        add_block(series.back().freed, cell.freed.count(), true);
+      }
+    }
+    auto add = [&](const SeriesLog::Entry& e, uint64_t t, Count SeriesBucket::*field) {
+      add_block(bucket_at(stacks[e.stack].series, series_index(t)).*field, e.tally().count(), true);
+    };
+    for (uint32_t j = 0; j < FineSeries::kCells; ++j) {
+      if (final_of[j] != kStraddles) continue;
+      series_log.read_span(uint64_t{j} << shift, uint64_t{j + 1} << shift, [&](const SeriesLog::Entry& e) {
+        add(e, e.free_ns, &SeriesBucket::freed);
+        if (e.alloc_ns >> shift == j) add(e, e.alloc_ns, &SeriesBucket::allocated);
+      });
+    }
+    long_log.read(0, long_blocks, [&](const SeriesLog::Entry& e) {
+      const uint64_t j = e.alloc_ns >> shift;
+      if (j != e.free_ns >> shift && final_of[j] == kStraddles) add(e, e.alloc_ns, &SeriesBucket::allocated);
+    });
+    fine.clear();
+    series_log.clear();
+    long_log.clear();
   }
 
   // What the freed blocks add to the series, from the log (finish_streaming).
@@ -854,6 +934,9 @@ AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const 
   if (query.series_buckets > 0) {
     impl_->a.series_buckets = query.series_buckets;
     impl_->series_ready = false;
+    impl_->fine_series = impl_->tallied;
+    impl_->long_log.set_exact(true);
+    impl_->series_log.mark_every(impl_->fine.shift());
   }
 }
 
