@@ -442,12 +442,16 @@ struct AggregateBuilder::Impl {
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
   SeriesLog series_log;
-  // Pass 2 as it streams, `tallied`, with a series: the freed blocks' fine
-  // buckets, and the log's entries of blocks whose two times lay in
-  // different fine buckets (replay_fine).
+  // Pass 2 as it streams, `tallied`, with a series: the blocks' fine
+  // buckets; the log's entries of freed blocks whose two times lay in
+  // different fine buckets, and of blocks of other than one sample
+  // (replay_fine); after it, the final bucket of each fine one (kStraddles:
+  // none).
   bool fine_series = false;
   FineSeries fine;
-  SeriesLog long_log;
+  SeriesLog long_log, odd_log;
+  static constexpr uint32_t kStraddles = ~uint32_t{0};
+  std::vector<uint32_t> final_of;
   // Pass 2 as it streams, when `tallied`: by StackTable id / thread id /
   // lifetime bucket, and the immediate frees (Tally).
   bool tallied = false;
@@ -542,7 +546,7 @@ struct AggregateBuilder::Impl {
       if (one_pass()) stack_peaks.emplace_back();
       if (streaming) stack_since.emplace_back();
       if (tallied) stack_tally.emplace_back();
-      if (fine_series) fine.add_stack();
+      if (fine_series) add_fine_stack();
     }
     return stack;
   }
@@ -579,6 +583,11 @@ struct AggregateBuilder::Impl {
     live.insert(e.id.value, b);
     const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     if (streaming) {
+      if (fine_series && stack && e.n_samples == 1) {
+        const unsigned shift = fine.shift();
+        fine.allocated(*stack, t, e.size);
+        if (fine.shift() != shift) [[unlikely]] series_log.mark_every(fine.shift());
+      }
       // (add_alloc gives new_maxima(): a change means this block made a new maximum)
       if (const uint64_t maxima = alongside->add_alloc(e, c); maxima != maxima_seen) {
         maxima_seen = maxima;
@@ -652,13 +661,34 @@ struct AggregateBuilder::Impl {
     if (a.series_buckets > 0) {
       if (!series_ready) {
         log_series(b, free_t);
-      } else {
+      } else if (!allocated_in_cells(b)) {
         add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
       }
     }
     // One count() for these metrics and end_of()'s (other metrics: each
     // Count gets the same additions in the same order as with two).
     end_of(b, c, free_t, freed, free_thread, end, immediate, mask);
+  }
+
+  // A new stack's fine row; with more stacks than a dense table of the
+  // final buckets takes (DenseSeries::fits: ~3500 for the index's 100
+  // buckets; cc1plus's 67 k stacks), the fine buckets are given up, since
+  // replaying into sparse series saves nothing, and the whole log is
+  // replayed as before (it holds every freed block of one sample; the others
+  // are in odd_log).
+  void add_fine_stack() {
+    if (DenseSeries::fits(stacks.size(), a.series_buckets)) return fine.add_stack();
+    fine_series = false;
+    fine.clear();
+    long_log.clear();
+  }
+
+  // Whether a block's allocation is in the sums of a fine bucket that went
+  // whole into a final one (replay_fine).
+  bool allocated_in_cells(const Block& b) const {
+    if (!fine_series || b.n_samples != 1) return false;
+    const uint64_t j = b.time >> fine.shift();
+    return j < final_of.size() && final_of[j] != kStraddles;
   }
 
   // Pass 2 as it streams, the series' width not yet known: a block's entry in
@@ -673,11 +703,17 @@ struct AggregateBuilder::Impl {
                       const Count& c) {
     if (at_peak) peak_since(b, c);
     if (fine_series) {
-      const unsigned shift = fine.shift();
-      if (fine.add(b.stack, b.time, free_t, b.size, b.n_samples))
-        long_log.append({b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample});
-      if (fine.shift() != shift) [[unlikely]] series_log.mark_every(fine.shift());
-      log_series(b, free_t);
+      const SeriesLog::Entry entry{b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample};
+      if (b.n_samples == 1) [[likely]] {
+        const unsigned shift = fine.shift();
+        if (fine.freed(b.stack, b.time, free_t, b.size)) long_log.append(entry);
+        if (fine.shift() != shift) [[unlikely]] series_log.mark_every(fine.shift());
+        series_log.append(entry);
+      } else {
+        odd_log.append(entry);
+      }
+    } else if (a.series_buckets > 0) {
+      log_series(b, free_t);  // (the fine buckets given up: add_fine_stack)
     }
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
@@ -751,6 +787,7 @@ struct AggregateBuilder::Impl {
         replay_fine();
       } else {
         replay_series();
+        replay_odd(nullptr);
       }
     }
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
@@ -760,51 +797,78 @@ struct AggregateBuilder::Impl {
     });
   }
 
-  // What the freed blocks add to the series, from their fine buckets and the
-  // log (finish_streaming, `fine_series`): each fine bucket inside one final
-  // bucket adds its sums to it; the blocks of a fine bucket a final bucket's
-  // boundary falls in are replayed from the log: those freed in it from the
-  // log's mark there (both their times if both are in it), and those
-  // allocated in it and freed in a later one from the long-lived log. Whole
-  // numbers: pass 2's sums (index_aggregate_test).
+  // What the blocks add to the series, from their fine buckets and the logs
+  // (finish_streaming, `fine_series`): each fine bucket inside one final
+  // bucket adds its sums to it; the blocks of a fine bucket that a final
+  // bucket's boundary falls in are counted from their exact times instead:
+  // those freed in it from the series log's mark there (and their
+  // allocation too if it was in it), those allocated in it and freed in a
+  // later one from the long-lived log, those still live at the end by
+  // settle() (allocated_in_cells). Whole numbers, so in parts on up to 4
+  // threads, each into a table of its own as replay_series() does: pass 2's
+  // sums (index_aggregate_test).
   void replay_fine() {
     series_log.blocks();
     const size_t long_blocks = long_log.blocks();
     const unsigned shift = fine.shift();
-    constexpr uint32_t kStraddles = ~uint32_t{0};
-    std::vector<uint32_t> final_of(FineSeries::kCells);  // by fine bucket: its final one, or kStraddles
+    final_of.assign(FineSeries::kCells, 0);
+    std::vector<uint32_t> straddling;
     for (uint32_t j = 0; j < FineSeries::kCells; ++j) {
       const uint64_t begin = uint64_t{j} << shift;
       const uint32_t first = series_index(begin);
       final_of[j] = first == series_index(begin + ((uint64_t{1} << shift) - 1)) ? first : kStraddles;
+      if (final_of[j] == kStraddles) straddling.push_back(j);
     }
-    for (uint32_t s = 0; s < stacks.size(); ++s) {
-      std::vector<SeriesBucket>& series = stacks[s].series;
-      for (const FineSeries::Cell& cell : fine.row(s)) {
-        const uint32_t index = final_of[cell.index];
-        if (index == kStraddles) continue;
-        if (series.empty() || series.back().index != index) series.push_back(SeriesBucket{index});
-        add_block(series.back().allocated, cell.allocated.count(), true);
-        add_block(series.back().freed, cell.freed.count(), true);
+    const size_t parts = std::min<size_t>(std::max<size_t>(usable_cpus(), 1), 4);
+    auto share = [&](size_t n, size_t p) { return n * p / parts; };  // part p: [share(n, p), share(n, p + 1))
+    std::vector<DenseSeries> dense;
+    for (size_t p = 0; p < parts; ++p) dense.emplace_back(stacks.size(), a.series_buckets);
+    in_parts(parts, [&](size_t p) {
+      DenseSeries& into = dense[p];
+      for (size_t s = share(stacks.size(), p); s < share(stacks.size(), p + 1); ++s) {
+        const auto stack = static_cast<uint32_t>(s);
+        for (const FineSeries::Cell& cell : fine.row(stack)) {
+          const uint32_t index = final_of[cell.index];
+          if (index == kStraddles) continue;
+          into.add(stack, index, false, Tally{cell.allocated, cell.allocated, cell.allocated_bytes});
+          into.add(stack, index, true, Tally{cell.freed, cell.freed, cell.freed_bytes});
+        }
       }
-    }
-    auto add = [&](const SeriesLog::Entry& e, uint64_t t, Count SeriesBucket::*field) {
-      add_block(bucket_at(stacks[e.stack].series, series_index(t)).*field, e.tally().count(), true);
-    };
-    for (uint32_t j = 0; j < FineSeries::kCells; ++j) {
-      if (final_of[j] != kStraddles) continue;
-      series_log.read_span(uint64_t{j} << shift, uint64_t{j + 1} << shift, [&](const SeriesLog::Entry& e) {
-        add(e, e.free_ns, &SeriesBucket::freed);
-        if (e.alloc_ns >> shift == j) add(e, e.alloc_ns, &SeriesBucket::allocated);
+      for (size_t i = share(straddling.size(), p); i < share(straddling.size(), p + 1); ++i) {
+        const uint32_t j = straddling[i];
+        series_log.read_span(uint64_t{j} << shift, uint64_t{j + 1} << shift, [&](const SeriesLog::Entry& e) {
+          into.add(e.stack, series_index(e.free_ns), true, e.tally());
+          if (e.alloc_ns >> shift == j) into.add(e.stack, series_index(e.alloc_ns), false, e.tally());
+        });
+      }
+      long_log.read(share(long_blocks, p), share(long_blocks, p + 1), [&](const SeriesLog::Entry& e) {
+        const uint64_t j = e.alloc_ns >> shift;
+        if (j != e.free_ns >> shift && final_of[j] == kStraddles)
+          into.add(e.stack, series_index(e.alloc_ns), false, e.tally());
       });
-    }
-    long_log.read(0, long_blocks, [&](const SeriesLog::Entry& e) {
-      const uint64_t j = e.alloc_ns >> shift;
-      if (j != e.free_ns >> shift && final_of[j] == kStraddles) add(e, e.alloc_ns, &SeriesBucket::allocated);
+      if (p == 0) replay_odd(&into);
     });
+    for (const DenseSeries& d : dense) d.add_to(stacks);
     fine.clear();
     series_log.clear();
     long_log.clear();
+  }
+
+  // The freed blocks of other than one sample (odd_log, when `fine_series`
+  // was set at the start), into `dense` or the stacks' series.
+  void replay_odd(DenseSeries* dense) {
+    odd_log.read(0, odd_log.blocks(), [&](const SeriesLog::Entry& e) {
+      for (bool freed : {false, true}) {
+        const uint32_t index = series_index(freed ? e.free_ns : e.alloc_ns);
+        if (dense) {
+          dense->add(e.stack, index, freed, e.tally());
+        } else {
+          add_block(bucket_at(stacks[e.stack].series, index).*(freed ? &SeriesBucket::freed : &SeriesBucket::allocated),
+                    e.tally().count(), true);
+        }
+      }
+    });
+    odd_log.clear();
   }
 
   // What the freed blocks add to the series, from the log (finish_streaming).
@@ -936,6 +1000,7 @@ AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const 
     impl_->series_ready = false;
     impl_->fine_series = impl_->tallied;
     impl_->long_log.set_exact(true);
+    impl_->odd_log.set_exact(true);
     impl_->series_log.mark_every(impl_->fine.shift());
   }
 }

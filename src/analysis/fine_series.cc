@@ -1,30 +1,25 @@
 #include "analysis/fine_series.h"
 
-#include <algorithm>
-
 namespace memloupe::analysis {
-
-FineSeries::Cell& FineSeries::insert(std::vector<Cell>& row, uint32_t index) {
-  auto it = std::lower_bound(row.begin(), row.end(), index, [](const Cell& c, uint32_t i) { return c.index < i; });
-  if (it == row.end() || it->index != index) it = row.insert(it, Cell{index, {}, {}});
-  return *it;
-}
 
 void FineSeries::coarsen(uint64_t t) {
   unsigned steps = 0;
   while ((t >> (shift_ + steps)) >= kCells) ++steps;
   shift_ += steps;
+  auto fits = [](uint32_t a, uint32_t b) { return uint64_t{a} + b <= ~uint32_t{0}; };
   for (std::vector<Cell>& row : rows_) {
     size_t out = 0;
-    for (const Cell& c : row) {
-      const uint32_t index = c.index >> steps;
-      if (out > 0 && row[out - 1].index == index) {
-        row[out - 1].allocated += c.allocated;
-        row[out - 1].freed += c.freed;
+    for (size_t i = 0; i < row.size(); ++i) {
+      Cell c = row[i];
+      c.index >>= steps;
+      Cell* into = out > 0 ? &row[out - 1] : nullptr;
+      if (into && into->index == c.index && fits(into->allocated, c.allocated) && fits(into->freed, c.freed)) {
+        into->allocated += c.allocated;
+        into->freed += c.freed;
+        into->allocated_bytes += c.allocated_bytes;
+        into->freed_bytes += c.freed_bytes;
       } else {
-        row[out] = c;
-        row[out].index = index;
-        ++out;
+        row[out++] = c;
       }
     }
     row.resize(out);
