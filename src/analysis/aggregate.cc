@@ -368,31 +368,22 @@ class SeriesLog {
     const uint8_t* const end = blocks_[i].data() + blocks_[i].size();
     while (p < end) {
       Entry e;
-      const uint64_t stack = get(p);
+      const uint64_t stack = get_own_varint(p);
       e.stack = static_cast<uint32_t>(exact_ ? stack >> 2 : stack);
-      free_ns += get(p);
+      free_ns += get_own_varint(p);
       e.free_ns = free_ns;
-      e.alloc_ns = free_ns - get(p);
-      e.size = get(p);
+      e.alloc_ns = free_ns - get_own_varint(p);
+      e.size = get_own_varint(p);
       if (!exact_) {
-        e.n_samples = get(p);
-        e.bytes_per_sample = static_cast<uint32_t>(get(p));
+        e.n_samples = get_own_varint(p);
+        e.bytes_per_sample = static_cast<uint32_t>(get_own_varint(p));
       } else {
-        e.blocks = stack & 2 ? get(p) : 1;
-        e.n_samples = stack & 1 ? get(p) : e.blocks;
+        e.blocks = stack & 2 ? get_own_varint(p) : 1;
+        e.n_samples = stack & 1 ? get_own_varint(p) : e.blocks;
       }
       if (!fn(e)) return false;
     }
     return true;
-  }
-  // Our own bytes, written by write(): no bounds to check.
-  static uint64_t get(const uint8_t*& p) {
-    uint64_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-      const uint8_t b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
   }
   std::vector<std::vector<uint8_t>> blocks_;
   std::vector<uint64_t> starts_;  // by block: the free time its first entry's is relative to
@@ -443,15 +434,10 @@ struct AggregateBuilder::Impl {
   std::vector<PeakSince> stack_since, thread_since;
   SeriesLog series_log;
   // Pass 2 as it streams, `tallied`, with a series: the blocks' fine
-  // buckets; the log's entries of freed blocks whose two times lay in
-  // different fine buckets, and of blocks of other than one sample
-  // (replay_fine); after it, the final bucket of each fine one (kStraddles:
-  // none).
+  // buckets, and the freed blocks of other than one sample (replay_fine).
   bool fine_series = false;
   FineSeries fine;
-  SeriesLog long_log, odd_log;
-  static constexpr uint32_t kStraddles = ~uint32_t{0};
-  std::vector<uint32_t> final_of;
+  SeriesLog odd_log;
   // Pass 2 as it streams, when `tallied`: by StackTable id / thread id /
   // lifetime bucket, and the immediate frees (Tally).
   bool tallied = false;
@@ -680,16 +666,11 @@ struct AggregateBuilder::Impl {
     if (DenseSeries::fits(stacks.size(), a.series_buckets)) return fine.add_stack();
     fine_series = false;
     fine.clear();
-    long_log.clear();
   }
 
-  // Whether a block's allocation is in the sums of a fine bucket that went
-  // whole into a final one (replay_fine).
-  bool allocated_in_cells(const Block& b) const {
-    if (!fine_series || b.n_samples != 1) return false;
-    const uint64_t j = b.time >> fine.shift();
-    return j < final_of.size() && final_of[j] != kStraddles;
-  }
+  // Whether a block's allocation is in the fine buckets (replay_fine
+  // counted it).
+  bool allocated_in_cells(const Block& b) const { return fine_series && b.n_samples == 1; }
 
   // Pass 2 as it streams, the series' width not yet known: a block's entry in
   // the log (end_of() adds nothing to the series then: the entry stands for both).
@@ -706,7 +687,7 @@ struct AggregateBuilder::Impl {
       const SeriesLog::Entry entry{b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample};
       if (b.n_samples == 1) [[likely]] {
         const unsigned shift = fine.shift();
-        if (fine.freed(b.stack, b.time, free_t, b.size)) long_log.append(entry);
+        fine.freed(b.stack, free_t, b.size);
         if (fine.shift() != shift) [[unlikely]] series_log.mark_every(fine.shift());
         series_log.append(entry);
       } else {
@@ -799,19 +780,16 @@ struct AggregateBuilder::Impl {
 
   // What the blocks add to the series, from their fine buckets and the logs
   // (finish_streaming, `fine_series`): each fine bucket inside one final
-  // bucket adds its sums to it; the blocks of a fine bucket that a final
-  // bucket's boundary falls in are counted from their exact times instead:
-  // those freed in it from the series log's mark there (and their
-  // allocation too if it was in it), those allocated in it and freed in a
-  // later one from the long-lived log, those still live at the end by
-  // settle() (allocated_in_cells). Whole numbers, so in parts on up to 4
-  // threads, each into a table of its own as replay_series() does: pass 2's
-  // sums (index_aggregate_test).
+  // bucket adds its sums to it; a fine bucket that a final bucket's boundary
+  // falls in is counted from its blocks' exact times instead: its
+  // allocations from FineSeries' log, its frees from the series log's mark
+  // there. Whole numbers, so in parts on up to 4 threads, each into a table
+  // of its own as replay_series() does: pass 2's sums (index_aggregate_test).
   void replay_fine() {
     series_log.blocks();
-    const size_t long_blocks = long_log.blocks();
     const unsigned shift = fine.shift();
-    final_of.assign(FineSeries::kCells, 0);
+    constexpr uint32_t kStraddles = ~uint32_t{0};
+    std::vector<uint32_t> final_of(FineSeries::kCells);  // by fine bucket: its final one, or kStraddles
     std::vector<uint32_t> straddling;
     for (uint32_t j = 0; j < FineSeries::kCells; ++j) {
       const uint64_t begin = uint64_t{j} << shift;
@@ -838,20 +816,16 @@ struct AggregateBuilder::Impl {
         const uint32_t j = straddling[i];
         series_log.read_span(uint64_t{j} << shift, uint64_t{j + 1} << shift, [&](const SeriesLog::Entry& e) {
           into.add(e.stack, series_index(e.free_ns), true, e.tally());
-          if (e.alloc_ns >> shift == j) into.add(e.stack, series_index(e.alloc_ns), false, e.tally());
+        });
+        fine.read_allocated(j, [&](const FineSeries::Allocation& al) {
+          into.add(al.stack, series_index(al.time), false, Tally{1, 1, al.size});
         });
       }
-      long_log.read(share(long_blocks, p), share(long_blocks, p + 1), [&](const SeriesLog::Entry& e) {
-        const uint64_t j = e.alloc_ns >> shift;
-        if (j != e.free_ns >> shift && final_of[j] == kStraddles)
-          into.add(e.stack, series_index(e.alloc_ns), false, e.tally());
-      });
       if (p == 0) replay_odd(&into);
     });
     for (const DenseSeries& d : dense) d.add_to(stacks);
     fine.clear();
     series_log.clear();
-    long_log.clear();
   }
 
   // The freed blocks of other than one sample (odd_log, when `fine_series`
@@ -999,7 +973,6 @@ AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const 
     impl_->a.series_buckets = query.series_buckets;
     impl_->series_ready = false;
     impl_->fine_series = impl_->tallied;
-    impl_->long_log.set_exact(true);
     impl_->odd_log.set_exact(true);
     impl_->series_log.mark_every(impl_->fine.shift());
   }

@@ -6,6 +6,7 @@ void FineSeries::coarsen(uint64_t t) {
   unsigned steps = 0;
   while ((t >> (shift_ + steps)) >= kCells) ++steps;
   shift_ += steps;
+  marked_ = ~uint64_t{0};  // (a bucket's number at the old width says nothing at the new one)
   auto fits = [](uint32_t a, uint32_t b) { return uint64_t{a} + b <= ~uint32_t{0}; };
   for (std::vector<Cell>& row : rows_) {
     size_t out = 0;
@@ -24,6 +25,12 @@ void FineSeries::coarsen(uint64_t t) {
     }
     row.resize(out);
   }
+}
+
+void FineSeries::new_block() {
+  if (!blocks_.empty()) blocks_.back().resize(used_);
+  blocks_.emplace_back(kBlock);
+  used_ = 0;
 }
 
 }  // namespace memloupe::analysis
