@@ -27,6 +27,10 @@ void FineSeries::coarsen(uint64_t t) {
   }
 }
 
+FineSeries::Cell& FineSeries::add_cell(std::vector<Cell>& row, uint32_t index) {
+  return row.emplace_back(Cell{.index = index});
+}
+
 void FineSeries::new_block() {
   if (!blocks_.empty()) blocks_.back().resize(used_);
   blocks_.emplace_back(kBlock);

@@ -59,14 +59,14 @@ class FineSeries {
 
   // A block of `stack` allocated at `t`, the latest time so far.
   void allocated(uint32_t stack, uint64_t t, uint64_t size) {
-    Cell& c = last(rows_[stack], index_of(t), &Cell::allocated);
+    Cell& c = last<&Cell::allocated>(rows_[stack], index_of(t));
     ++c.allocated;
     c.allocated_bytes += size;
     log(stack, t, size);
   }
   // A block of `stack` freed at `t`, the latest time so far.
   void freed(uint32_t stack, uint64_t t, uint64_t size) {
-    Cell& c = last(rows_[stack], index_of(t), &Cell::freed);
+    Cell& c = last<&Cell::freed>(rows_[stack], index_of(t));
     ++c.freed;
     c.freed_bytes += size;
   }
@@ -87,11 +87,13 @@ class FineSeries {
     return static_cast<uint32_t>(t >> shift_);
   }
   // The row's cell of `index`, the last or a new one after it.
-  static Cell& last(std::vector<Cell>& row, uint32_t index, uint32_t Cell::*count) {
-    if (!row.empty() && row.back().index == index && row.back().*count != ~uint32_t{0}) [[likely]]
+  template <uint32_t Cell::*kCount>
+  [[gnu::always_inline]] static Cell& last(std::vector<Cell>& row, uint32_t index) {
+    if (!row.empty() && row.back().index == index && row.back().*kCount != ~uint32_t{0}) [[likely]]
       return row.back();
-    return row.emplace_back(Cell{.index = index});
+    return add_cell(row, index);
   }
+  static Cell& add_cell(std::vector<Cell>& row, uint32_t index);
   // Doubles the width until `t` is below kCells widths, merging each row's
   // neighbours.
   void coarsen(uint64_t t);
