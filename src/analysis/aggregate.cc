@@ -22,12 +22,10 @@
 #include <thread>
 
 #include "analysis/event_time.h"
-#include "analysis/fine_series.h"
 #include "analysis/frame_names.h"
 #include "analysis/live_table.h"
 #include "analysis/model.h"
 #include "analysis/stack_table.h"
-#include "analysis/tally.h"
 #include "analysis/usable_cpus.h"
 #include "format/varint.h"
 
@@ -103,6 +101,39 @@ class BucketCache {
   uint32_t index_ = 0;
   uint64_t low_ = 0;
   uint64_t span_ = 0;  // nothing cached yet
+};
+
+// Mode::All blocks' Counts summed as integers: pass 2's freed blocks as it
+// streams, for a query that keeps every freed block (the index's,
+// AggregateBuilder::Impl::tallied), and the series replay's buckets
+// (DenseSeries). Each such Count is {1 block, n_samples, size,
+// 1.0 object} (Estimator::block), so a sum of them is its block count, samples
+// and bytes, with the block count as its objects (a double, exact below 2^53 in
+// any order): three integer adds per stack, thread and lifetime bucket per free
+// instead of settle()'s Counts per metric, added to the metrics at finish() (the
+// same bits: index_aggregate_test; docs/ANALYSIS.md).
+struct Tally {
+  uint64_t blocks = 0, samples = 0, bytes = 0;
+
+  void add(uint64_t size, uint32_t n_samples) {
+    ++blocks;
+    samples += n_samples;
+    bytes += size;
+  }
+  Tally& operator+=(const Tally& o) {
+    blocks += o.blocks;
+    samples += o.samples;
+    bytes += o.bytes;
+    return *this;
+  }
+  Count count() const {
+    Count c;
+    c.blocks = blocks;
+    c.samples = samples;
+    c.bytes = bytes;
+    c.objects = static_cast<double>(blocks);
+    return c;
+  }
 };
 
 // Mode::All's series replayed into a table (AggregateBuilder::Impl::
@@ -271,40 +302,31 @@ class SeriesLog {
   template <class Fn>
   void read(size_t first, size_t last, Fn&& fn) const {
     for (size_t i = first; i < last; ++i) {
-      read_block(i, 0, starts_[i], [&](const Entry& e) {
+      uint64_t free_ns = starts_[i];
+      const uint8_t* p = blocks_[i].data();
+      const uint8_t* const end = p + blocks_[i].size();
+      while (p < end) {
+        Entry e;
+        const uint64_t stack = get(p);
+        e.stack = static_cast<uint32_t>(exact_ ? stack >> 2 : stack);
+        free_ns += get(p);
+        e.free_ns = free_ns;
+        e.alloc_ns = free_ns - get(p);
+        e.size = get(p);
+        if (!exact_) {
+          e.n_samples = get(p);
+          e.bytes_per_sample = static_cast<uint32_t>(get(p));
+        } else {
+          e.blocks = stack & 2 ? get(p) : 1;
+          e.n_samples = stack & 1 ? get(p) : e.blocks;
+        }
         fn(e);
-        return true;
-      });
-    }
-  }
-  // Marks the first entry written at or after each multiple of 2^shift ns
-  // (and of any smaller power of two set before), so that read_span() finds
-  // the entries freed in such a span without reading the log from its start
-  // (FineSeries' straddling buckets). Off until called.
-  void mark_every(unsigned shift) {
-    mark_shift_ = shift;
-    marked_ = ~uint64_t{0};  // (a span's number at the old shift says nothing at the new one)
-  }
-  // Calls fn(entry) for each entry freed in [begin_ns, end_ns), both
-  // multiples of a power of two given to mark_every() so far, in order.
-  template <class Fn>
-  void read_span(uint64_t begin_ns, uint64_t end_ns, Fn&& fn) const {
-    auto mark = std::lower_bound(marks_.begin(), marks_.end(), begin_ns,
-                                 [](const Mark& m, uint64_t t) { return m.free_ns < t; });
-    if (mark == marks_.end() || mark->free_ns >= end_ns) return;
-    for (size_t i = mark->block, offset = mark->offset; i < blocks_.size(); ++i, offset = 0) {
-      const bool more = read_block(i, offset, offset == 0 ? starts_[i] : mark->base, [&](const Entry& e) {
-        if (e.free_ns >= end_ns) return false;
-        fn(e);
-        return true;
-      });
-      if (!more) return;
+      }
     }
   }
   void clear() {
     blocks_ = {};
     starts_ = {};
-    marks_ = {};
     free_ns_ = 0;
     used_ = 0;
   }
@@ -342,10 +364,6 @@ class SeriesLog {
       starts_.push_back(free_ns_);
       used_ = 0;
     }
-    if ((e.free_ns >> mark_shift_) != marked_) [[unlikely]] {
-      marked_ = e.free_ns >> mark_shift_;
-      marks_.push_back({e.free_ns, blocks_.size() - 1, used_, free_ns_});
-    }
     uint8_t* const start = blocks_.back().data() + used_;
     const bool other_samples = exact_ && e.n_samples != e.blocks;
     const bool other_blocks = exact_ && e.blocks != 1;
@@ -360,42 +378,17 @@ class SeriesLog {
     free_ns_ = e.free_ns;
     used_ += static_cast<size_t>(p - start);
   }
-  // fn(entry) for the entries of block i from byte `offset` on, whose free
-  // times are relative to `free_ns`, while fn returns true; false if it did not.
-  template <class Fn>
-  bool read_block(size_t i, size_t offset, uint64_t free_ns, Fn&& fn) const {
-    const uint8_t* p = blocks_[i].data() + offset;
-    const uint8_t* const end = blocks_[i].data() + blocks_[i].size();
-    while (p < end) {
-      Entry e;
-      const uint64_t stack = get_own_varint(p);
-      e.stack = static_cast<uint32_t>(exact_ ? stack >> 2 : stack);
-      free_ns += get_own_varint(p);
-      e.free_ns = free_ns;
-      e.alloc_ns = free_ns - get_own_varint(p);
-      e.size = get_own_varint(p);
-      if (!exact_) {
-        e.n_samples = get_own_varint(p);
-        e.bytes_per_sample = static_cast<uint32_t>(get_own_varint(p));
-      } else {
-        e.blocks = stack & 2 ? get_own_varint(p) : 1;
-        e.n_samples = stack & 1 ? get_own_varint(p) : e.blocks;
-      }
-      if (!fn(e)) return false;
+  // Our own bytes, written by write(): no bounds to check.
+  static uint64_t get(const uint8_t*& p) {
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      const uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
     }
-    return true;
   }
   std::vector<std::vector<uint8_t>> blocks_;
   std::vector<uint64_t> starts_;  // by block: the free time its first entry's is relative to
-  // mark_every(): where an entry's free time first reached a new span.
-  struct Mark {
-    uint64_t free_ns;  // the entry's
-    size_t block, offset;
-    uint64_t base;  // the free time its own is relative to
-  };
-  std::vector<Mark> marks_;
-  unsigned mark_shift_ = 63;  // off until mark_every(): no time reaches 2^63 ns
-  uint64_t marked_ = 0;       // the span of the last mark, at mark_shift_
   size_t used_ = 0;  // bytes written in the last block
   uint64_t free_ns_ = 0;
   bool exact_ = false;
@@ -433,11 +426,6 @@ struct AggregateBuilder::Impl {
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
   SeriesLog series_log;
-  // Pass 2 as it streams, `tallied`, with a series: the blocks' fine
-  // buckets, and the freed blocks of other than one sample (replay_fine).
-  bool fine_series = false;
-  FineSeries fine;
-  SeriesLog odd_log;
   // Pass 2 as it streams, when `tallied`: by StackTable id / thread id /
   // lifetime bucket, and the immediate frees (Tally).
   bool tallied = false;
@@ -532,7 +520,6 @@ struct AggregateBuilder::Impl {
       if (one_pass()) stack_peaks.emplace_back();
       if (streaming) stack_since.emplace_back();
       if (tallied) stack_tally.emplace_back();
-      if (fine_series) add_fine_stack();
     }
     return stack;
   }
@@ -569,11 +556,6 @@ struct AggregateBuilder::Impl {
     live.insert(e.id.value, b);
     const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     if (streaming) {
-      if (fine_series && stack && e.n_samples == 1) {
-        const unsigned shift = fine.shift();
-        fine.allocated(*stack, t, e.size);
-        if (fine.shift() != shift) [[unlikely]] series_log.mark_every(fine.shift());
-      }
       // (add_alloc gives new_maxima(): a change means this block made a new maximum)
       if (const uint64_t maxima = alongside->add_alloc(e, c); maxima != maxima_seen) {
         maxima_seen = maxima;
@@ -647,7 +629,7 @@ struct AggregateBuilder::Impl {
     if (a.series_buckets > 0) {
       if (!series_ready) {
         log_series(b, free_t);
-      } else if (!allocated_in_cells(b)) {
+      } else {
         add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
       }
     }
@@ -655,22 +637,6 @@ struct AggregateBuilder::Impl {
     // Count gets the same additions in the same order as with two).
     end_of(b, c, free_t, freed, free_thread, end, immediate, mask);
   }
-
-  // A new stack's fine row; with more stacks than a dense table of the
-  // final buckets takes (DenseSeries::fits: ~3500 for the index's 100
-  // buckets; cc1plus's 67 k stacks), the fine buckets are given up, since
-  // replaying into sparse series saves nothing, and the whole log is
-  // replayed as before (it holds every freed block of one sample; the others
-  // are in odd_log).
-  void add_fine_stack() {
-    if (DenseSeries::fits(stacks.size(), a.series_buckets)) return fine.add_stack();
-    fine_series = false;
-    fine.clear();
-  }
-
-  // Whether a block's allocation is in the fine buckets (replay_fine
-  // counted it).
-  bool allocated_in_cells(const Block& b) const { return fine_series && b.n_samples == 1; }
 
   // Pass 2 as it streams, the series' width not yet known: a block's entry in
   // the log (end_of() adds nothing to the series then: the entry stands for both).
@@ -683,19 +649,7 @@ struct AggregateBuilder::Impl {
   void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak, bool immediate,
                       const Count& c) {
     if (at_peak) peak_since(b, c);
-    if (fine_series) {
-      const SeriesLog::Entry entry{b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample};
-      if (b.n_samples == 1) [[likely]] {
-        const unsigned shift = fine.shift();
-        fine.freed(b.stack, free_t, b.size);
-        if (fine.shift() != shift) [[unlikely]] series_log.mark_every(fine.shift());
-        series_log.append(entry);
-      } else {
-        odd_log.append(entry);
-      }
-    } else if (a.series_buckets > 0) {
-      log_series(b, free_t);  // (the fine buckets given up: add_fine_stack)
-    }
+    if (a.series_buckets > 0) log_series(b, free_t);
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
     FreedTally& s = stack_tally[b.stack];
@@ -764,85 +718,13 @@ struct AggregateBuilder::Impl {
     if (a.series_buckets > 0) {
       set_series_width(duration());
       series_ready = true;
-      if (fine_series) {
-        replay_fine();
-      } else {
-        replay_series();
-        replay_odd(nullptr);
-      }
+      replay_series();
     }
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
     live.for_each([&](uint64_t id, const Block& b) {
       if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
     });
-  }
-
-  // What the blocks add to the series, from their fine buckets and the logs
-  // (finish_streaming, `fine_series`): each fine bucket inside one final
-  // bucket adds its sums to it; a fine bucket that a final bucket's boundary
-  // falls in is counted from its blocks' exact times instead: its
-  // allocations from FineSeries' log, its frees from the series log's mark
-  // there. Whole numbers, so in parts on up to 4 threads, each into a table
-  // of its own as replay_series() does: pass 2's sums (index_aggregate_test).
-  void replay_fine() {
-    series_log.blocks();
-    const unsigned shift = fine.shift();
-    constexpr uint32_t kStraddles = ~uint32_t{0};
-    std::vector<uint32_t> final_of(FineSeries::kCells);  // by fine bucket: its final one, or kStraddles
-    std::vector<uint32_t> straddling;
-    for (uint32_t j = 0; j < FineSeries::kCells; ++j) {
-      const uint64_t begin = uint64_t{j} << shift;
-      const uint32_t first = series_index(begin);
-      final_of[j] = first == series_index(begin + ((uint64_t{1} << shift) - 1)) ? first : kStraddles;
-      if (final_of[j] == kStraddles) straddling.push_back(j);
-    }
-    const size_t parts = std::min<size_t>(std::max<size_t>(usable_cpus(), 1), 4);
-    auto share = [&](size_t n, size_t p) { return n * p / parts; };  // part p: [share(n, p), share(n, p + 1))
-    std::vector<DenseSeries> dense;
-    for (size_t p = 0; p < parts; ++p) dense.emplace_back(stacks.size(), a.series_buckets);
-    in_parts(parts, [&](size_t p) {
-      DenseSeries& into = dense[p];
-      for (size_t s = share(stacks.size(), p); s < share(stacks.size(), p + 1); ++s) {
-        const auto stack = static_cast<uint32_t>(s);
-        for (const FineSeries::Cell& cell : fine.row(stack)) {
-          const uint32_t index = final_of[cell.index];
-          if (index == kStraddles) continue;
-          into.add(stack, index, false, Tally{cell.allocated, cell.allocated, cell.allocated_bytes});
-          into.add(stack, index, true, Tally{cell.freed, cell.freed, cell.freed_bytes});
-        }
-      }
-      for (size_t i = share(straddling.size(), p); i < share(straddling.size(), p + 1); ++i) {
-        const uint32_t j = straddling[i];
-        series_log.read_span(uint64_t{j} << shift, uint64_t{j + 1} << shift, [&](const SeriesLog::Entry& e) {
-          into.add(e.stack, series_index(e.free_ns), true, e.tally());
-        });
-        fine.read_allocated(j, [&](const FineSeries::Allocation& al) {
-          into.add(al.stack, series_index(al.time), false, Tally{1, 1, al.size});
-        });
-      }
-      if (p == 0) replay_odd(&into);
-    });
-    for (const DenseSeries& d : dense) d.add_to(stacks);
-    fine.clear();
-    series_log.clear();
-  }
-
-  // The freed blocks of other than one sample (odd_log, when `fine_series`
-  // was set at the start), into `dense` or the stacks' series.
-  void replay_odd(DenseSeries* dense) {
-    odd_log.read(0, odd_log.blocks(), [&](const SeriesLog::Entry& e) {
-      for (bool freed : {false, true}) {
-        const uint32_t index = series_index(freed ? e.free_ns : e.alloc_ns);
-        if (dense) {
-          dense->add(e.stack, index, freed, e.tally());
-        } else {
-          add_block(bucket_at(stacks[e.stack].series, index).*(freed ? &SeriesBucket::freed : &SeriesBucket::allocated),
-                    e.tally().count(), true);
-        }
-      }
-    });
-    odd_log.clear();
   }
 
   // What the freed blocks add to the series, from the log (finish_streaming).
@@ -972,9 +854,6 @@ AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const 
   if (query.series_buckets > 0) {
     impl_->a.series_buckets = query.series_buckets;
     impl_->series_ready = false;
-    impl_->fine_series = impl_->tallied;
-    impl_->odd_log.set_exact(true);
-    impl_->series_log.mark_every(impl_->fine.shift());
   }
 }
 
