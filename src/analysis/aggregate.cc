@@ -147,21 +147,28 @@ class DenseSeries {
   static bool fits(size_t stacks, uint32_t buckets) {
     return stacks * buckets * sizeof(Cells) <= (size_t{16} << 20);
   }
-  DenseSeries(size_t stacks, uint32_t buckets) : buckets_(buckets), cells_(stacks * buckets) {}
+  // A row of cells per bucket, not per stack: the log's entries come in free
+  // order, so the frees of a stretch of it fall in one bucket's row (726
+  // stacks of (b): 35 KB) and most allocations in a few recent rows; a row
+  // per stack spread them over the whole table (3.5 MB for (b)), a cache miss
+  // on most allocations' cell (2026-11-26, docs/RECORDER.md).
+  DenseSeries(size_t stacks, uint32_t buckets) : stacks_(stacks), buckets_(buckets), cells_(stacks * buckets) {}
   // A block allocated (`freed` false) or freed in `bucket`.
   void add(uint32_t stack, uint32_t bucket, bool freed, const Tally& blocks) {
-    Cells& cells = cells_[size_t{stack} * buckets_ + bucket];
+    Cells& cells = cells_[size_t{bucket} * stacks_ + stack];
     (freed ? cells.freed : cells.allocated) += blocks;
   }
   // Adds each bucket that has blocks to its stack's series.
   void add_to(std::vector<StackStats>& stacks) const {
+    auto used = [](const Cells& c) { return c.allocated.blocks != 0 || c.freed.blocks != 0; };
     for (size_t s = 0; s < stacks.size(); ++s) {
-      const std::span<const Cells> row(cells_.data() + s * buckets_, buckets_);
-      auto used = [](const Cells& c) { return c.allocated.blocks != 0 || c.freed.blocks != 0; };
+      auto cell = [&](uint32_t b) -> const Cells& { return cells_[size_t{b} * stacks_ + s]; };
+      size_t n = 0;
+      for (uint32_t b = 0; b < buckets_; ++b) n += used(cell(b)) ? 1 : 0;
       std::vector<SeriesBucket>& series = stacks[s].series;
-      series.reserve(series.size() + static_cast<size_t>(std::count_if(row.begin(), row.end(), used)));
+      series.reserve(series.size() + n);
       for (uint32_t b = 0; b < buckets_; ++b) {
-        const Cells& cells = row[b];
+        const Cells& cells = cell(b);
         if (!used(cells)) continue;
         SeriesBucket& to = bucket_at(series, b);
         add_block(to.allocated, cells.allocated.count(), true);
@@ -174,8 +181,9 @@ class DenseSeries {
   struct Cells {
     Tally allocated, freed;
   };
+  size_t stacks_;
   uint32_t buckets_;
-  std::vector<Cells> cells_;
+  std::vector<Cells> cells_;  // by bucket, then stack
 };
 
 // `into` += a bucket of another part's series (`from`'s Counts added as a whole).
