@@ -147,21 +147,28 @@ class DenseSeries {
   static bool fits(size_t stacks, uint32_t buckets) {
     return stacks * buckets * sizeof(Cells) <= (size_t{16} << 20);
   }
-  DenseSeries(size_t stacks, uint32_t buckets) : buckets_(buckets), cells_(stacks * buckets) {}
+  // A row of cells per bucket, not per stack: the log's entries come in free
+  // order, so the frees of a stretch of it fall in one bucket's row (726
+  // stacks of (b): 35 KB) and most allocations in a few recent rows; a row
+  // per stack spread them over the whole table (3.5 MB for (b)), a cache miss
+  // on most allocations' cell (2026-11-26, docs/RECORDER.md).
+  DenseSeries(size_t stacks, uint32_t buckets) : stacks_(stacks), buckets_(buckets), cells_(stacks * buckets) {}
   // A block allocated (`freed` false) or freed in `bucket`.
   void add(uint32_t stack, uint32_t bucket, bool freed, const Tally& blocks) {
-    Cells& cells = cells_[size_t{stack} * buckets_ + bucket];
+    Cells& cells = cells_[size_t{bucket} * stacks_ + stack];
     (freed ? cells.freed : cells.allocated) += blocks;
   }
   // Adds each bucket that has blocks to its stack's series.
   void add_to(std::vector<StackStats>& stacks) const {
+    auto used = [](const Cells& c) { return c.allocated.blocks != 0 || c.freed.blocks != 0; };
     for (size_t s = 0; s < stacks.size(); ++s) {
-      const std::span<const Cells> row(cells_.data() + s * buckets_, buckets_);
-      auto used = [](const Cells& c) { return c.allocated.blocks != 0 || c.freed.blocks != 0; };
+      auto cell = [&](uint32_t b) -> const Cells& { return cells_[size_t{b} * stacks_ + s]; };
+      size_t n = 0;
+      for (uint32_t b = 0; b < buckets_; ++b) n += used(cell(b)) ? 1 : 0;
       std::vector<SeriesBucket>& series = stacks[s].series;
-      series.reserve(series.size() + static_cast<size_t>(std::count_if(row.begin(), row.end(), used)));
+      series.reserve(series.size() + n);
       for (uint32_t b = 0; b < buckets_; ++b) {
-        const Cells& cells = row[b];
+        const Cells& cells = cell(b);
         if (!used(cells)) continue;
         SeriesBucket& to = bucket_at(series, b);
         add_block(to.allocated, cells.allocated.count(), true);
@@ -174,8 +181,52 @@ class DenseSeries {
   struct Cells {
     Tally allocated, freed;
   };
+  size_t stacks_;
   uint32_t buckets_;
-  std::vector<Cells> cells_;
+  std::vector<Cells> cells_;  // by bucket, then stack
+};
+
+// Mode::All's series replayed into rows of cells for more stacks than a
+// DenseSeries takes (cc1plus: 67 k stacks, most with a few buckets): per
+// stack its buckets' Tallies, sorted by bucket (56 bytes a cell where a
+// SeriesBucket is 200), the rows' headers together where the stacks' series
+// are ~420 bytes apart (StackStats), added to the stacks' series at the end
+// (docs/RECORDER.md, "The series replay after the exit").
+class SparseSeries {
+ public:
+  explicit SparseSeries(size_t stacks) : rows_(stacks) {}
+  // A block allocated (`freed` false) or freed in `bucket`.
+  void add(uint32_t stack, uint32_t bucket, bool freed, const Tally& blocks) {
+    Cells& cells = cells_at(rows_[stack], bucket);
+    (freed ? cells.freed : cells.allocated) += blocks;
+  }
+  // Adds each bucket that has blocks to its stack's series.
+  void add_to(std::vector<StackStats>& stacks) const {
+    for (size_t s = 0; s < stacks.size(); ++s) {
+      std::vector<SeriesBucket>& series = stacks[s].series;
+      series.reserve(series.size() + rows_[s].size());
+      for (const Cells& cells : rows_[s]) {
+        SeriesBucket& to = bucket_at(series, cells.bucket);
+        add_block(to.allocated, cells.allocated.count(), true);
+        add_block(to.freed, cells.freed.count(), true);
+      }
+    }
+  }
+
+ private:
+  struct Cells {
+    uint32_t bucket = 0;
+    Tally allocated, freed;
+  };
+  // The row's cells of `bucket`, added if they are not there (most blocks die
+  // in the bucket of the latest free: the last one).
+  static Cells& cells_at(std::vector<Cells>& row, uint32_t bucket) {
+    if (!row.empty() && row.back().bucket == bucket) return row.back();
+    auto it = std::lower_bound(row.begin(), row.end(), bucket, [](const Cells& c, uint32_t b) { return c.bucket < b; });
+    if (it == row.end() || it->bucket != bucket) it = row.insert(it, Cells{bucket, {}, {}});
+    return *it;
+  }
+  std::vector<std::vector<Cells>> rows_;  // by stack
 };
 
 // `into` += a bucket of another part's series (`from`'s Counts added as a whole).
@@ -739,26 +790,17 @@ struct AggregateBuilder::Impl {
     const bool exact = a.estimator.exact();
     const size_t parts = exact ? std::clamp<size_t>(std::min<size_t>(usable_cpus(), 4), 1, std::max<size_t>(blocks, 1)) : 1;
     auto first = [&](size_t p) { return blocks * p / parts; };  // part p: blocks [first(p), first(p + 1))
-    if (blocks > 0 && exact && DenseSeries::fits(stacks.size(), a.series_buckets)) {
-      // Mode::All: each part counts into a table of its own, a row of
-      // buckets per stack (no search, no insert, a third of the bytes of
-      // SeriesBuckets), added to the stacks' series at the end; a time's
-      // bucket is mostly the last one's (free times are monotone, most blocks
-      // are freed in the bucket they were allocated in), found by its bounds,
-      // not a division.
-      std::vector<DenseSeries> dense;
-      for (size_t p = 0; p < parts; ++p) dense.emplace_back(stacks.size(), a.series_buckets);
-      in_parts(parts, [&](size_t p) {
-        BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
-        BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
-        DenseSeries& into = dense[p];
-        series_log.read(first(p), first(p + 1), [&](const SeriesLog::Entry& e) {
-          into.add(e.stack, alloc_bucket(e.alloc_ns), false, e.tally());
-          into.add(e.stack, free_bucket(e.free_ns), true, e.tally());
-        });
-      });
-      for (const DenseSeries& d : dense) d.add_to(stacks);
-      series_log.clear();
+    if (blocks > 0 && exact) {
+      // Mode::All: each part counts into a table of its own (a DenseSeries
+      // when it fits: no search, no insert), added to the stacks' series at
+      // the end; a time's bucket is mostly the last one's (free times are
+      // monotone, most blocks are freed in the bucket they were allocated
+      // in), found by its bounds, not a division.
+      if (DenseSeries::fits(stacks.size(), a.series_buckets)) {
+        replay_tallies<DenseSeries>(parts, first, [&] { return DenseSeries(stacks.size(), a.series_buckets); });
+      } else {
+        replay_tallies<SparseSeries>(parts, first, [&] { return SparseSeries(stacks.size()); });
+      }
       return;
     }
     using Series = std::vector<std::vector<SeriesBucket>>;  // by stack
@@ -778,6 +820,25 @@ struct AggregateBuilder::Impl {
     for (const Series& part : partial)
       for (size_t s = 0; s < part.size(); ++s)
         for (const SeriesBucket& b : part[s]) add_bucket(stacks[s].series, b);
+    series_log.clear();
+  }
+
+  // replay_series() of a Mode::All log, part p of `parts` (blocks [first(p),
+  // first(p + 1))) into the Table make() gives it.
+  template <class Table, class First, class Make>
+  void replay_tallies(size_t parts, const First& first, const Make& make) {
+    std::vector<Table> tables;
+    for (size_t p = 0; p < parts; ++p) tables.push_back(make());
+    in_parts(parts, [&](size_t p) {
+      BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
+      BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
+      Table& into = tables[p];
+      series_log.read(first(p), first(p + 1), [&](const SeriesLog::Entry& e) {
+        into.add(e.stack, alloc_bucket(e.alloc_ns), false, e.tally());
+        into.add(e.stack, free_bucket(e.free_ns), true, e.tally());
+      });
+    });
+    for (const Table& t : tables) t.add_to(stacks);
     series_log.clear();
   }
 

@@ -154,6 +154,27 @@ TEST(ThreadedOverview, SeriesOfManyStacksReplayedInPartsGivesTheBytesOfPassTwo) 
   EXPECT_EQ(one_read(s), want);
 }
 
+// The series of Mode::All blocks of one sample (under 4096 bytes here) on a
+// few stacks, living from a tick to most of the run, some still live at the
+// end, over runs of several lengths (so the buckets' boundaries fall at
+// different times): the replay's dense table gives pass 2's bytes. (It also
+// checked the fine buckets tried on 2026-11-26, docs/RECORDER.md.)
+TEST(ThreadedOverview, SeriesOfRunsOfSeveralLengthsGivesTheBytesOfPassTwo) {
+  for (uint64_t seed : {21, 22, 23, 24}) {
+    const testing::RandomHeap heap{.events = 150000, .phase = 25000, .threads = 3, .time_steps = 40 + 30 * seed,
+                                   .min_size = 1, .size_span = 4000};
+    const auto few_stacks = [](auto& r) { return std::vector<uint64_t>{0x1000 + r() % 40, 0x2000 + r() % 3}; };
+    const Script s = random_all_trace(seed, heap, few_stacks);
+    const auto [overview, expected] = pass_two(s);
+    ASSERT_GT(expected.totals[Metric::Freed].blocks, 50000u);
+    ASSERT_FALSE(expected.totals[Metric::Leaked].empty());
+    const std::vector<uint8_t> want = encoded(overview, expected);
+    ASSERT_FALSE(want.empty());
+
+    EXPECT_EQ(one_read(s), want) << "seed " << seed;
+  }
+}
+
 // No block is freed: the series log is empty, and the series holds the
 // blocks still live at the end only.
 TEST(ThreadedOverview, SeriesWithoutFreedBlocksGivesTheBytesOfPassTwo) {
