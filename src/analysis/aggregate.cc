@@ -436,7 +436,8 @@ struct AggregateBuilder::Impl {
   uint64_t maxima_seen = 0;
   std::optional<format::AllocId> peak_so_far;
 
-  Impl(const reader::SymbolTable& s, const Query& q, const format::TraceInfo& info) : symbols(s) {
+  Impl(const reader::SymbolTable& s, const Query& q, const format::TraceInfo& info)
+      : symbols(s), keeps_every_alloc(keeps_every(q.filter)) {
     a.query = q;
     a.estimator = Estimator(info);
     series_log.set_exact(a.estimator.exact());
@@ -499,6 +500,15 @@ struct AggregateBuilder::Impl {
         p->live -= c;
       }
     }
+  }
+
+  // The filter keeps every Alloc (accepts() is always true and every stack
+  // passes --focus): the index's query. Fixed for the run, so add_interned
+  // tests it once, not the filter's five clauses per Alloc.
+  const bool keeps_every_alloc;
+  static bool keeps_every(const Filter& f) {
+    return f.kind == BlockKind::All && !f.window && !f.thread && f.min_size == 0 && f.max_size == kForever &&
+           f.focus.empty();
   }
 
   // Whether the filter's size, thread and window clauses keep a block at allocation.
@@ -894,6 +904,7 @@ void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, 
     (void)id;
   }
   const uint64_t t = s.clock(alloc.time_ns);
+  if (s.keeps_every_alloc) return s.on_alloc(t, alloc, stack);
   s.on_alloc(t, alloc, s.accepts(t, alloc) ? s.kept(stack) : std::nullopt);
 }
 
