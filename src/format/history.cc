@@ -206,11 +206,6 @@ uint64_t AllocHistory::resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thre
   }
 }
 
-Func AllocHistory::predicted_free_func(uint64_t id, uint64_t next_id) const noexcept {
-  if (!known(id, next_id)) return last_free_.get();
-  return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();
-}
-
 void AllocHistory::on_free(uint64_t id, uint64_t next_id, Func func, bool realloc,
                            uint32_t thread) noexcept {
   if (!realloc) last_free_.set(func);

@@ -137,8 +137,12 @@ class AllocHistory {
   static constexpr uint64_t kNoId = ~uint64_t{0};
   uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
 
-  // `id` must be < next_id.
-  Func predicted_free_func(uint64_t id, uint64_t next_id) const noexcept;
+  // `id` must be < next_id. Inline: the reader asks it of every Free (a call
+  // into this file for two loads).
+  Func predicted_free_func(uint64_t id, uint64_t next_id) const noexcept {
+    if (!known(id, next_id)) return last_free_.get();
+    return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();
+  }
   // A free (or the free half of a realloc, which teaches no function prediction).
   void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept;
 
