@@ -61,9 +61,14 @@ class Collector {
   }
 
   // The event `r` just delivered: only an Alloc asks the reader for its fresh
-  // frames and backtrace key (two virtual calls per event before).
+  // frames and backtrace key (two virtual calls per event before; one call
+  // for both now).
   void add_read(const format::Event& e, const reader::Reader& r) {
-    if (std::holds_alternative<format::Alloc>(e)) return add(e, r.fresh_frames(), r.backtrace_key());
+    if (std::holds_alternative<format::Alloc>(e)) {
+      uint32_t fresh;
+      const reader::BacktraceKey key = r.alloc_key(fresh);
+      return add(e, fresh, key);
+    }
     add(e, 0);
   }
 

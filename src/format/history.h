@@ -138,7 +138,8 @@ class AllocHistory {
   uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
 
   // `id` must be < next_id. Inline, as last_freed below: the encoder asks on
-  // every free, and the calls cost more than the lookups.
+  // every free and the reader of every Free, and the calls cost more than the
+  // lookups.
   Func predicted_free_func(uint64_t id, uint64_t next_id) const noexcept {
     if (!known(id, next_id)) return last_free_.get();
     return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();

@@ -99,7 +99,7 @@ std::optional<Error> EventDecoder::realloc(Streams& in, uint8_t arg) {
   const Code code = static_cast<Code>(h >> format::kCodeShift);
   if (code != Code::Alloc && code != Code::AllocCached && code != Code::AllocCachedX)
     return in.expected_at(S::Head, at, "the allocation event of a realloc");
-  pending_alloc_ = {};
+  // (alloc() sets every field of pending_alloc_ but realloc_of, set below.)
   if (auto e = alloc(in, code, h & 0x1f, pending_alloc_)) return e;
   pending_alloc_.realloc_of = format::AllocId{old};
   f.id = format::AllocId{old};
@@ -141,7 +141,7 @@ const format::Event* EventDecoder::next(Streams& in, std::optional<Error>& err) 
         // Built in place: a local event copied into the variant is read back
         // 16 bytes at a time right after its fields were stored one by one, a
         // store-forwarding stall per event (half of free()'s time on an `--all` trace).
-        if ((err = alloc(in, code, arg, event_.emplace<format::Alloc>()))) return nullptr;
+        if ((err = alloc(in, code, arg, fresh_alloc()))) return nullptr;
         return &event_;
       case Code::Free:
         if ((err = free(in, arg))) return nullptr;

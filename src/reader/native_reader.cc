@@ -49,6 +49,10 @@ class NativeReader final : public Reader {
   uint64_t events_read() const override { return events_; }
   uint32_t fresh_frames() const override { return decoder_->fresh_frames(); }
   BacktraceKey backtrace_key() const override { return decoder_->backtrace_key(); }
+  BacktraceKey alloc_key(uint32_t& fresh) const override {
+    fresh = decoder_->fresh_frames();
+    return decoder_->backtrace_key();
+  }
   void resume() override {
     if (at_end_) done_ = at_end_ = false;
   }

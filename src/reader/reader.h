@@ -80,6 +80,12 @@ class Reader {
   // For the Alloc next() just returned: its backtrace's key (above). Readers
   // that do not know say {} (every backtrace is then looked at).
   virtual BacktraceKey backtrace_key() const { return {}; }
+  // Both of the above in one call (the finaliser's read asks for both of
+  // every Alloc: one virtual call, not two).
+  virtual BacktraceKey alloc_key(uint32_t& fresh) const {
+    fresh = fresh_frames();
+    return backtrace_key();
+  }
   // For a file still being written (reader/growing_file.h): after next()
   // returned nullptr without an error at the end of the bytes, lets the next
   // next() look again from there (the bytes may have grown). Readers that

@@ -49,20 +49,25 @@ using Taps = std::array<TapBuffer, kStreams>;
 
 class Streams {
  public:
+  Streams() { at_.fill(&cursors_[0]); }
+  Streams(const Streams&) = delete;  // at_ points into this one
+  Streams& operator=(const Streams&) = delete;
+
   // Row form: every stream reads from `c`.
   void set_row(const Cursor& c) {
     cursors_[0] = c;
-    row_ = true;
+    at_.fill(&cursors_[0]);
   }
   // Column form: one cursor per stream.
   void set_columns(const std::array<Cursor, kStreams>& c) {
     cursors_ = c;
-    row_ = false;
+    for (size_t i = 0; i < kStreams; ++i) at_[i] = &cursors_[i];
   }
   // Split mode: every byte a field consumes is also appended to taps[stream].
   void set_taps(Taps* taps) { taps_ = taps; }
 
-  Cursor& at(Stream s) { return cursors_[row_ ? 0 : static_cast<size_t>(s)]; }
+  // A load, not a test of the form per field read (the decoder reads ~6 an event).
+  Cursor& at(Stream s) { return *at_[static_cast<size_t>(s)]; }
   bool at_end(Stream s) { return at(s).at_end(); }
   // The first stream (in order) with bytes left, or Stream::Count if none.
   Stream unfinished() {
@@ -102,7 +107,7 @@ class Streams {
   }
 
   std::array<Cursor, kStreams> cursors_{};
-  bool row_ = true;
+  std::array<Cursor*, kStreams> at_;  // each stream's cursor: cursors_[0] for all in row form
   Taps* taps_ = nullptr;
 };
 
