@@ -2,6 +2,8 @@
 // against the thread's stack span first (stack_bounds.h).
 #pragma once
 
+#include <emmintrin.h>
+
 #include <cstdint>
 
 namespace memloupe::recorder::unwind_detail {
@@ -12,6 +14,13 @@ __attribute__((no_sanitize("address"))) inline uintptr_t load_stack_word(uintptr
   uintptr_t v;
   __builtin_memcpy(&v, reinterpret_cast<const void*>(addr), sizeof v);
   return v;
+}
+
+// Two stack words in one vector: `lo`'s in the low half, `hi`'s in the high
+// half (a movq and a movhps: two loads, no shuffle).
+__attribute__((no_sanitize("address"))) inline __m128i load_stack_pair(uintptr_t lo, uintptr_t hi) {
+  const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lo));
+  return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(low), reinterpret_cast<const double*>(hi)));
 }
 
 }  // namespace memloupe::recorder::unwind_detail
