@@ -17,7 +17,7 @@ __attribute__((no_sanitize("address"))) inline uintptr_t load_stack_word(uintptr
 }
 
 // Two stack words in one vector: `lo`'s in the low half, `hi`'s in the high
-// half (a movq and a movhps: two loads, no shuffle).
+// half (a movq and a movhpd: two loads, no shuffle).
 __attribute__((no_sanitize("address"))) inline __m128i load_stack_pair(uintptr_t lo, uintptr_t hi) {
   const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lo));
   return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(low), reinterpret_cast<const double*>(hi)));
