@@ -17,9 +17,7 @@
 // finished Overview deferred to finish() (aggregate.h): PeakSince per site and
 // thread, the SeriesLog, and the blocks still live.
 #include <algorithm>
-#include <bit>
 #include <cassert>
-#include <cstring>
 #include <exception>
 #include <thread>
 
@@ -292,9 +290,9 @@ struct FreedTally {
 // n_samples, bytes_per_sample; varints, in blocks appended to without moving.
 // A Mode::All log (exact(): its Counts ignore bytes_per_sample, estimate.cc,
 // and n_samples is 1 but for damage) stores neither, and one entry stands for
-// every block of a stack allocated and freed at the same two times (below),
-// in a layout of its own (write_exact()) whose tag says whether a block
-// count other than 1, and a samples sum other than the block count, follow. The replay after the
+// every block of a stack allocated and freed at the same two times (below):
+// the stack's varint carries two bits that say a block count other than 1,
+// and a samples sum other than the block count, follow. The replay after the
 // program's exit decodes what is left of it (docs/RECORDER.md, "What is left
 // after the exit, third round" and "fourth round").
 class SeriesLog {
@@ -348,7 +346,7 @@ class SeriesLog {
   // append() is over.
   size_t blocks() {
     flush_pending(pending_free_ns_);
-    if (!blocks_.empty()) blocks_.back().resize(used_ + kPad);
+    if (!blocks_.empty()) blocks_.back().resize(used_);
     return blocks_.size();
   }
   // Calls fn(entry) for each entry of blocks [first, last), in order.
@@ -357,30 +355,22 @@ class SeriesLog {
     for (size_t i = first; i < last; ++i) {
       uint64_t free_ns = starts_[i];
       const uint8_t* p = blocks_[i].data();
-      const uint8_t* const end = p + blocks_[i].size() - kPad;
+      const uint8_t* const end = p + blocks_[i].size();
       while (p < end) {
         Entry e;
-        if (exact_) {
-          // write_exact()'s layout: no branch but for the rare counts.
-          const unsigned tag = p[0] | unsigned{p[1]} << 8;
-          p += 2;
-          e.stack = static_cast<uint32_t>(field(p, (tag & 3) + 1));
-          free_ns += field(p, tag >> 4 & 15);
-          e.free_ns = free_ns;
-          e.alloc_ns = free_ns - field(p, tag >> 8 & 15);
-          e.size = field(p, tag >> 12);
-          e.blocks = tag & kOtherBlocks ? get(p) : 1;
-          e.n_samples = tag & kOtherSamples ? get(p) : e.blocks;
-          fn(e);
-          continue;
-        }
-        e.stack = static_cast<uint32_t>(get(p));
+        const uint64_t stack = get(p);
+        e.stack = static_cast<uint32_t>(exact_ ? stack >> 2 : stack);
         free_ns += get(p);
         e.free_ns = free_ns;
         e.alloc_ns = free_ns - get(p);
         e.size = get(p);
-        e.n_samples = get(p);
-        e.bytes_per_sample = static_cast<uint32_t>(get(p));
+        if (!exact_) {
+          e.n_samples = get(p);
+          e.bytes_per_sample = static_cast<uint32_t>(get(p));
+        } else {
+          e.blocks = stack & 2 ? get(p) : 1;
+          e.n_samples = stack & 1 ? get(p) : e.blocks;
+        }
         fn(e);
       }
     }
@@ -395,8 +385,6 @@ class SeriesLog {
  private:
   static constexpr size_t kBlock = size_t{1} << 20;
   static constexpr unsigned kSlotBits = 9;
-  static constexpr size_t kPad = sizeof(uint64_t);  // after each block's last entry: field() reads 8 bytes
-  static constexpr unsigned kOtherBlocks = 4, kOtherSamples = 8;  // write_exact()'s tag
   static constexpr uint64_t kWindow = 4096, kBypass = 65536;
 
   // Writes the pending sums out, in the order their slots were taken; the
@@ -419,72 +407,27 @@ class SeriesLog {
   }
   [[gnu::always_inline]] void write(const Entry& e) {
     constexpr size_t kMaxEntry = 6 * format::kMaxVarint;
-    static_assert(2 + 4 * sizeof(uint64_t) + 2 * format::kMaxVarint <= kMaxEntry);
     // The last block is kBlock bytes, of which used_ are written (it is cut
-    // to used_ and kPad more when the next one starts, and by blocks()).
-    if (blocks_.empty() || kBlock - used_ < kMaxEntry + kPad) {
-      if (!blocks_.empty()) blocks_.back().resize(used_ + kPad);
+    // to used_ when the next one starts, and by blocks()).
+    if (blocks_.empty() || kBlock - used_ < kMaxEntry) {
+      if (!blocks_.empty()) blocks_.back().resize(used_);
       blocks_.emplace_back(kBlock);
       starts_.push_back(free_ns_);
       used_ = 0;
     }
     uint8_t* const start = blocks_.back().data() + used_;
-    uint8_t* p = start;
-    if (exact_) {
-      p = write_exact(p, e);
-    } else {
-      p = format::put_varint(p, e.stack);
-      p = format::put_varint(p, e.free_ns - free_ns_);  // the clock is monotone
-      p = format::put_varint(p, e.free_ns - e.alloc_ns);
-      p = format::put_varint(p, e.size);
-      p = format::put_varint(p, e.n_samples);
-      p = format::put_varint(p, e.bytes_per_sample);
-    }
+    const bool other_samples = exact_ && e.n_samples != e.blocks;
+    const bool other_blocks = exact_ && e.blocks != 1;
+    uint8_t* p = format::put_varint(
+        start, exact_ ? uint64_t{e.stack} << 2 | (other_blocks ? 2 : 0) | (other_samples ? 1 : 0) : e.stack);
+    p = format::put_varint(p, e.free_ns - free_ns_);  // the clock is monotone
+    p = format::put_varint(p, e.free_ns - e.alloc_ns);
+    p = format::put_varint(p, e.size);
+    if (other_blocks) p = format::put_varint(p, e.blocks);
+    if (!exact_ || other_samples) p = format::put_varint(p, e.n_samples);
+    if (!exact_) p = format::put_varint(p, e.bytes_per_sample);
     free_ns_ = e.free_ns;
     used_ += static_cast<size_t>(p - start);
-  }
-  // A Mode::All entry: a 16-bit tag (the stack's length in bytes less 1, the
-  // two flags, then the free time's step, the lifetime's and the size's
-  // lengths, 0-8 bytes, in 4 bits each), those four little-endian in as few
-  // bytes as they need, then the rare block count and samples sum as varints.
-  // The replay reads each field with one unaligned load and a mask, where
-  // varints cost a branch a byte on lengths that vary from entry to entry
-  // (docs/RECORDER.md, 2026-11-26, round 2); about as many bytes as varints.
-  uint8_t* write_exact(uint8_t* p, const Entry& e) const {
-    const bool other_samples = e.n_samples != e.blocks;
-    const bool other_blocks = e.blocks != 1;
-    const uint64_t step = e.free_ns - free_ns_, lifetime = e.free_ns - e.alloc_ns;
-    const unsigned stack_len = std::max(1u, length(e.stack));
-    const unsigned tag = (stack_len - 1) | (other_blocks ? kOtherBlocks : 0) | (other_samples ? kOtherSamples : 0) |
-                         length(step) << 4 | length(lifetime) << 8 | length(e.size) << 12;
-    *p++ = static_cast<uint8_t>(tag);
-    *p++ = static_cast<uint8_t>(tag >> 8);
-    p = put_field(p, e.stack, stack_len);
-    p = put_field(p, step, tag >> 4 & 15);
-    p = put_field(p, lifetime, tag >> 8 & 15);
-    p = put_field(p, e.size, tag >> 12);
-    if (other_blocks) p = format::put_varint(p, e.blocks);
-    if (other_samples) p = format::put_varint(p, e.n_samples);
-    return p;
-  }
-  static unsigned length(uint64_t v) { return static_cast<unsigned>(std::bit_width(v) + 7) / 8; }
-  // The field's `len` bytes; all 8 are written (the block keeps room for them).
-  static uint8_t* put_field(uint8_t* p, uint64_t v, unsigned len) {
-    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-    std::memcpy(p, &v, sizeof v);
-    return p + len;
-  }
-  // A field of `len` bytes: 8 are read (each block has kPad more after its
-  // last entry), those past it masked off.
-  static uint64_t field(const uint8_t*& p, unsigned len) {
-    static constexpr uint64_t kMask[9] = {0,           0xff,           0xffff,           0xffffff,
-                                          0xffffffff,  0xffffffffff,   0xffffffffffff,   0xffffffffffffff,
-                                          ~uint64_t{0}};
-    uint64_t v;
-    std::memcpy(&v, p, sizeof v);
-    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-    p += len;
-    return v & kMask[len];
   }
   // Our own bytes, written by write(): no bounds to check.
   static uint64_t get(const uint8_t*& p) {
