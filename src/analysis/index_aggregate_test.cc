@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "analysis/index.h"
 #include "support/test_script.h"
@@ -254,6 +256,50 @@ TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
   const auto [overview, expected] = pass_two(s);
   ASSERT_GT(expected.totals[Metric::Freed].blocks, 200000u);
   ASSERT_NE(expected.totals[Metric::Freed].samples, expected.totals[Metric::Freed].blocks);
+  const std::vector<uint8_t> want = encoded(overview, expected);
+  ASSERT_FALSE(want.empty());
+
+  EXPECT_EQ(one_read(s), want);
+}
+
+// A Mode::All series log stores each field in as many bytes as it needs
+// (SeriesLog::write_exact): free steps, lifetimes and sizes of 0 to 6 bytes
+// (freed where allocated; times past 2^40 ns; sizes past 2^32), stack ids of
+// 1 and 2 bytes, block counts other than 1, give pass 2's bytes.
+TEST(ThreadedOverview, SeriesLogOfWideFieldsGivesTheBytesOfPassTwo) {
+  Script s(format::Mode::All, 4096);
+  struct Block {
+    uint64_t at, until, size, stack;
+  };
+  std::vector<Block> blocks;
+  uint64_t t = uint64_t{1} << 41;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    // Several blocks of one stack at one time (summed into one entry), gaps
+    // between frees of none to hours, lifetimes of none to hours.
+    if (i % 4 != 0) t += i % 1000 == 999 ? (uint64_t{1} << 34) : i % 3;
+    const uint64_t lifetime = i % 5 == 0 ? 0 : i % 5 == 1 ? i : i % 5 == 2 ? (uint64_t{1} << 36) + i : 1000 * i;
+    const uint64_t size = i % 11 == 0 ? (uint64_t{1} << 33) + i : i % 3 == 0 ? 300 + i : 1 + i % 100;
+    blocks.push_back({t, t + lifetime, size, 0x1000 + (i * 7919) % 400});
+  }
+  // In time order: (time, 0 for an allocation and 1 for a free, block).
+  std::vector<std::tuple<uint64_t, int, size_t>> order;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    order.emplace_back(blocks[b].at, 0, b);
+    order.emplace_back(blocks[b].until, 1, b);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<format::AllocId> ids(blocks.size());
+  for (const auto& [time, kind, b] : order) {
+    if (kind == 0) {
+      ids[b] = s.alloc(time, blocks[b].size, {blocks[b].stack, 0x2000});
+    } else {
+      s.free(ids[b], time);
+    }
+    t = time;
+  }
+  s.end(t + 10);
+  const auto [overview, expected] = pass_two(s);
+  ASSERT_GT(expected.totals[Metric::Freed].blocks, 19000u);
   const std::vector<uint8_t> want = encoded(overview, expected);
   ASSERT_FALSE(want.empty());
 

@@ -275,15 +275,19 @@ namespace {
 // An events chunk is sealed once it is this old (trace time) and holds this
 // many bytes of events, besides when a stream fills (~1.35 MB of columns) and
 // at each flush period: a follower (`memloupe run`) reads only sealed chunks,
-// so what it decodes after the program's exit is at most ~40 ms of a busy
-// run (it was up to a whole chunk, ~55-100 ms of (b)'s or sqlite3's). The
+// so what it decodes after the program's exit is at most a chunk's age of a
+// busy run (it was up to a whole chunk, ~55-100 ms of (b)'s or sqlite3's). The
 // chunks are pieces of one zstd stream (chunk_compressor.h), so a cut costs
 // only a few hundred bytes (the next block's entropy tables); the floor bounds
 // that to ~2% of the events' bytes on the most compressible (sqlite3's, 33x),
 // however slowly a loaded machine or a quiet program fills a chunk.
-// docs/RECORDER.md, "A chunk every 40 ms, one zstd stream".
-constexpr uint64_t kSealAgeNs = 40'000'000;
-constexpr size_t kSealBytes = 512 * 1024;
+// docs/RECORDER.md, "A chunk every 40 ms, one zstd stream". Since
+// 2026-11-26 (round 2) every 20 ms once a chunk holds 384 KiB: the events
+// the follower has left after the exit are fewer, and sqlite3's bytes do not
+// move at that floor (they grew 7% at 256 KiB; "The follower's tail at the
+// exit" there).
+constexpr uint64_t kSealAgeNs = 20'000'000;
+constexpr size_t kSealBytes = 384 * 1024;
 
 bool chunk_due(const format::Encoder& e) noexcept {
   return e.open_bytes() >= kSealBytes && trace_now_ns() - e.open_since_ns() >= kSealAgeNs;
