@@ -126,9 +126,16 @@ class AllocHistory {
   }
 
   // `newest`: find_freed's, if the lists did not change since; kScan: look it up.
+  // Inline up to the address lists (as on_free): without addresses (the
+  // default) the call's prologue and epilogue were most of its cost.
   static constexpr unsigned kScan = kNone - 1;
   void on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func, uint32_t thread,
-                unsigned newest = kScan) noexcept;
+                unsigned newest = kScan) noexcept {
+    const unsigned cls = size_class(size);
+    recent_[id % kRecentAllocs] = {address, func, static_cast<uint16_t>(cls)};
+    live_[(id % kRecentAllocs) / 64] |= uint64_t{1} << (id % 64);
+    if (address != 0) alloc_address(cls, size, address, thread, newest);
+  }
 
   // --- block references (wire.h) ---
   // The shortest reference to `id` (< next_id) as the thread `thread` sees it.
@@ -145,7 +152,15 @@ class AllocHistory {
     return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();
   }
   // A free (or the free half of a realloc, which teaches no function prediction).
-  void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept;
+  void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept {
+    if (!realloc) last_free_.set(func);
+    if (!known(id, next_id)) return;
+    live_[(id % kRecentAllocs) / 64] &= ~(uint64_t{1} << (id % 64));
+    last_freed_[thread % kThreadBuckets] = id + 1;
+    const Recent& r = recent_[id % kRecentAllocs];
+    if (!realloc) free_for_[static_cast<unsigned>(r.func)].set(func);
+    if (r.address != 0) free_address(r, thread);
+  }
 
  private:
   struct Recent {
@@ -166,6 +181,10 @@ class AllocHistory {
     uint8_t thread[kFreedDepth];  // freeing thread's bucket
     uint8_t depth;
   };
+  // on_alloc's and on_free's work on the address lists (Mode::All with addresses).
+  void alloc_address(unsigned cls, uint64_t size, uint64_t address, uint32_t thread,
+                     unsigned newest) noexcept;
+  void free_address(const Recent& r, uint32_t thread) noexcept;
   struct FreedMasks;
   static FreedMasks freed_masks(const Freed& f, uint64_t address, uint8_t t) noexcept;
   static bool known(uint64_t id, uint64_t next_id) noexcept {
