@@ -181,22 +181,6 @@ uint64_t AllocHistory::block_ref(uint64_t id, uint64_t next_id, uint32_t thread)
   return n2 < n0 ? n2 << 2 | 2 : n0 << 2;
 }
 
-uint64_t AllocHistory::resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
-  const uint64_t n = ref >> 2;
-  const uint64_t floor = next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
-  switch (ref & 3) {
-    case 0:
-      return select_down(next_id, floor, n);
-    case 1:
-      return n < next_id ? next_id - 1 - n : kNoId;
-    default: {
-      const uint64_t lf = last_freed(thread, next_id);
-      if (lf == kNoId) return kNoId;
-      return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
-    }
-  }
-}
-
 void AllocHistory::free_address(const Recent& r, uint32_t thread) noexcept {
   Freed& f = freed_[r.cls];
   if (f.depth == kFreedDepth) {  // drop the oldest (fixed sizes: a few vector moves)

@@ -140,9 +140,24 @@ class AllocHistory {
   // --- block references (wire.h) ---
   // The shortest reference to `id` (< next_id) as the thread `thread` sees it.
   uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
-  // The id a reference names, or kNoId if it names none.
+  // The id a reference names, or kNoId if it names none. Inline, the scans out
+  // of line: the reader resolves one per Free, and the call cost ~15 instructions.
   static constexpr uint64_t kNoId = ~uint64_t{0};
-  uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
+  uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
+    const uint64_t n = ref >> 2;
+    const uint64_t floor = next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
+    switch (ref & 3) {
+      case 0:
+        return select_down(next_id, floor, n);
+      case 1:
+        return n < next_id ? next_id - 1 - n : kNoId;
+      default: {
+        const uint64_t lf = last_freed(thread, next_id);
+        if (lf == kNoId) return kNoId;
+        return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
+      }
+    }
+  }
 
   // `id` must be < next_id. Inline, as last_freed below: the encoder asks on
   // every free and the reader of every Free, and the calls cost more than the
