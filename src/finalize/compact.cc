@@ -27,7 +27,7 @@ using reader::kStreams;
 using reader::parse_header;
 using reader::read_columns;
 using reader::scan_chunks;
-using reader::Streams;
+using reader::TappedStreams;
 using reader::Taps;
 using reader::write_columns;
 
@@ -98,7 +98,7 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
   writer.append(ChunkType::Header, {header->begin(), header->end()});
   auto decoder = std::make_unique<EventDecoder>(info);
   ColumnChunk columns(writer);
-  Streams in;
+  TappedStreams in;
   in.set_taps(&columns.taps());
   const size_t cap = std::min<size_t>(opt.max_events_payload, format::kMaxChunkRaw / 2);
 

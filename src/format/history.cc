@@ -70,12 +70,8 @@ AllocHistory::FreedMatch AllocHistory::find_freed(uint64_t size, uint32_t thread
   return {static_cast<unsigned>(__builtin_popcount(m.thread >> (i + 1))), newest};
 }
 
-void AllocHistory::on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func,
-                            uint32_t thread, unsigned newest) noexcept {
-  const unsigned cls = size_class(size);
-  recent_[id % kRecentAllocs] = {address, func, static_cast<uint16_t>(cls)};
-  live_[(id % kRecentAllocs) / 64] |= uint64_t{1} << (id % 64);
-  if (address == 0) return;
+void AllocHistory::alloc_address(unsigned cls, uint64_t size, uint64_t address, uint32_t thread,
+                                 unsigned newest) noexcept {
   // The block is in use again: forget it as freed (whoever freed it).
   Freed& f = freed_[cls];
   if (newest == kScan) {
@@ -185,31 +181,7 @@ uint64_t AllocHistory::block_ref(uint64_t id, uint64_t next_id, uint32_t thread)
   return n2 < n0 ? n2 << 2 | 2 : n0 << 2;
 }
 
-uint64_t AllocHistory::resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
-  const uint64_t n = ref >> 2;
-  const uint64_t floor = next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
-  switch (ref & 3) {
-    case 0:
-      return select_down(next_id, floor, n);
-    case 1:
-      return n < next_id ? next_id - 1 - n : kNoId;
-    default: {
-      const uint64_t lf = last_freed(thread, next_id);
-      if (lf == kNoId) return kNoId;
-      return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
-    }
-  }
-}
-
-void AllocHistory::on_free(uint64_t id, uint64_t next_id, Func func, bool realloc,
-                           uint32_t thread) noexcept {
-  if (!realloc) last_free_.set(func);
-  if (!known(id, next_id)) return;
-  live_[(id % kRecentAllocs) / 64] &= ~(uint64_t{1} << (id % 64));
-  last_freed_[thread % kThreadBuckets] = id + 1;
-  const Recent& r = recent_[id % kRecentAllocs];
-  if (!realloc) free_for_[static_cast<unsigned>(r.func)].set(func);
-  if (r.address == 0) return;
+void AllocHistory::free_address(const Recent& r, uint32_t thread) noexcept {
   Freed& f = freed_[r.cls];
   if (f.depth == kFreedDepth) {  // drop the oldest (fixed sizes: a few vector moves)
     std::memmove(f.addr, f.addr + 1, (kFreedDepth - 1) * sizeof(f.addr[0]));

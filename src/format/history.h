@@ -126,16 +126,38 @@ class AllocHistory {
   }
 
   // `newest`: find_freed's, if the lists did not change since; kScan: look it up.
+  // Inline up to the address lists (as on_free): without addresses (the
+  // default) the call's prologue and epilogue were most of its cost.
   static constexpr unsigned kScan = kNone - 1;
   void on_alloc(uint64_t id, uint64_t size, uint64_t address, Func func, uint32_t thread,
-                unsigned newest = kScan) noexcept;
+                unsigned newest = kScan) noexcept {
+    const unsigned cls = size_class(size);
+    recent_[id % kRecentAllocs] = {address, func, static_cast<uint16_t>(cls)};
+    live_[(id % kRecentAllocs) / 64] |= uint64_t{1} << (id % 64);
+    if (address != 0) alloc_address(cls, size, address, thread, newest);
+  }
 
   // --- block references (wire.h) ---
   // The shortest reference to `id` (< next_id) as the thread `thread` sees it.
   uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
-  // The id a reference names, or kNoId if it names none.
+  // The id a reference names, or kNoId if it names none. Inline, the scans out
+  // of line: the reader resolves one per Free, and the call cost ~15 instructions.
   static constexpr uint64_t kNoId = ~uint64_t{0};
-  uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
+  uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
+    const uint64_t n = ref >> 2;
+    const uint64_t floor = next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
+    switch (ref & 3) {
+      case 0:
+        return select_down(next_id, floor, n);
+      case 1:
+        return n < next_id ? next_id - 1 - n : kNoId;
+      default: {
+        const uint64_t lf = last_freed(thread, next_id);
+        if (lf == kNoId) return kNoId;
+        return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
+      }
+    }
+  }
 
   // `id` must be < next_id. Inline, as last_freed below: the encoder asks on
   // every free and the reader of every Free, and the calls cost more than the
@@ -145,7 +167,15 @@ class AllocHistory {
     return free_for_[static_cast<unsigned>(recent_[id % kRecentAllocs].func)].get();
   }
   // A free (or the free half of a realloc, which teaches no function prediction).
-  void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept;
+  void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept {
+    if (!realloc) last_free_.set(func);
+    if (!known(id, next_id)) return;
+    live_[(id % kRecentAllocs) / 64] &= ~(uint64_t{1} << (id % 64));
+    last_freed_[thread % kThreadBuckets] = id + 1;
+    const Recent& r = recent_[id % kRecentAllocs];
+    if (!realloc) free_for_[static_cast<unsigned>(r.func)].set(func);
+    if (r.address != 0) free_address(r, thread);
+  }
 
  private:
   struct Recent {
@@ -166,6 +196,10 @@ class AllocHistory {
     uint8_t thread[kFreedDepth];  // freeing thread's bucket
     uint8_t depth;
   };
+  // on_alloc's and on_free's work on the address lists (Mode::All with addresses).
+  void alloc_address(unsigned cls, uint64_t size, uint64_t address, uint32_t thread,
+                     unsigned newest) noexcept;
+  void free_address(const Recent& r, uint32_t thread) noexcept;
   struct FreedMasks;
   static FreedMasks freed_masks(const Freed& f, uint64_t address, uint8_t t) noexcept;
   static bool known(uint64_t id, uint64_t next_id) noexcept {

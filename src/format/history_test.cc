@@ -140,6 +140,48 @@ TEST(History, LiveRanksStopAtTheWindowsFloor) {
   }
 }
 
+// Every live rank, below the newest (kind 0) and above and below a thread's
+// last freed block (kinds 2 and 3), names the block a sorted set says, at
+// densities from a few live bits a word to full words, the window's floor
+// cutting a word, and from either end of the word holding the target.
+TEST(History, EveryLiveRankResolves) {
+  std::mt19937_64 rng(23);
+  for (unsigned keep_in_8 : {1u, 4u, 7u, 8u}) {
+    auto h = std::make_unique<AllocHistory>();
+    std::set<uint64_t> live;
+    const uint64_t total = 6000;  // past the window: its floor cuts a word
+    for (uint64_t id = 0; id < total; ++id) {
+      h->on_alloc(id, 8, 0, Func::Malloc, 0);
+      live.insert(id);
+    }
+    const uint64_t floor = total - kRecentAllocs;
+    for (uint64_t id = floor; id < total - 1; ++id)
+      if (rng() % 8 >= keep_in_8) {
+        h->on_free(id, total, Func::Free, false, 1);
+        live.erase(id);
+      }
+    const uint64_t lf = total - 1;  // thread 1's landmark: the newest, freed last
+    h->on_free(lf, total, Func::Free, false, 1);
+    live.erase(lf);
+    const std::vector<uint64_t> window(live.lower_bound(floor), live.end());  // ascending
+    ASSERT_FALSE(window.empty());
+    for (uint64_t n = 0; n < window.size(); ++n) {
+      const uint64_t below = window[window.size() - 1 - n];
+      EXPECT_EQ(h->resolve_ref(n << 2, total, 0), below) << "kind 0, rank " << n << ", keep " << keep_in_8;
+      EXPECT_EQ(h->resolve_ref(n << 2 | 3, total, 1), below) << "kind 3, rank " << n;
+    }
+    EXPECT_EQ(h->resolve_ref(window.size() << 2, total, 0), AllocHistory::kNoId);
+    // Kind 2 from a landmark low in the window: the live ids above it, ascending.
+    const uint64_t low = *std::next(live.lower_bound(floor), 3);
+    h->on_free(low, total, Func::Free, false, 2);
+    live.erase(low);
+    const std::vector<uint64_t> above(live.upper_bound(low), live.end());
+    for (uint64_t n = 0; n < above.size(); ++n)
+      EXPECT_EQ(h->resolve_ref(n << 2 | 2, total, 2), above[n]) << "kind 2, rank " << n;
+    EXPECT_EQ(h->resolve_ref(above.size() << 2 | 2, total, 2), AllocHistory::kNoId);
+  }
+}
+
 TEST(History, FifoFreesCostSmallReferences) {
   auto h = std::make_unique<AllocHistory>();
   uint64_t next = 0;

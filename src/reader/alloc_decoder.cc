@@ -11,7 +11,8 @@ using format::Code;
 using format::Func;
 using S = format::Stream;
 
-std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, format::Alloc& a) {
+template <class In>
+std::optional<Error> EventDecoder::alloc(In& in, Code code, uint8_t arg, format::Alloc& a) {
   if (auto e = timed(in, arg, a.time_ns)) return e;
   a.bytes_per_sample = rate_;
   uint8_t flags;
@@ -99,7 +100,8 @@ std::optional<Error> EventDecoder::alloc(Streams& in, Code code, uint8_t arg, fo
   return std::nullopt;
 }
 
-std::optional<Error> EventDecoder::address(Streams& in, unsigned form, uint64_t size,
+template <class In>
+std::optional<Error> EventDecoder::address(In& in, unsigned form, uint64_t size,
                                            uint64_t& addr) {
   uint64_t v = 0;
   if (form != static_cast<unsigned>(format::AddrForm::Freed) && !in.varint(S::Addr, v))
@@ -127,7 +129,8 @@ std::optional<Error> EventDecoder::address(Streams& in, unsigned form, uint64_t 
   return std::nullopt;
 }
 
-std::optional<Error> EventDecoder::backtrace(Streams& in) {
+template <class In>
+std::optional<Error> EventDecoder::backtrace(In& in) {
   unsigned common, fresh;
   if (!in.varint_max(S::Stack, common, prev_n_))
     return in.expected(S::Stack, "a common backtrace prefix of at most " +
@@ -175,5 +178,8 @@ std::optional<Error> EventDecoder::backtrace(Streams& in) {
   for (unsigned j = 0; j < n; ++j) bt_[j] = prev_outer_[n - 1 - j];
   return std::nullopt;
 }
+
+template std::optional<Error> EventDecoder::alloc(Streams&, Code, uint8_t, format::Alloc&);
+template std::optional<Error> EventDecoder::alloc(TappedStreams&, Code, uint8_t, format::Alloc&);
 
 }  // namespace memloupe::reader

@@ -35,7 +35,8 @@ std::optional<Error> EventDecoder::begin_chunk(Cursor& c) {
   return std::nullopt;
 }
 
-std::optional<Error> EventDecoder::timed_long(Streams& in, uint8_t arg, uint64_t& time_ns) {
+template <class In>
+std::optional<Error> EventDecoder::timed_long(In& in, uint8_t arg, uint64_t& time_ns) {
   uint64_t dt = arg & 0xf;
   const uint64_t max_ticks = max_ticks_;
   if (arg & format::kDtMore) {
@@ -52,7 +53,8 @@ std::optional<Error> EventDecoder::timed_long(Streams& in, uint8_t arg, uint64_t
 }
 
 // `low_bits` flag bits sit below the reference in the varint (a Free has one).
-std::optional<Error> EventDecoder::block(Streams& in, unsigned low_bits, uint64_t& raw,
+template <class In>
+std::optional<Error> EventDecoder::block(In& in, unsigned low_bits, uint64_t& raw,
                                          uint64_t& id) {
   const size_t at = in.pos(S::Ref);
   if (!in.varint(S::Ref, raw)) return in.expected(S::Ref, "a block reference (varint)");
@@ -65,7 +67,8 @@ std::optional<Error> EventDecoder::block(Streams& in, unsigned low_bits, uint64_
                                         " allocations so far)");
 }
 
-std::optional<Error> EventDecoder::free(Streams& in, uint8_t arg) {
+template <class In>
+std::optional<Error> EventDecoder::free(In& in, uint8_t arg) {
   format::Free& f = event_.emplace<format::Free>();  // in place: see next()
   if (auto e = timed(in, arg, f.time_ns)) return e;
   uint64_t v, id;
@@ -85,7 +88,8 @@ std::optional<Error> EventDecoder::free(Streams& in, uint8_t arg) {
 
 // ReallocOf and the Alloc that must follow it: delivered as the old block's Free,
 // then (on the next call) the new block's Alloc.
-std::optional<Error> EventDecoder::realloc(Streams& in, uint8_t arg) {
+template <class In>
+std::optional<Error> EventDecoder::realloc(In& in, uint8_t arg) {
   format::Free& f = event_.emplace<format::Free>();
   if (auto e = timed(in, arg, f.time_ns)) return e;
   uint64_t ref, old;
@@ -109,7 +113,8 @@ std::optional<Error> EventDecoder::realloc(Streams& in, uint8_t arg) {
   return std::nullopt;
 }
 
-const format::Event* EventDecoder::next(Streams& in, std::optional<Error>& err) {
+template <class In>
+const format::Event* EventDecoder::next(In& in, std::optional<Error>& err) {
   if (has_pending_) {
     has_pending_ = false;
     event_ = pending_alloc_;
@@ -158,5 +163,11 @@ const format::Event* EventDecoder::next(Streams& in, std::optional<Error>& err) 
     }
   }
 }
+
+// The two forms of the field streams (streams.h): the readers' and the transposer's.
+template const format::Event* EventDecoder::next(Streams&, std::optional<Error>&);
+template const format::Event* EventDecoder::next(TappedStreams&, std::optional<Error>&);
+template std::optional<Error> EventDecoder::timed_long(Streams&, uint8_t, uint64_t&);
+template std::optional<Error> EventDecoder::timed_long(TappedStreams&, uint8_t, uint64_t&);
 
 }  // namespace memloupe::reader

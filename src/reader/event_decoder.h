@@ -33,7 +33,9 @@ class EventDecoder {
   // Decodes the chunk's next event from `in`. Returns nullptr at the end of the
   // chunk (leaving `err` empty; every stream must be used up) or on damage (with
   // `err` set).
-  const format::Event* next(Streams& in, std::optional<Error>& err);
+  // (Compiled for Streams and TappedStreams: event_decoder.cc.)
+  template <class In>
+  const format::Event* next(In& in, std::optional<Error>& err);
 
   uint64_t allocs() const { return next_id_; }
   uint64_t time_ticks() const { return last_tick_; }  // in the header's time unit
@@ -69,7 +71,8 @@ class EventDecoder {
   // The event's time. Inline for the common case (the delta fits the header
   // byte): out of line, with its error paths, it cost ~30 instructions an event,
   // most of them the call's prologue and epilogue.
-  std::optional<Error> timed(Streams& in, uint8_t arg, uint64_t& time_ns) {
+  template <class In>
+  std::optional<Error> timed(In& in, uint8_t arg, uint64_t& time_ns) {
     const uint64_t dt = arg & 0xf;
     if (!(arg & format::kDtMore) && dt <= max_ticks_ - last_tick_) [[likely]] {
       last_tick_ += dt;
@@ -78,12 +81,17 @@ class EventDecoder {
     }
     return timed_long(in, arg, time_ns);
   }
-  std::optional<Error> timed_long(Streams& in, uint8_t arg, uint64_t& time_ns);
+  template <class In>
+  std::optional<Error> timed_long(In& in, uint8_t arg, uint64_t& time_ns);
   // Reads a block reference (wire.h) and resolves it to an allocation id.
-  std::optional<Error> block(Streams& in, unsigned low_bits, uint64_t& raw, uint64_t& id);
-  std::optional<Error> free(Streams& in, uint8_t arg);
-  std::optional<Error> realloc(Streams& in, uint8_t arg);
-  std::optional<Error> alloc(Streams& in, format::Code code, uint8_t arg, format::Alloc& a);
+  template <class In>
+  std::optional<Error> block(In& in, unsigned low_bits, uint64_t& raw, uint64_t& id);
+  template <class In>
+  std::optional<Error> free(In& in, uint8_t arg);
+  template <class In>
+  std::optional<Error> realloc(In& in, uint8_t arg);
+  template <class In>
+  std::optional<Error> alloc(In& in, format::Code code, uint8_t arg, format::Alloc& a);
   // The event's Alloc for alloc() to fill: alloc() sets every field but
   // realloc_of, so an Alloc already there (the event before was one) is reused
   // with that one cleared, and a new one is copied from a blank one (SSE moves).
@@ -97,9 +105,12 @@ class EventDecoder {
     static constexpr format::Alloc kBlank{};
     return event_.emplace<format::Alloc>(kBlank);
   }
-  std::optional<Error> backtrace(Streams& in);
-  std::optional<Error> address(Streams& in, unsigned form, uint64_t size, uint64_t& addr);
-  std::optional<Error> ext(Streams& in, uint8_t arg);
+  template <class In>
+  std::optional<Error> backtrace(In& in);
+  template <class In>
+  std::optional<Error> address(In& in, unsigned form, uint64_t size, uint64_t& addr);
+  template <class In>
+  std::optional<Error> ext(In& in, uint8_t arg);
 
   bool addresses_;  // Mode::All with per-event addresses
   uint32_t version_;  // the trace's format version: which backtrace hash places the cache

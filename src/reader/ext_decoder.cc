@@ -9,7 +9,8 @@ using format::ExtType;
 using S = format::Stream;
 
 // The type byte is in the Head stream, every field in Misc.
-std::optional<Error> EventDecoder::ext(Streams& in, uint8_t arg) {
+template <class In>
+std::optional<Error> EventDecoder::ext(In& in, uint8_t arg) {
   uint64_t t;
   if (auto e = timed(in, arg, t)) return e;
   uint8_t type;
@@ -119,5 +120,8 @@ std::optional<Error> EventDecoder::ext(Streams& in, uint8_t arg) {
   }
   return std::nullopt;
 }
+
+template std::optional<Error> EventDecoder::ext(Streams&, uint8_t);
+template std::optional<Error> EventDecoder::ext(TappedStreams&, uint8_t);
 
 }  // namespace memloupe::reader

@@ -47,11 +47,15 @@ class TapBuffer {
 };
 using Taps = std::array<TapBuffer, kStreams>;
 
-class Streams {
+// kTapped: the transposer's form (TappedStreams), every field read also
+// appended to its stream's tap. The decoder is compiled for each form, so the
+// follower's and the readers' (Streams) do not test for taps per field read.
+template <bool kTapped>
+class BasicStreams {
  public:
-  Streams() { at_.fill(&cursors_[0]); }
-  Streams(const Streams&) = delete;  // at_ points into this one
-  Streams& operator=(const Streams&) = delete;
+  BasicStreams() { at_.fill(&cursors_[0]); }
+  BasicStreams(const BasicStreams&) = delete;  // at_ points into this one
+  BasicStreams& operator=(const BasicStreams&) = delete;
 
   // Row form: every stream reads from `c`.
   void set_row(const Cursor& c) {
@@ -63,8 +67,12 @@ class Streams {
     cursors_ = c;
     for (size_t i = 0; i < kStreams; ++i) at_[i] = &cursors_[i];
   }
-  // Split mode: every byte a field consumes is also appended to taps[stream].
-  void set_taps(Taps* taps) { taps_ = taps; }
+  // Every byte a field consumes is also appended to taps[stream].
+  void set_taps(Taps* taps)
+    requires kTapped
+  {
+    taps_ = taps;
+  }
 
   // A load, not a test of the form per field read (the decoder reads ~6 an event).
   Cursor& at(Stream s) { return *at_[static_cast<size_t>(s)]; }
@@ -100,16 +108,22 @@ class Streams {
   template <class F>
   bool tap(Stream s, F read) {
     Cursor& c = at(s);
-    const size_t before = c.pos();
-    if (!read(c)) return false;
-    if (taps_) (*taps_)[static_cast<size_t>(s)].append(c.data().data() + before, c.pos() - before);
-    return true;
+    if constexpr (!kTapped) {
+      return read(c);
+    } else {
+      const size_t before = c.pos();
+      if (!read(c)) return false;
+      if (taps_) (*taps_)[static_cast<size_t>(s)].append(c.data().data() + before, c.pos() - before);
+      return true;
+    }
   }
 
   std::array<Cursor, kStreams> cursors_{};
   std::array<Cursor*, kStreams> at_;  // each stream's cursor: cursors_[0] for all in row form
-  Taps* taps_ = nullptr;
+  Taps* taps_ = nullptr;  // (kTapped only)
 };
+using Streams = BasicStreams<false>;
+using TappedStreams = BasicStreams<true>;
 
 // The column form's layout after the 16-byte prefix: u8 stream count (kStreams),
 // kStreams varint lengths, then the streams in order, which must fill the rest.
