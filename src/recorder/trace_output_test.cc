@@ -169,6 +169,93 @@ TEST_F(TraceOutputTest, EventsChunksAreWrittenCompressed) {
   EXPECT_EQ(g_failures, 0);
 }
 
+// An events chunk of a few hundred KiB (several of zstd's 128 KiB blocks),
+// its sizes and times varied so that it does not compress to nothing.
+std::vector<uint8_t> large_event_chunk() {
+  auto encoder = std::make_unique<format::Encoder>();
+  Chunks chunks;
+  encoder->start(chunks, format::Mode::All, {.addresses = false, .columns = true});
+  const uint64_t frames[] = {0x401000, 0x402000, 0x403000, 0x404000};
+  uint64_t x = 1;
+  for (uint64_t i = 0; i < 60000; ++i) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    const uint64_t some[] = {frames[x >> 62], 0x500000 + ((x >> 40) & 0xff0)};
+    const format::AllocId id = encoder->alloc(
+        {.thread = format::ThreadId{1}, .time_ns = i * 1000 + (x >> 54), .size = 16 + (x >> 50), .backtrace = some});
+    encoder->free(id, format::ThreadId{1}, i * 1000 + 500 + (x >> 56), format::Func::Free);
+  }
+  encoder->flush();
+  EXPECT_EQ(chunks.all.size(), 1u);
+  return chunks.all.empty() ? std::vector<uint8_t>() : chunks.all[0];
+}
+
+// Fed in slices, an events chunk compresses to the very bytes it does fed
+// whole (zstd compresses the same blocks), the first piece of a stream and the
+// next; so does one wrapped around the ring (two pieces).
+TEST_F(TraceOutputTest, SlicesCompressToTheSameBytesAsAWholeChunk) {
+  const std::vector<uint8_t> chunk = large_event_chunk();
+  ASSERT_GT(chunk.size(), 3 * (128u << 10));
+  const std::span<const uint8_t> all(chunk);
+  const std::span<const uint8_t> head = all.first(100003), tail = all.subspan(100003);
+  for (const int level : {1, 5}) {
+    ChunkCompressor whole;
+    whole.set_level(level, true);
+    std::vector<std::vector<uint8_t>> expected;
+    for (int i = 0; i < 2; ++i) {
+      const std::span<const uint8_t> packed = whole.compress(chunk, {});
+      ASSERT_FALSE(packed.empty());
+      expected.emplace_back(packed.begin(), packed.end());
+    }
+    EXPECT_NE(expected[0], expected[1]);  // a start, then a piece matched against it
+    for (const size_t budget : {size_t{1000}, size_t{4096}, size_t{70000}, TraceOutput::kSliceBytes}) {
+      ChunkCompressor sliced;
+      sliced.set_level(level, true);
+      for (int i = 0; i < 2; ++i) {
+        const std::span<const uint8_t> a = i == 0 ? all : head, b = i == 0 ? std::span<const uint8_t>() : tail;
+        std::span<const uint8_t> packed;
+        size_t calls = 1;
+        while (!sliced.compress_some(a, b, budget, packed)) ++calls;
+        EXPECT_EQ(calls, (chunk.size() - format::kChunkHeaderSize + budget - 1) / budget);
+        EXPECT_TRUE(std::ranges::equal(packed, expected[i])) << "level " << level << ", slices of " << budget;
+      }
+    }
+  }
+}
+
+int g_between = 0;
+void count_between() noexcept { ++g_between; }
+
+// The flush thread's drain: the events chunk compressed in slices, the hook
+// called between them, and the file the same as one drained whole.
+TEST_F(TraceOutputTest, TheFlushThreadsDrainCallsBetweenSlices) {
+  const std::vector<uint8_t> chunk = large_event_chunk();
+  std::string files[2];
+  for (int sliced = 0; sliced < 2; ++sliced) {
+    auto out = std::make_unique<TraceOutput>();
+    const fs::path p = dir_ / ("s" + std::to_string(sliced) + ".trace");
+    ASSERT_TRUE(out->open(p.c_str(), false, count_failure, 5, /*stream_events=*/true));
+    uint8_t prologue[format::kPrologueSize];
+    format::write_prologue(prologue);
+    out->write_chunk(prologue);
+    out->write_chunk(chunk);
+    out->write_chunk(chunk);
+    g_between = 0;
+    if (sliced) {
+      out->drain(count_between);
+    } else {
+      out->drain();
+    }
+    const size_t slices = (chunk.size() - format::kChunkHeaderSize + TraceOutput::kSliceBytes - 1) /
+                          TraceOutput::kSliceBytes;
+    EXPECT_EQ(g_between, sliced ? static_cast<int>(2 * (slices - 1)) : 0);
+    out->close();
+    files[sliced] = slurp(p);
+  }
+  EXPECT_GT(files[0].size(), format::kPrologueSize);
+  EXPECT_EQ(files[0], files[1]);
+  EXPECT_EQ(g_failures, 0);
+}
+
 // A new file starts a new stream, as does a change of level (each a new
 // zstd frame, readable without the pieces before it); a sampled trace's
 // events chunks are one frame each.
