@@ -40,7 +40,6 @@ bool ChunkCompressor::wants(std::span<const uint8_t> chunk) noexcept {
 
 void ChunkCompressor::set_level(int level, bool stream_events) noexcept {
   stream_level_ = 0;  // a new file: its first events chunk starts a stream
-  fed_ = 0;  // and no chunk is half compressed
   stream_events_ = stream_events;
   if (level == level_) return;
   level_ = level;
@@ -78,63 +77,36 @@ bool ChunkCompressor::ready() noexcept {
 
 std::span<const uint8_t> ChunkCompressor::compress(std::span<const uint8_t> a,
                                                    std::span<const uint8_t> b) noexcept {
-  std::span<const uint8_t> packed;
-  while (!compress_some(a, b, SIZE_MAX, packed)) {
-  }
-  return packed;
-}
-
-bool ChunkCompressor::compress_some(std::span<const uint8_t> a, std::span<const uint8_t> b, size_t budget,
-                                    std::span<const uint8_t>& packed) noexcept {
-  packed = {};
   const size_t total = a.size() + b.size();
-  if (total > kMaxChunk || total < kChunkHeaderSize || !ready()) return true;
+  if (total > kMaxChunk || total < kChunkHeaderSize || !ready()) return {};
   const uint8_t* chunk = a.data();
-  if (!b.empty()) {  // wrapped around the ring: zstd wants one piece (copied once)
+  if (!b.empty()) {  // wrapped around the ring: zstd wants one piece
     auto* s = static_cast<uint8_t*>(staging_.data());
-    if (fed_ == 0) {
-      std::memcpy(s, a.data(), a.size());
-      std::memcpy(s + a.size(), b.data(), b.size());
-    }
+    std::memcpy(s, a.data(), a.size());
+    std::memcpy(s + a.size(), b.data(), b.size());
     chunk = s;
   }
   const auto type = static_cast<format::ChunkType>(chunk[4]);
   const size_t raw = total - kChunkHeaderSize;
   auto* out = static_cast<uint8_t*>(out_.data());
+  const int level = level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_;
   uint8_t flags = format::kChunkZstd;
   size_t n;
   if (type == format::ChunkType::EventsColumns && stream_events_) {
-    if (fed_ == 0) {  // a new piece, at the level of now
-      const int level = level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_;
-      piece_out_ = 0;
-      piece_start_ = stream_level_ != level;
-      if (piece_start_) {
-        // A new frame: the reader resets its stream at this piece (kChunkStreamStart).
-        set_parameters(cctx_, level);
-        stream_level_ = level;
-      }
-    }
-    if (!stream_slice(chunk + kChunkHeaderSize, raw, budget)) {
-      fed_ = 0;
-      stream_level_ = 0;  // the stream is broken: the next piece starts another
-      return true;
-    }
-    if (fed_ < raw) return false;
-    fed_ = 0;
-    n = piece_out_;
-    flags |= format::kChunkZstdStream | (piece_start_ ? format::kChunkStreamStart : 0);
+    bool start = false;
+    n = stream_piece(chunk + kChunkHeaderSize, raw, level, start);
+    if (n == 0) return {};
+    flags |= format::kChunkZstdStream | (start ? format::kChunkStreamStart : 0);
   } else {
-    const int level = level_ == kAuto ? auto_level_.load(std::memory_order_relaxed) : level_;
     set_parameters(frame_cctx_, level);
     n = ZSTD_compress2(frame_cctx_, out + kChunkHeaderSize, out_.size() - kChunkHeaderSize, chunk + kChunkHeaderSize,
                        raw);
-    if (ZSTD_isError(n)) return true;
+    if (ZSTD_isError(n)) return {};
   }
   // Compressed even when that is no smaller (a few bytes on a tiny chunk): the
   // finaliser keeps a file as stored only when all its events are compressed.
   format::write_chunk_header(out, type, flags, {out + kChunkHeaderSize, n}, static_cast<uint32_t>(raw));
-  packed = {out, kChunkHeaderSize + n};
-  return true;
+  return {out, kChunkHeaderSize + n};
 }
 
 void ChunkCompressor::set_parameters(ZSTD_CCtx_s* z, int level) const noexcept {
@@ -148,20 +120,25 @@ void ChunkCompressor::set_parameters(ZSTD_CCtx_s* z, int level) const noexcept {
   }
 }
 
-bool ChunkCompressor::stream_slice(const uint8_t* raw, size_t n, size_t budget) noexcept {
+size_t ChunkCompressor::stream_piece(const uint8_t* raw, size_t n, int level, bool& start) noexcept {
+  if (stream_level_ != level) {
+    // A new frame: the reader resets its stream at this piece (kChunkStreamStart).
+    set_parameters(cctx_, level);
+    stream_level_ = level;
+    start = true;
+  }
   auto* out = static_cast<uint8_t*>(out_.data()) + kChunkHeaderSize;
-  ZSTD_outBuffer o{out, out_.size() - kChunkHeaderSize, piece_out_};
-  const size_t end = n - fed_ > budget ? fed_ + budget : n;
-  const bool last = end == n;
-  ZSTD_inBuffer in{raw, end, fed_};
+  ZSTD_outBuffer o{out, out_.size() - kChunkHeaderSize, 0};
+  ZSTD_inBuffer in{raw, n, 0};
   size_t left;
   do {
-    left = ZSTD_compressStream2(cctx_, &o, &in, last ? ZSTD_e_flush : ZSTD_e_continue);
-  } while (!ZSTD_isError(left) && (last ? left != 0 : in.pos < in.size) && o.pos < o.size);
-  fed_ = in.pos;
-  piece_out_ = o.pos;
-  if (ZSTD_isError(left)) return false;
-  return last ? left == 0 && o.pos != 0 : in.pos == in.size;
+    left = ZSTD_compressStream2(cctx_, &o, &in, ZSTD_e_flush);
+  } while (!ZSTD_isError(left) && left != 0 && o.pos < o.size);
+  if (ZSTD_isError(left) || left != 0 || o.pos == 0) {
+    stream_level_ = 0;  // the stream is broken: the next piece starts another
+    return 0;
+  }
+  return o.pos;
 }
 
 }  // namespace memloupe::recorder

@@ -95,29 +95,13 @@ class ChunkCompressor {
   // and the caller writes it as it is.
   std::span<const uint8_t> compress(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
 
-  // The same, in slices: an events chunk of the stream is fed to zstd `budget`
-  // bytes at a time, each call going on where the last one stopped (the chunk
-  // must be the same bytes each time: the head of TraceOutput's ring). False
-  // while some is left (`packed` untouched); true with `packed` as compress()
-  // returns it once the chunk is done. Other chunks are done in one call. The
-  // compressed bytes are those of compress(): zstd, fed without
-  // ZSTD_e_flush, compresses the same 128 KiB blocks whatever the slices
-  // (chunk_compressor_test). The flush thread drains the staging ring between
-  // slices, so that program threads do not find it full and drain it
-  // themselves while one long chunk is compressed (docs/RECORDER.md,
-  // "2026-11-26, round 3: compressing in slices").
-  bool compress_some(std::span<const uint8_t> a, std::span<const uint8_t> b, size_t budget,
-                     std::span<const uint8_t>& packed) noexcept;
-
  private:
   bool ready() noexcept;  // maps the buffers on first use
 
   // A new frame's parameters on `z` for `level`.
   void set_parameters(ZSTD_CCtx_s* z, int level) const noexcept;
-  // The events' stream: bytes [fed_, fed_ + budget) of the chunk's payload
-  // `raw` (n bytes) into out_ after piece_out_; the piece ends (ZSTD_e_flush)
-  // with the payload's last byte. False when it failed.
-  bool stream_slice(const uint8_t* raw, size_t n, size_t budget) noexcept;
+  // The events' stream: the chunk's piece into out_, or 0 when it failed.
+  size_t stream_piece(const uint8_t* raw, size_t n, int level, bool& start) noexcept;
 
   Mapping workspace_, frame_workspace_, out_, staging_;
   ZSTD_CCtx_s* cctx_ = nullptr;        // the events' stream
@@ -127,10 +111,6 @@ class ChunkCompressor {
   bool stream_events_ = false;
   std::atomic<int> auto_level_{kBusyLevel};  // kAuto's current level
   bool failed_ = false;  // a mapping failed once: chunks stay raw from then on
-  // A chunk being compressed in slices (compress_some): its payload's bytes fed
-  // (0: none started), the piece's bytes in out_, and whether it starts a stream.
-  size_t fed_ = 0, piece_out_ = 0;
-  bool piece_start_ = false;
 };
 
 }  // namespace memloupe::recorder

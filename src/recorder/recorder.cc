@@ -293,21 +293,14 @@ bool chunk_due(const format::Encoder& e) noexcept {
   return e.open_bytes() >= kSealBytes && trace_now_ns() - e.open_since_ns() >= kSealAgeNs;
 }
 
-// The flush thread's drain of the staging ring: at each round, and between
-// the slices of a chunk's compression (TraceOutput::drain), so that the ring
-// does not fill while one chunk is compressed and the program's threads drain
-// it themselves (docs/RECORDER.md, "2026-11-26, round 3: compressing in slices").
-void drain_staging() noexcept {
-  if (!g_session.staging.active()) return;
-  LockGuard g(g_session.lock);
-  if (tracking()) drain_staged(0);
-}
-
 }  // namespace
 
 void periodic_flush(bool flush_due, bool rss_due) noexcept {
   if (!tracking()) return;
-  drain_staging();
+  if (g_session.staging.active()) {
+    LockGuard g(g_session.lock);
+    drain_staged(0);
+  }
   if (rss_due) {
     g_session.clock.calibrate();
     // The output's default zstd level follows the program's threads.
@@ -328,7 +321,7 @@ void periodic_flush(bool flush_due, bool rss_due) noexcept {
       trace_encoder().flush();
     }
   }
-  g_session.output.drain(drain_staging);
+  g_session.output.drain();
 }
 
 }  // namespace memloupe::recorder

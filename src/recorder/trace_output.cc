@@ -120,26 +120,16 @@ void TraceOutput::drain() noexcept {
   drain_locked();
 }
 
-void TraceOutput::drain(void (*between)() noexcept) noexcept {
-  for (;;) {
-    {
-      LockGuard io(io_lock_);
-      if (!drain_locked(kSliceBytes)) return;
-    }
-    between();  // without the output lock: it takes the trace lock
-  }
-}
-
 bool TraceOutput::still_our_file() const noexcept {
   uint64_t device, inode;
   return identify(fd_.get(), device, inode) && device == device_ && inode == inode_;
 }
 
-bool TraceOutput::drain_locked(size_t budget) noexcept {
+void TraceOutput::drain_locked() noexcept {
   if (ring_.queued() != 0 && fd_ && !failed() && !still_our_file()) fail(EBADF);
   for (;;) {
     const ByteRing::Pieces p = ring_.peek();
-    if (p.first.size() + p.second.size() < kRecordHeader) return false;  // (records are pushed whole)
+    if (p.first.size() + p.second.size() < kRecordHeader) return;  // (records are pushed whole)
     uint8_t head[kRecordHeader];
     const ByteRing::Pieces h = slice(p, 0, kRecordHeader);
     std::memcpy(head, h.first.data(), h.first.size());
@@ -147,19 +137,17 @@ bool TraceOutput::drain_locked(size_t budget) noexcept {
     const uint32_t length = format::get_u32(head);
     const ByteRing::Pieces body = slice(p, kRecordHeader, length);
     // Dropped once failed: the failure has been reported.
-    if (!failed() && fd_ && !write_record(format::get_u32(head + 4) == kCompress, body.first, body.second, budget))
-      return true;  // the rest of this chunk next time
+    if (!failed() && fd_) write_record(format::get_u32(head + 4) == kCompress, body.first, body.second);
     ring_.consume(kRecordHeader + length);
   }
 }
 
-bool TraceOutput::write_record(bool compress, std::span<const uint8_t> a, std::span<const uint8_t> b,
-                               size_t budget) noexcept {
-  std::span<const uint8_t> packed;
-  if (compress && !compressor_.compress_some(a, b, budget, packed)) return false;
+void TraceOutput::write_record(bool compress, std::span<const uint8_t> a,
+                               std::span<const uint8_t> b) noexcept {
+  const std::span<const uint8_t> packed = compress ? compressor_.compress(a, b) : std::span<const uint8_t>();
   if (!packed.empty()) {
     if (const int err = write_all(fd_.get(), packed.data(), packed.size())) fail(err);
-    return true;
+    return;
   }
   iovec iov[2] = {{const_cast<uint8_t*>(a.data()), a.size()}, {const_cast<uint8_t*>(b.data()), b.size()}};
   int pieces = b.empty() ? 1 : 2;
@@ -167,10 +155,7 @@ bool TraceOutput::write_record(bool compress, std::span<const uint8_t> a, std::s
   while (pieces > 0) {
     const long w = sys_call(SYS_writev, fd_.get(), reinterpret_cast<long>(at), pieces);
     if (w == -EINTR) continue;
-    if (w <= 0) {
-      fail(w < 0 ? static_cast<int>(-w) : EIO);
-      return true;
-    }
+    if (w <= 0) return fail(w < 0 ? static_cast<int>(-w) : EIO);
     // A short write: go on after the bytes written.
     size_t done = static_cast<size_t>(w);
     for (; pieces > 0 && done >= at->iov_len; --pieces, ++at) done -= at->iov_len;
@@ -179,7 +164,6 @@ bool TraceOutput::write_record(bool compress, std::span<const uint8_t> a, std::s
       at->iov_len -= done;
     }
   }
-  return true;
 }
 
 void TraceOutput::close() noexcept {

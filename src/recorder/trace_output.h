@@ -55,12 +55,6 @@ class TraceOutput final : public format::ChunkSink {
   // True when the flush thread should be woken to drain early.
   bool half_full() const noexcept { return ring_.queued() > ring_.capacity() / 2; }
   void drain() noexcept;
-  // The flush thread's drain: events chunks compressed kSliceBytes at a time,
-  // the output lock released and `between` called after each slice (it drains
-  // the staging ring: ChunkCompressor::compress_some). Whoever drains next goes
-  // on with a chunk left half compressed.
-  static constexpr size_t kSliceBytes = 64 << 10;
-  void drain(void (*between)() noexcept) noexcept;
   // Drains and closes: nothing can be written afterwards.
   void close() noexcept;
   // In a fork child: closes the inherited descriptor without writing anything
@@ -71,11 +65,9 @@ class TraceOutput final : public format::ChunkSink {
   bool failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
 
  private:
-  // True when it stopped after `budget` bytes fed to the compressor, in a chunk.
-  bool drain_locked(size_t budget = SIZE_MAX) noexcept;
-  // Writes one queued record's bytes, as they are or compressed (fail() on an
-  // error); false when the compressor has not finished it (`budget`).
-  bool write_record(bool compress, std::span<const uint8_t> a, std::span<const uint8_t> b, size_t budget) noexcept;
+  void drain_locked() noexcept;
+  // Writes one queued record's bytes, as they are or compressed (fail() on an error).
+  void write_record(bool compress, std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
   void fail(int err) noexcept;
   bool still_our_file() const noexcept;
 
