@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -80,10 +81,12 @@ class IndexBuilder {
   // The rest of the events come at once (ThreadedOverview::use_worker).
   void rest_at_once();
   // Every event was added. finish() calls it if the caller did not.
-  void events_over();
+  // `beside`: ThreadedOverview::finish's (for_each_live() may be called from it).
+  void events_over(const std::function<void()>& beside = {});
   // `trace`: the finished file the index will be appended to.
   std::optional<std::vector<uint8_t>> finish(std::span<const uint8_t> trace);
-  // After events_over(): the blocks still live at the end (AggregateBuilder::for_each_live).
+  // From events_over()'s `beside` on: the blocks still live at the end
+  // (AggregateBuilder::for_each_live).
   bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const;
 
  private:
