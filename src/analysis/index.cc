@@ -33,7 +33,6 @@
 #include "analysis/index.h"
 
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <future>
@@ -682,9 +681,6 @@ struct IndexBuilder::Impl {
   Query query;
   ThreadedOverview model;  // the Overview and the Aggregate, as the events come
   std::optional<ThreadedOverview::Result> result;
-  // The last event is in: the live blocks are final (set by events_over(),
-  // read by for_each_live() on its `beside` thread too).
-  std::atomic<bool> live_final{false};
   // The index stores each Count without its per-block weights: a trace whose
   // rate changed (memloupe_set_rate) gets no index, and its views read the events.
   bool rate_changed = false;
@@ -705,17 +701,10 @@ void IndexBuilder::add(const format::Event& event, const reader::BacktraceKey& k
 
 void IndexBuilder::rest_at_once() { impl_->model.use_worker(); }
 
-void IndexBuilder::events_over(const std::function<void()>& beside) {
+void IndexBuilder::events_over() {
   Impl& s = *impl_;
-  if (s.result) {
-    if (beside) beside();
-    return;
-  }
-  s.result = std::move(s.model).finish(beside ? [&] {
-    s.live_final.store(true, std::memory_order_relaxed);  // (the thread's start orders the model's writes before)
-    beside();
-  } : std::function<void()>());
-  s.live_final.store(true, std::memory_order_relaxed);
+  if (s.result) return;
+  s.result = std::move(s.model).finish();
   if (s.rate_changed) return;
   s.aggregate_bytes = std::async(std::launch::async, [&aggregate = s.result->aggregate] {
     Writer w;
@@ -725,7 +714,7 @@ void IndexBuilder::events_over(const std::function<void()>& beside) {
 }
 
 bool IndexBuilder::for_each_live(const AggregateBuilder::LiveBlockFn& fn) const {
-  return impl_->live_final.load(std::memory_order_relaxed) && impl_->model.for_each_live(fn);
+  return impl_->result && impl_->model.for_each_live(fn);
 }
 
 std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t> trace) {

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -81,12 +80,10 @@ class IndexBuilder {
   // The rest of the events come at once (ThreadedOverview::use_worker).
   void rest_at_once();
   // Every event was added. finish() calls it if the caller did not.
-  // `beside`: ThreadedOverview::finish's (for_each_live() may be called from it).
-  void events_over(const std::function<void()>& beside = {});
+  void events_over();
   // `trace`: the finished file the index will be appended to.
   std::optional<std::vector<uint8_t>> finish(std::span<const uint8_t> trace);
-  // From events_over()'s `beside` on: the blocks still live at the end
-  // (AggregateBuilder::for_each_live).
+  // After events_over(): the blocks still live at the end (AggregateBuilder::for_each_live).
   bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const;
 
  private:

@@ -1,7 +1,6 @@
 #include "analysis/index_aggregate.h"
 
 #include <algorithm>
-#include <future>
 #include <utility>
 
 #include "analysis/usable_cpus.h"
@@ -211,14 +210,11 @@ void ThreadedOverview::add(const format::Event& event, const reader::BacktraceKe
   }
 }
 
-ThreadedOverview::Result ThreadedOverview::finish(const std::function<void()>& beside) && {
+ThreadedOverview::Result ThreadedOverview::finish() && {
   if (pipe_) pipe_->finish();
-  // (Its future's destructor waits for it, also when the finishing throws.)
-  std::future<void> side = beside ? std::async(std::launch::async, beside) : std::future<void>();
   Result out;
   if (aggregate_) out.aggregate = std::move(*aggregate_).finish();  // before the OverviewBuilder it drives
   out.overview = std::move(builder_).finish();
-  if (side.valid()) side.get();
   return out;
 }
 

@@ -128,13 +128,9 @@ class ThreadedOverview {
     Aggregate aggregate;  // empty without a query
   };
   // Waits for the worker, then finishes what needed the events to be over;
-  // rethrows what the worker threw (or `beside` did). `beside`, if given, runs
-  // on a thread of its own from the moment the last event is in until the
-  // finishing is over (both are waited for): for_each_live() may be called
-  // from it, as the finishing only reads the live blocks and their stacks.
-  Result finish(const std::function<void()>& beside = {}) &&;
-  // Once the last event is in (in finish()'s `beside`, or after it), with a
-  // query: AggregateBuilder::for_each_live.
+  // rethrows what the worker threw.
+  Result finish() &&;
+  // After finish(), with a query: AggregateBuilder::for_each_live.
   bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const {
     return aggregate_ && aggregate_->for_each_live(fn);
   }

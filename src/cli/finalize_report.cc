@@ -46,10 +46,6 @@ class IndexTap : public finalize::FinalizeTap {
     stage_.store(Stage::Aggregate, std::memory_order_relaxed);
     builder_->events_over();
   }
-  void events_over_with(const std::function<void()>& beside) override {
-    stage_.store(Stage::Aggregate, std::memory_order_relaxed);
-    builder_->events_over(beside);
-  }
   bool live_blocks(const LiveBlockFn& fn) const override { return builder_ && builder_->for_each_live(fn); }
   std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) override {
     stage_.store(Stage::Writing, std::memory_order_relaxed);

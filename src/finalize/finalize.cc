@@ -290,21 +290,13 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   }
   // After damage no index is written, so the tap's work after the read is not needed then.
   const bool want_index = options.tap && !stats.damage;
-  // An at-exit snapshot's blocks are those live at the end; a block freed
-  // after an earlier snapshot is not, and is looked for in the events. The
-  // tap's live blocks are taken beside its finishing (the series replay): on
-  // cc1plus ~50 k blocks, ~25 ms of the main thread after the exit otherwise.
-  bool from_tap = false;
-  if (want_index && sites_later) {
-    options.tap->events_over_with([&] {
-      from_tap = options.tap->live_blocks([&](uint64_t id, uint64_t size, std::span<const uint64_t> frames) {
-        snapshots.add_table_block(id, size, frames);
-      });
-    });
-  } else if (want_index) {
-    options.tap->events_over();
-  }
+  if (want_index) options.tap->events_over();
   if (sites_later) {
+    // An at-exit snapshot's blocks are those live at the end; a block freed
+    // after an earlier snapshot is not, and is looked for in the events.
+    const bool from_tap = want_index && options.tap->live_blocks([&](uint64_t id, uint64_t size, std::span<const uint64_t> frames) {
+      snapshots.add_table_block(id, size, frames);
+    });
     if (!from_tap || !snapshots.sites_complete()) {
       auto again = open_native(input);
       if (!again) return again.error();

@@ -54,14 +54,6 @@ class FinalizeTap {
   // other threads. Not called when the read stopped at damage (no index is
   // written then).
   virtual void events_over() = 0;
-  // events_over(), with `beside` run once live_blocks() may be called: on a
-  // thread of its own while the tap finishes, if it can (the finaliser makes
-  // the snapshots' sites from the live blocks there, beside the series
-  // replay); returns once both are over, rethrowing what `beside` threw.
-  virtual void events_over_with(const std::function<void()>& beside) {
-    events_over();
-    beside();
-  }
   // The finished trace (prologue through symbols); returns the analysis index
   // to append (in as many chunks as its size needs), or nothing. Not called for a damaged input.
   virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
