@@ -66,13 +66,15 @@ void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
   for (; mask != 0; mask &= mask - 1) add_block(m.counts[static_cast<size_t>(__builtin_ctz(mask))], c, exact);
 }
 
-// The bucket `index` of a stack's sparse series, added if it is not there.
-SeriesBucket& bucket_at(std::vector<SeriesBucket>& series, uint32_t index) {
+// The bucket `index` of a stack's sparse series (sorted by `index`: a
+// SeriesBucket, or SparseSeries' cells), added if it is not there.
+template <class Bucket>
+Bucket& bucket_at(std::vector<Bucket>& series, uint32_t index) {
   // Most blocks die young, in the bucket of the latest event: the last one.
   if (!series.empty() && series.back().index == index) return series.back();
   auto it = std::lower_bound(series.begin(), series.end(), index,
-                             [](const SeriesBucket& b, uint32_t i) { return b.index < i; });
-  if (it == series.end() || it->index != index) it = series.insert(it, SeriesBucket{index});
+                             [](const Bucket& b, uint32_t i) { return b.index < i; });
+  if (it == series.end() || it->index != index) it = series.insert(it, Bucket{index});
   return *it;
 }
 
@@ -197,7 +199,7 @@ class SparseSeries {
   explicit SparseSeries(size_t stacks) : rows_(stacks) {}
   // A block allocated (`freed` false) or freed in `bucket`.
   void add(uint32_t stack, uint32_t bucket, bool freed, const Tally& blocks) {
-    Cells& cells = cells_at(rows_[stack], bucket);
+    Cells& cells = bucket_at(rows_[stack], bucket);
     (freed ? cells.freed : cells.allocated) += blocks;
   }
   // Adds each bucket that has blocks to its stack's series.
@@ -206,7 +208,7 @@ class SparseSeries {
       std::vector<SeriesBucket>& series = stacks[s].series;
       series.reserve(series.size() + rows_[s].size());
       for (const Cells& cells : rows_[s]) {
-        SeriesBucket& to = bucket_at(series, cells.bucket);
+        SeriesBucket& to = bucket_at(series, cells.index);
         add_block(to.allocated, cells.allocated.count(), true);
         add_block(to.freed, cells.freed.count(), true);
       }
@@ -215,18 +217,10 @@ class SparseSeries {
 
  private:
   struct Cells {
-    uint32_t bucket = 0;
+    uint32_t index = 0;  // the bucket's
     Tally allocated, freed;
   };
-  // The row's cells of `bucket`, added if they are not there (most blocks die
-  // in the bucket of the latest free: the last one).
-  static Cells& cells_at(std::vector<Cells>& row, uint32_t bucket) {
-    if (!row.empty() && row.back().bucket == bucket) return row.back();
-    auto it = std::lower_bound(row.begin(), row.end(), bucket, [](const Cells& c, uint32_t b) { return c.bucket < b; });
-    if (it == row.end() || it->bucket != bucket) it = row.insert(it, Cells{bucket, {}, {}});
-    return *it;
-  }
-  std::vector<std::vector<Cells>> rows_;  // by stack
+  std::vector<std::vector<Cells>> rows_;  // by stack, each sorted by bucket (bucket_at)
 };
 
 // `into` += a bucket of another part's series (`from`'s Counts added as a whole).

@@ -132,9 +132,7 @@ inline bool may_be_recorded(uintptr_t address) noexcept {
 }  // namespace event_detail
 
 // Under the trace lock, on the direct path: what record `s` (of kind K) does to
-// the table and the trace (nothing once the session is over). By value: the
-// slow paths' record then never has its address taken, and gcc keeps it in
-// registers on the staged path instead of building it on the stack for put().
+// the table and the trace (nothing once the session is over).
 template <StagedKind K>
 Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept;
 
@@ -146,6 +144,10 @@ template <StagedKind K, class After>
     if (!event_detail::stage(s, bt, frames)) [[unlikely]] after(Applied{.stored = false});
     return;
   }
+  // A copy for apply(): the slow paths' record then never has its address
+  // taken, and gcc keeps it in registers on the staged path instead of
+  // building it on the stack for put(). (apply() by value instead cost sampled
+  // mode's every_call pairs ~18 ns: docs/RECORDER.md, "The writers' side in `--all` mode".)
   const StagedRecord copy = s;
   const Applied a = [&] {
     LockGuard g(g_session.lock);

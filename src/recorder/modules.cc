@@ -254,7 +254,7 @@ void sync_modules_due(uint64_t stamp) noexcept {
   }
   constexpr uint64_t kPeriodNs = 1'000'000;
   uint64_t due = g_next_check.load(std::memory_order_relaxed);
-  if (((stamp ^ due) & TraceClock::kTicks) == 0 && stamp < due) return;  // another thread took it
+  if (before(stamp, due)) return;  // another thread took it since the inline test
   const uint64_t period = stamp & TraceClock::kTicks ? g_session.clock.ticks_in(kPeriodNs) : kPeriodNs;
   if (!g_next_check.compare_exchange_strong(due, stamp + period, std::memory_order_relaxed)) return;
   sync_modules();

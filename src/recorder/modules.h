@@ -36,15 +36,17 @@ bool sync_modules(bool force = false) noexcept;
 // cost ~17 instructions a call in --all mode (its register saves came first).
 namespace modules_detail {
 extern constinit std::atomic<uint64_t> g_next_check;  // --all mode: the stamp the next check is due at
+// Whether a call at `stamp` comes before the check due at `due`. Stamps of one
+// kind compare (ticks or ns); a change of kind is due at once.
+inline bool before(uint64_t stamp, uint64_t due) noexcept {
+  return ((stamp ^ due) & TraceClock::kTicks) == 0 && stamp < due;
+}
 void sync_modules_due(uint64_t stamp) noexcept;
 }  // namespace modules_detail
 [[gnu::always_inline]] inline void sync_modules_if_due(uint64_t stamp) noexcept {
-  if (config().mode != format::Mode::Sampled) {
-    // Stamps of one kind compare (ticks or ns); a change of kind is due at once.
-    const uint64_t due = modules_detail::g_next_check.load(std::memory_order_relaxed);
-    if (((stamp ^ due) & TraceClock::kTicks) == 0 && stamp < due) [[likely]]
-      return;
-  }
+  if (config().mode != format::Mode::Sampled &&
+      modules_detail::before(stamp, modules_detail::g_next_check.load(std::memory_order_relaxed))) [[likely]]
+    return;
   modules_detail::sync_modules_due(stamp);
 }
 
