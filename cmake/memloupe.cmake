@@ -14,5 +14,8 @@ function(memloupe_test name)
   target_compile_definitions(${name} PRIVATE
     MEMLOUPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     MEMLOUPE_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+  # MEMLOUPE_CACHE_DIR: the inflated debug files' cache (symbolize/inflated_cache.h)
+  # under the build tree, never in the home of whoever runs the tests.
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}"
+    ENVIRONMENT "MEMLOUPE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
 endfunction()

@@ -1,5 +1,6 @@
 #include "symbolize/inflated_files.h"
 
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -9,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <vector>
 
 namespace memloupe::symbolize {
 namespace {
@@ -20,14 +23,24 @@ ElfPtr elf_of(int fd, Elf_Cmd cmd) {
   return ElfPtr(elf_begin(fd, cmd, nullptr), elf_end);
 }
 
-bool has_compressed_section(int fd) {
+// What open_inflated needs to know of a file before inflating it.
+struct Examined {
+  bool compressed = false;        // has a compressed section
+  std::vector<uint8_t> build_id;  // its GNU build-id, if any (the cache's key)
+};
+
+Examined examine(int fd) {
+  Examined file;
   const ElfPtr elf = elf_of(fd, ELF_C_READ_MMAP);
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return false;
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn)) != nullptr;) {
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return file;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn)) != nullptr && !file.compressed;) {
     GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) != nullptr && (sh.sh_flags & SHF_COMPRESSED) != 0) return true;
+    file.compressed = gelf_getshdr(scn, &sh) != nullptr && (sh.sh_flags & SHF_COMPRESSED) != 0;
   }
-  return false;
+  const void* bits = nullptr;
+  if (const ssize_t n = dwelf_elf_gnu_build_id(elf.get(), &bits); file.compressed && n > 0)
+    file.build_id.assign(static_cast<const uint8_t*>(bits), static_cast<const uint8_t*>(bits) + n);
+  return file;
 }
 
 bool copy_bytes(int from, int to, off_t size) {
@@ -70,15 +83,35 @@ bool inflate_in_place(int image, off_t size) {
   return elf_update(elf.get(), ELF_C_WRITE) >= 0;
 }
 
-// The inflated copy of `fd`'s file (`size` bytes), or none.
+// The inflated copy of `fd`'s file (`size` bytes, with a compressed
+// section), or none.
 format::UniqueFd inflate(int fd, off_t size) {
-  if (!has_compressed_section(fd)) return {};
   format::UniqueFd image(memfd_create("memloupe-inflated-elf", MFD_CLOEXEC));
   if (!image || !copy_bytes(fd, image.get(), size) || !inflate_in_place(image.get(), size)) return {};
   return image;
 }
 
 }  // namespace
+
+InflatedFiles::InflatedFiles() {
+  if (auto folder = InflatedCache::folder_from_environment(std::getenv)) cache_.emplace(std::move(*folder));
+}
+
+void InflatedFiles::make(int fd, const struct stat& st, Copy& copy) const {
+  const Examined file = examine(fd);
+  if (!file.compressed) return;
+  std::optional<InflatedSource> source;
+  if (cache_ && !file.build_id.empty())
+    source = InflatedSource{.build_id = file.build_id,
+                            .size = static_cast<uint64_t>(st.st_size),
+                            .mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
+  if (source) copy.image = cache_->find(*source);
+  copy.from_cache = static_cast<bool>(copy.image);
+  if (copy.from_cache) return;
+  copy.image = inflate(fd, st.st_size);
+  // The copy read here stays the memfd: what the cache wrote is for later.
+  if (copy.image && source) cache_->store(*source, copy.image.get());
+}
 
 int InflatedFiles::open_inflated(int fd) {
   struct stat st;
@@ -93,21 +126,24 @@ int InflatedFiles::open_inflated(int fd) {
   }
   std::lock_guard lock(copy->mutex);
   if (!copy->made) {
-    copy->image = inflate(fd, st.st_size);
+    make(fd, st, *copy);
     copy->made = true;
   }
   return copy->image ? fcntl(copy->image.get(), F_DUPFD_CLOEXEC, 0) : -1;
 }
 
-size_t InflatedFiles::inflated() const {
+size_t InflatedFiles::count(bool cached) const {
   std::lock_guard lock(mutex_);
   size_t n = 0;
   for (const auto& [key, copy] : copies_) {
     std::lock_guard copying(copy->mutex);
-    n += copy->image ? 1 : 0;
+    n += copy->image && copy->from_cache == cached ? 1 : 0;
   }
   return n;
 }
+
+size_t InflatedFiles::inflated() const { return count(false); }
+size_t InflatedFiles::from_cache() const { return count(true); }
 
 int InflatedFiles::open_inflated(const std::string& path) {
   const format::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));

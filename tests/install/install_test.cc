@@ -27,7 +27,7 @@ Result run(const TempDir& dir, std::vector<std::string> argv, std::vector<std::s
   const std::string tag = "cmd" + std::to_string(n++);
   std::vector<std::string> env;
   for (std::string& v : current_environment())
-    if (v.rfind("MEMLOUPE_", 0) != 0) env.push_back(std::move(v));
+    if (!is_memloupe_setting(v)) env.push_back(std::move(v));
   env.insert(env.end(), extra_env.begin(), extra_env.end());
   Child c(ChildSpec{std::move(argv), env, dir.path(), {}, dir / (tag + ".out"), dir / (tag + ".err")});
   const ChildExit e = c.wait(300s);

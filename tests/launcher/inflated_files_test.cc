@@ -1,10 +1,10 @@
 // Files with compressed sections read from their inflated copy
 // (symbolize/inflated_files.h): the same frames, data symbols and globals'
-// lines as libdw's own inflating, and each file inflated once for the
+// lines as libdw's own inflating, and each file's copy made once (inflated,
+// or read from the tests' disk cache, inflated_cache_test.cc) for the
 // symbolizers that share the copies.
 #include "symbolize/inflated_files.h"
 
-#include <dlfcn.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "format/unique_fd.h"
+#include "libc_debug.h"
 #include "sites.h"
 #include "symbolize/data_symbols.h"
 #include "symbolize/global_lines.h"
@@ -35,6 +36,9 @@ std::vector<std::string> text(const std::vector<reader::OwnedFrame>& frames) {
     out.push_back(f.function + " " + f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column));
   return out;
 }
+
+// Files whose copy was made: inflated here or read from the disk cache.
+size_t copies(const InflatedFiles& files) { return files.inflated() + files.from_cache(); }
 
 struct stat stat_of(int fd) {
   struct stat st {};
@@ -70,7 +74,7 @@ TEST(InflatedFiles, CompressedProgramGivesTheSameInlinedFrames) {
   const format::UniqueFd again(options.inflated->open_inflated(compressed));
   ASSERT_TRUE(again);
   EXPECT_EQ(stat_of(image.get()).st_ino, stat_of(again.get()).st_ino);
-  EXPECT_EQ(options.inflated->inflated(), 1u);
+  EXPECT_EQ(copies(*options.inflated), 1u);
 
   Symbolizer plain;
   const auto expected = plain.symbolize(*module, c.return_address);
@@ -80,7 +84,7 @@ TEST(InflatedFiles, CompressedProgramGivesTheSameInlinedFrames) {
   Symbolizer shared(options), by_libdw({.inflated = nullptr});
   EXPECT_EQ(text(shared.symbolize(copy, c.return_address)), text(expected));
   EXPECT_EQ(text(by_libdw.symbolize(copy, c.return_address)), text(expected));
-  EXPECT_EQ(options.inflated->inflated(), 1u);
+  EXPECT_EQ(copies(*options.inflated), 1u);
   ASSERT_NE(shared.file(copy), nullptr);
   ASSERT_NE(by_libdw.file(copy), nullptr);
   EXPECT_EQ(dwarf_file_size(*shared.file(copy)), static_cast<size_t>(stat_of(image.get()).st_size));
@@ -101,35 +105,29 @@ TEST(InflatedFiles, ThreadsAskingAtOnceShareOneCopy) {
   ASSERT_TRUE(a);
   ASSERT_TRUE(b);
   EXPECT_EQ(stat_of(a.get()).st_ino, stat_of(b.get()).st_ino);
-  EXPECT_EQ(files.inflated(), 1u);
+  EXPECT_EQ(copies(files), 1u);
 
   const auto not_elf = std::filesystem::temp_directory_path() / ("memloupe-not-elf-" + std::to_string(getpid()));
   std::ofstream(not_elf) << "not an ELF file\n";
   EXPECT_LT(files.open_inflated(not_elf.string()), 0);
   EXPECT_LT(files.open_inflated("/nonexistent/dir/file"), 0);
   std::filesystem::remove(not_elf);
-  EXPECT_EQ(files.inflated(), 1u);
+  EXPECT_EQ(copies(files), 1u);
 }
 
 // libc's separate debug file (libc6-dbg's sections are compressed): the
 // frames of malloc and the name and line of a global from two symbolizers
 // sharing the copies equal libdw's own, and the file was inflated once.
 TEST(InflatedFiles, LibcDebugFileInflatedOnceForTwoSymbolizers) {
-  // glibc's own names: a sanitizer's malloc is in the test program.
-  void* malloc_address = dlsym(RTLD_DEFAULT, "__libc_malloc");
-  void* stdout_file = dlsym(RTLD_DEFAULT, "_IO_2_1_stdout_");
-  ASSERT_NE(malloc_address, nullptr);
-  ASSERT_NE(stdout_file, nullptr);
-  auto module = loaded_module_at(reinterpret_cast<uint64_t>(malloc_address));
-  ASSERT_TRUE(module);
-  const std::string id = hex(module->build_id);
-  const std::string debug = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
-  if (id.size() < 2 || !std::filesystem::exists(debug)) GTEST_SKIP() << "no debug file for " << module->path;
+  const auto libc = libc_debug();
+  if (!libc) GTEST_SKIP() << "no debug file for libc";
+  const std::string& debug = libc->debug;
   const format::UniqueFd probe(InflatedFiles().open_inflated(debug));
   if (!probe) GTEST_SKIP() << debug << " has no compressed section";
 
-  const uint64_t pc = reinterpret_cast<uint64_t>(malloc_address) + 1;  // a "return address" in malloc
-  const uint64_t global = reinterpret_cast<uint64_t>(stdout_file) - module->load_bias;
+  const uint64_t pc = libc->pc;
+  const uint64_t global = libc->global;
+  const Module* module = &libc->module;
   SymbolizerOptions options;
   Symbolizer frames(options), globals(options), by_libdw({.inflated = nullptr});
 
@@ -156,9 +154,10 @@ TEST(InflatedFiles, LibcDebugFileInflatedOnceForTwoSymbolizers) {
   ASSERT_NE(my_lines.at(global), nullptr);
   EXPECT_EQ(my_lines.at(global)->file, line->file);
   EXPECT_EQ(my_lines.at(global)->line, line->line);
-  EXPECT_EQ(options.inflated->inflated(), 1u);
-  // Both sessions read the copy.
-  const auto copy_size = static_cast<size_t>(stat_of(probe.get()).st_size);
+  EXPECT_EQ(copies(*options.inflated), 1u);
+  // Both sessions read the copy (the in-memory one, or the disk cache's).
+  const format::UniqueFd shared(options.inflated->open_inflated(debug));
+  const auto copy_size = static_cast<size_t>(stat_of(shared.get()).st_size);
   EXPECT_EQ(dwarf_file_size(*mine), copy_size);
   ASSERT_NE(frames.file(*module), nullptr);
   EXPECT_EQ(dwarf_file_size(*frames.file(*module)), copy_size);

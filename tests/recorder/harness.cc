@@ -31,7 +31,7 @@ namespace {
 std::vector<std::string> child_environment(const RunOptions& o) {
   std::vector<std::string> env;
   for (std::string& v : test_support::current_environment()) {
-    if (v.starts_with("LD_PRELOAD=") || v.starts_with("MEMLOUPE_")) continue;
+    if (v.starts_with("LD_PRELOAD=") || test_support::is_memloupe_setting(v)) continue;
     env.push_back(std::move(v));
   }
   if (o.preload) env.push_back("LD_PRELOAD=" + preload_library().string());

@@ -40,6 +40,10 @@ std::vector<std::string> current_environment() {
   return env;
 }
 
+bool is_memloupe_setting(const std::string& var) {
+  return var.starts_with("MEMLOUPE_") && !var.starts_with("MEMLOUPE_CACHE_DIR=");
+}
+
 Child::Child(const ChildSpec& spec) {
   std::vector<char*> args;
   for (const std::string& a : spec.argv) args.push_back(const_cast<char*>(a.c_str()));

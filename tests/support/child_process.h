@@ -34,6 +34,12 @@ std::string read_file(const fs::path& path);  // empty if it cannot be read
 // This process's environment, NAME=value each.
 std::vector<std::string> current_environment();
 
+// Whether `var` (NAME=value) is one of memloupe's settings that a child
+// started without them must not inherit: every MEMLOUPE_* variable but
+// MEMLOUPE_CACHE_DIR, which ctest sets to keep the tests' inflated debug files
+// under the build tree (cmake/memloupe.cmake) and which changes no result.
+bool is_memloupe_setting(const std::string& var);
+
 struct ChildSpec {
   std::vector<std::string> argv;  // argv[0] is the program's path
   std::vector<std::string> env;   // the child's whole environment
