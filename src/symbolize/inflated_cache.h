@@ -1,6 +1,6 @@
 // The inflated copies of compressed debug files kept on disk between commands
 // (InflatedFiles' second level, inflated_files.h). Inflating libc's debug
-// file (libc6-dbg's zlib sections, 4 MB -> 10 MB) cost every `memloupe run`
+// file (libc6-dbg's zlib sections, 4 MB -> 14 MB) cost every `memloupe run`
 // ~75 ms of CPU; a later command maps the copy an earlier one wrote instead.
 //
 // Decisions (docs/RUNNING.md, "Finalising, in detail"):

@@ -97,9 +97,9 @@ InflatedFiles::InflatedFiles() {
   if (auto folder = InflatedCache::folder_from_environment(std::getenv)) cache_.emplace(std::move(*folder));
 }
 
-void InflatedFiles::make(int fd, const struct stat& st, Copy& copy) const {
+std::optional<InflatedSource> InflatedFiles::make(int fd, const struct stat& st, Copy& copy) const {
   const Examined file = examine(fd);
-  if (!file.compressed) return;
+  if (!file.compressed) return std::nullopt;
   std::optional<InflatedSource> source;
   if (cache_ && !file.build_id.empty())
     source = InflatedSource{.build_id = file.build_id,
@@ -107,10 +107,9 @@ void InflatedFiles::make(int fd, const struct stat& st, Copy& copy) const {
                             .mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
   if (source) copy.image = cache_->find(*source);
   copy.from_cache = static_cast<bool>(copy.image);
-  if (copy.from_cache) return;
+  if (copy.from_cache) return std::nullopt;
   copy.image = inflate(fd, st.st_size);
-  // The copy read here stays the memfd: what the cache wrote is for later.
-  if (copy.image && source) cache_->store(*source, copy.image.get());
+  return copy.image ? source : std::nullopt;
 }
 
 int InflatedFiles::open_inflated(int fd) {
@@ -124,12 +123,20 @@ int InflatedFiles::open_inflated(int fd) {
     if (!slot) slot = std::make_unique<Copy>();
     copy = slot.get();  // stays where it is: the map only grows
   }
-  std::lock_guard lock(copy->mutex);
-  if (!copy->made) {
-    make(fd, st, *copy);
-    copy->made = true;
+  std::optional<InflatedSource> to_store;
+  int image = -1;
+  {
+    std::lock_guard lock(copy->mutex);
+    if (!copy->made) {
+      to_store = make(fd, st, *copy);
+      copy->made = true;
+    }
+    if (copy->image) image = fcntl(copy->image.get(), F_DUPFD_CLOEXEC, 0);
   }
-  return copy->image ? fcntl(copy->image.get(), F_DUPFD_CLOEXEC, 0) : -1;
+  // Written once the copy is shared: the sessions waiting for it go on
+  // meanwhile. The copy read in this command stays the memfd.
+  if (to_store && image >= 0) cache_->store(*to_store, image);
+  return image;
 }
 
 size_t InflatedFiles::count(bool cached) const {

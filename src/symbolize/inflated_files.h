@@ -3,7 +3,7 @@
 // every libdw session of one symbolisation. libdw inflates a compressed
 // section in each session that reads it, and the finaliser has two sessions
 // per file (the frames' and the globals', symbolize/prepared_symbolizers.h):
-// libc's debug file (4 MB, 10 MB inflated) was inflated twice per run, ~30 ms
+// libc's debug file (4 MB, 14 MB inflated) was inflated twice per run, ~30 ms
 // of zlib each. Here the first session to open such a file inflates it into
 // an in-memory copy (a memfd) whose sections are stored uncompressed; every
 // session opens that copy, which libelf maps without inflating or copying.
@@ -66,8 +66,9 @@ class InflatedFiles {
     format::UniqueFd image;  // none: nothing to inflate, or it failed
     bool from_cache = false;
   };
-  // Makes `copy` of `fd`'s file (`st`): from the disk cache or inflated.
-  void make(int fd, const struct stat& st, Copy& copy) const;
+  // Makes `copy` of `fd`'s file (`st`): from the disk cache or inflated. The
+  // source of a copy inflated here that the disk cache is to keep, if any.
+  std::optional<InflatedSource> make(int fd, const struct stat& st, Copy& copy) const;
   size_t count(bool cached) const;
 
   std::optional<InflatedCache> cache_;  // none: in memory only
