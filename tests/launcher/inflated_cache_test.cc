@@ -112,6 +112,25 @@ TEST(InflatedCache, AMissWritesTheEntryAndTheNextCommandMapsIt) {
   fs::remove_all(folder.parent_path());
 }
 
+// A file rewritten in place (another modification time) is another entry:
+// the old one is never read for it.
+TEST(InflatedCache, ARewrittenFileMissesTheOldEntry) {
+  Compressed c;
+  const fs::path dir = scratch("rewritten");
+  const fs::path folder = dir / "inflated";
+  fs::copy_file(c.module.path, dir / "copy.zdebug");
+  c.module.path = (dir / "copy.zdebug").string();
+  EXPECT_EQ(c.frames(files_with(folder)), c.expected);
+  struct timespec later[2] = {{2000000000, 0}, {2000000000, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, c.module.path.c_str(), later, 0), 0);
+  const auto files = files_with(folder);
+  EXPECT_EQ(c.frames(files), c.expected);
+  EXPECT_EQ(files->inflated(), 1u);
+  EXPECT_EQ(files->from_cache(), 0u);
+  EXPECT_EQ(files_in(folder).size(), 2u);
+  fs::remove_all(dir);
+}
+
 // A flipped byte anywhere in the entry, or an entry cut short: not used,
 // removed, made again, and the frames are right.
 TEST(InflatedCache, ADamagedEntryIsMadeAgain) {
