@@ -304,20 +304,22 @@ class SeriesLog {
   };
   // A freed block's entry. Inline for a Mode::All block that joins a sum
   // pending for its free time (on the suite's (a) nine in ten), the rest out
-  // of line (append_entry): the Entry built per block and the call were a
-  // third of the log's instructions.
-  void append(uint32_t stack, uint64_t alloc_ns, uint64_t free_ns, uint64_t size, uint64_t n_samples,
-              uint32_t bytes_per_sample) {
+  // of line (append_block): the Entry built per block by the caller and the
+  // call were a third of the log's instructions.
+  void append(const Block& b, uint64_t free_ns) {
     if (exact_ && bypass_ == 0 && free_ns == pending_free_ns_) {
-      Entry& at = pending_[slot_of(stack, alloc_ns)];
-      if (joins(at, stack, alloc_ns)) {
+      Entry& at = pending_[slot_of(b.stack, b.time)];
+      if (joins(at, b.stack, b.time)) {
         ++window_blocks_;
-        return add_to(at, size, n_samples, 1);
+        return add_to(at, b.size, b.n_samples, 1);
       }
     }
-    append_entry({stack, alloc_ns, free_ns, size, n_samples, bytes_per_sample});
+    append_block(b, free_ns);
   }
-  [[gnu::noinline]] void append_entry(const Entry& e) {
+  [[gnu::noinline]] void append_block(const Block& b, uint64_t free_ns) {
+    append_entry({b.stack, b.time, free_ns, b.size, b.n_samples, b.bytes_per_sample});
+  }
+  [[gnu::always_inline]] void append_entry(const Entry& e) {
     if (!exact_) return write(e);
     if (bypass_ == 0 && e.free_ns != pending_free_ns_) flush_pending(e.free_ns);
     // (Nothing is pending in a pause, which begins in flush_pending(): the
@@ -737,7 +739,7 @@ struct AggregateBuilder::Impl {
   // Pass 2 as it streams, the series' width not yet known: a block's entry in
   // the log (end_of() adds nothing to the series then: the entry stands for both).
   void log_series(const Block& b, uint64_t free_t) {
-    series_log.append(b.stack, b.time, free_t, b.size, b.n_samples, b.bytes_per_sample);
+    series_log.append(b, free_t);
   }
 
   // settle() of a freed block, when `tallied`: the filter keeps it, in the
