@@ -699,6 +699,12 @@ void IndexBuilder::add(const format::Event& event, const reader::BacktraceKey& k
   impl_->model.add(event, key);
 }
 
+void IndexBuilder::add(const format::Alloc& alloc, const reader::BacktraceKey& key) {
+  impl_->model.add(alloc, key);
+}
+
+void IndexBuilder::add(const format::Free& free) { impl_->model.add(free); }
+
 void IndexBuilder::rest_at_once() { impl_->model.use_worker(); }
 
 void IndexBuilder::events_over() {

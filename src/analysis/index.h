@@ -77,6 +77,10 @@ class IndexBuilder {
   ~IndexBuilder();
   // `key`: an Alloc's backtrace key from the reader (reader.h), if it has one.
   void add(const format::Event& event, const reader::BacktraceKey& key = {});
+  // add() of an Alloc, of a Free, for a caller that has told them from the
+  // other kinds already (FinalizeTap::alloc_event, free_event).
+  void add(const format::Alloc& alloc, const reader::BacktraceKey& key);
+  void add(const format::Free& free);
   // The rest of the events come at once (ThreadedOverview::use_worker).
   void rest_at_once();
   // Every event was added. finish() calls it if the caller did not.

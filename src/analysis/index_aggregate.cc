@@ -177,31 +177,35 @@ void ThreadedOverview::consume(const EventPipe::Batch& batch) {
   }
 }
 
+void ThreadedOverview::add(const format::Alloc& a, const reader::BacktraceKey& key) {
+  std::pair<uint32_t, bool> stack{0, false};
+  if (aggregate_) stack = stacks_.intern(a.backtrace, key);
+  if (pipe_) {
+    return pipe_->push(record_of(a, stack.first, stack.second),
+                       stack.second ? a.backtrace : std::span<const uint64_t>());
+  }
+  auto add = [&](const format::Alloc& alloc) {
+    if (!aggregate_) return builder_.add(alloc);
+    return aggregate_->add_interned(alloc, stack.first, stack.second, a.backtrace);
+  };
+  // As the pipe's record gives it: bytes_per_sample 0 (a trace whose rate
+  // changed gets no index). Only those need the copy (an Alloc built per
+  // event was a tenth of this function's instructions).
+  if (a.bytes_per_sample == 0) return add(a);
+  format::Alloc copy = a;
+  copy.bytes_per_sample = 0;
+  return add(copy);
+}
+
+void ThreadedOverview::add(const format::Free& f) {
+  if (pipe_) return pipe_->push(record_of(f));
+  if (!aggregate_) return builder_.add(f);
+  return aggregate_->add(f);
+}
+
 void ThreadedOverview::add(const format::Event& event, const reader::BacktraceKey& key) {
-  if (const auto* a = std::get_if<format::Alloc>(&event)) {
-    std::pair<uint32_t, bool> stack{0, false};
-    if (aggregate_) stack = stacks_.intern(a->backtrace, key);
-    if (pipe_) {
-      return pipe_->push(record_of(*a, stack.first, stack.second),
-                         stack.second ? a->backtrace : std::span<const uint64_t>());
-    }
-    auto add = [&](const format::Alloc& alloc) {
-      if (!aggregate_) return builder_.add(alloc);
-      return aggregate_->add_interned(alloc, stack.first, stack.second, a->backtrace);
-    };
-    // As the pipe's record gives it: bytes_per_sample 0 (a trace whose rate
-    // changed gets no index). Only those need the copy (an Alloc built per
-    // event was a tenth of this function's instructions).
-    if (a->bytes_per_sample == 0) return add(*a);
-    format::Alloc copy = *a;
-    copy.bytes_per_sample = 0;
-    return add(copy);
-  }
-  if (const auto* f = std::get_if<format::Free>(&event)) {
-    if (pipe_) return pipe_->push(record_of(*f));
-    if (!aggregate_) return builder_.add(*f);
-    return aggregate_->add(*f);
-  }
+  if (const auto* a = std::get_if<format::Alloc>(&event)) return add(*a, key);
+  if (const auto* f = std::get_if<format::Free>(&event)) return add(*f);
   drain();
   if (aggregate_) {
     aggregate_->add(event);  // its time, and the OverviewBuilder's add()

@@ -119,6 +119,9 @@ class ThreadedOverview {
   // `key`: the reader's key of an Alloc's backtrace (reader.h), which spares
   // hashing a backtrace already interned.
   void add(const format::Event& event, const reader::BacktraceKey& key = {});
+  // add() of an Alloc, of a Free (the caller has told them from the rest).
+  void add(const format::Alloc& alloc, const reader::BacktraceKey& key);
+  void add(const format::Free& free);
   // The events from now on are all there at once (the program exited, or the
   // file is finished): the work goes to a worker from here on if the machine
   // has a CPU for it (Handover::Worker stays so).

@@ -2,40 +2,31 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <unordered_map>
 
 namespace memloupe::analysis {
 namespace {
 
-// Differential test against std::unordered_map, through growth and shrinking.
+using Reference = std::unordered_map<uint64_t, uint64_t>;
+
+// Takes `key` (maybe absent) from both, which must agree.
 template <class Table>
-void behaves_like_a_map() {
-  Table table;
-  std::unordered_map<uint64_t, uint64_t> reference;
-  std::mt19937_64 rng(7);
-  uint64_t next = 0;
-  for (int round = 0; round < 200'000; ++round) {
-    // Grow for the first half, shrink for the second.
-    const bool grow = round < 100'000 ? rng() % 4 != 0 : rng() % 4 == 0;
-    if (grow || reference.empty()) {
-      const uint64_t key = next++;
-      table.insert(key, key * 3);
-      reference[key] = key * 3;
-    } else {
-      // Take a random old key (maybe already gone).
-      const uint64_t key = rng() % next;
-      uint64_t out = 0;
-      const bool took = table.take(key, out);
-      auto it = reference.find(key);
-      ASSERT_EQ(took, it != reference.end()) << key;
-      if (took) {
-        EXPECT_EQ(out, it->second);
-        reference.erase(it);
-      }
-    }
-    ASSERT_EQ(table.size(), reference.size());
+void take_from_both(Table& table, Reference& reference, uint64_t key) {
+  uint64_t out = 0;
+  const bool took = table.take(key, out);
+  auto it = reference.find(key);
+  ASSERT_EQ(took, it != reference.end()) << key;
+  if (took) {
+    EXPECT_EQ(out, it->second);
+    reference.erase(it);
   }
+}
+
+// The table's walk and lookups give the reference's keys and values.
+template <class Table>
+void holds_the_same(Table& table, const Reference& reference) {
   size_t seen = 0;
   table.for_each([&](uint64_t key, uint64_t value) {
     ++seen;
@@ -47,6 +38,29 @@ void behaves_like_a_map() {
     ASSERT_NE(found, nullptr);
     EXPECT_EQ(*found, value);
   }
+}
+
+// Differential test against std::unordered_map, through growth and shrinking.
+template <class Table>
+void behaves_like_a_map() {
+  Table table;
+  Reference reference;
+  std::mt19937_64 rng(7);
+  uint64_t next = 0;
+  for (int round = 0; round < 200'000; ++round) {
+    // Grow for the first half, shrink for the second.
+    const bool grow = round < 100'000 ? rng() % 4 != 0 : rng() % 4 == 0;
+    if (grow || reference.empty()) {
+      const uint64_t key = next++;
+      table.insert(key, key * 3);
+      reference[key] = key * 3;
+    } else {
+      // Take a random old key (maybe already gone).
+      take_from_both(table, reference, rng() % next);
+    }
+    ASSERT_EQ(table.size(), reference.size());
+  }
+  holds_the_same(table, reference);
 }
 
 TEST(LiveTable, BehavesLikeAMap) { behaves_like_a_map<LiveTable<uint64_t>>(); }
@@ -84,6 +98,29 @@ TEST(LiveTable, CollidingKeysBehaveLikeAMap) {
     ASSERT_NE(table.find(key), nullptr);
     EXPECT_EQ(*table.find(key), value);
   }
+}
+
+// Ids that mostly come one after the other (the window steps on by one, inline)
+// with jumps past the window (the general advance) and a few behind it, as a
+// hand-made trace may have: the same answers as a map, the same live blocks.
+TEST(LiveTable, StepsAndJumpsBehaveLikeAMap) {
+  LiveTable<uint64_t, 64> table;
+  Reference reference;
+  std::mt19937_64 rng(11);
+  uint64_t next = 0;
+  for (int round = 0; round < 100'000; ++round) {
+    const unsigned r = rng() % 16;
+    if (r < 9 || reference.empty()) {
+      const uint64_t key = r == 0 ? next + rng() % 300 : r == 1 && next > 100 ? next - rng() % 100 : next;
+      next = std::max(next, key + 1);
+      table.insert(key, round);
+      reference[key] = static_cast<uint64_t>(round);
+    } else {
+      take_from_both(table, reference, next - 1 - rng() % std::min<uint64_t>(next, 200));
+    }
+    ASSERT_EQ(table.size(), reference.size());
+  }
+  holds_the_same(table, reference);
 }
 
 TEST(LiveTable, InsertOverwrites) {

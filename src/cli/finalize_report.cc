@@ -38,8 +38,15 @@ class IndexTap : public finalize::FinalizeTap {
   void keyed_event(const format::Event& e, const reader::BacktraceKey& key) override {
     builder_->add(e, key);
     if (const auto* end = std::get_if<format::TraceEnd>(&e)) end_reason_ = end->reason;
-    // Only this thread writes the count: a plain store, not a locked add per event.
-    events_.store(events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    counted();
+  }
+  void alloc_event(const format::Event&, const format::Alloc& a, const reader::BacktraceKey& key) override {
+    builder_->add(a, key);
+    counted();
+  }
+  void free_event(const format::Event&, const format::Free& f) override {
+    builder_->add(f);
+    counted();
   }
   void rest_at_once() override { builder_->rest_at_once(); }
   void events_over() override {
@@ -68,6 +75,9 @@ class IndexTap : public finalize::FinalizeTap {
   }
 
  private:
+  // Only this thread writes the count: a plain store, not a locked add per event.
+  void counted() { events_.store(events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
   enum class Stage : uint8_t { Reading, Aggregate, Writing };
   std::unique_ptr<analysis::IndexBuilder> builder_;
   std::atomic<uint64_t> events_{0};

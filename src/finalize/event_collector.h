@@ -47,27 +47,23 @@ class Collector {
   // looked at out of line (inline, their loop made every event save and
   // restore six registers).
   void add(const format::Event& e, uint32_t fresh, const reader::BacktraceKey& key = {}) {
+    if (const auto* free = std::get_if<format::Free>(&e)) return add_free(e, *free);
+    if (const auto* alloc = std::get_if<format::Alloc>(&e)) return add_alloc(e, *alloc, fresh, key);
     if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
     ++c_.events;
     if (tap_) tap_->keyed_event(e, key);
     if (snapshots_) snapshots_->add(e);
-    if (std::holds_alternative<format::Free>(e)) return;
-    if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
-      if (addon_) addon_->alloc(*alloc, key);
-      if (fresh != 0 && !alloc->backtrace.empty()) note_frames(alloc->backtrace, fresh);
-    } else {
-      add_other(e);
-    }
+    add_other(e);
   }
 
   // The event `r` just delivered: only an Alloc asks the reader for its fresh
   // frames and backtrace key (two virtual calls per event before; one call
   // for both now).
   void add_read(const format::Event& e, const reader::Reader& r) {
-    if (std::holds_alternative<format::Alloc>(e)) {
+    if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
       uint32_t fresh;
       const reader::BacktraceKey key = r.alloc_key(fresh);
-      return add(e, fresh, key);
+      return add_alloc(e, *alloc, fresh, key);
     }
     add(e, 0);
   }
@@ -85,6 +81,22 @@ class Collector {
   }
 
  private:
+  // add() of the two kinds nearly every event is, each handed to the tap as
+  // itself (FinalizeTap::alloc_event, free_event).
+  void add_free(const format::Event& e, const format::Free& free) {
+    ++c_.events;
+    if (tap_) tap_->free_event(e, free);
+    if (snapshots_) snapshots_->add(e);
+  }
+  void add_alloc(const format::Event& e, const format::Alloc& alloc, uint32_t fresh,
+                 const reader::BacktraceKey& key) {
+    ++c_.events;
+    if (tap_) tap_->alloc_event(e, alloc, key);
+    if (snapshots_) snapshots_->add(e);
+    if (addon_) addon_->alloc(alloc, key);
+    if (fresh != 0 && !alloc.backtrace.empty()) note_frames(alloc.backtrace, fresh);
+  }
+
   // The Alloc's first `fresh` frames (the others were seen with an earlier Alloc).
   [[gnu::noinline]] void note_frames(std::span<const uint64_t> backtrace, uint32_t fresh) {
     for (uint64_t address : backtrace.first(std::min<size_t>(fresh, backtrace.size()))) {

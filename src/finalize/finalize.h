@@ -45,6 +45,19 @@ class FinalizeTap {
     (void)key;
     this->event(event);
   }
+  // keyed_event() of an Alloc and of a Free (nearly every event is one), which
+  // the finaliser has told from the other kinds already: a tap that takes
+  // them apart need not test the event's kind again (nor pass the variant
+  // on, to be tested again at each level).
+  virtual void alloc_event(const format::Event& event, const format::Alloc& alloc,
+                           const reader::BacktraceKey& key) {
+    (void)alloc;
+    keyed_event(event, key);
+  }
+  virtual void free_event(const format::Event& event, const format::Free& free) {
+    (void)free;
+    keyed_event(event, {});
+  }
   // The rest of the events is there to be read at once (the program has
   // exited, or the file was finished before the read began): no program
   // competes for the CPUs any more, so the tap may spread its work over more

@@ -220,6 +220,55 @@ TEST(Finalize, DamageInsideAnIntactChunkIsReportedAsAReaderReportsIt) {
   EXPECT_FALSE(out->error());
 }
 
+// A tap that takes Allocs and Frees apart (FinalizeTap::alloc_event,
+// free_event, as the CLI's index tap does) is given each of them that way, as
+// the event's own Alloc or Free, and the other kinds through keyed_event; a
+// tap that does not (CountingTap above) sees them all through event().
+class KindsTap : public FinalizeTap {
+ public:
+  void begin(const format::TraceInfo&) override {}
+  void event(const format::Event&) override { ADD_FAILURE() << "keyed_event() is overridden"; }
+  void keyed_event(const format::Event& e, const reader::BacktraceKey&) override {
+    EXPECT_FALSE(std::holds_alternative<format::Alloc>(e) || std::holds_alternative<format::Free>(e));
+    ++others;
+  }
+  void alloc_event(const format::Event& e, const format::Alloc& a, const reader::BacktraceKey&) override {
+    EXPECT_EQ(std::get_if<format::Alloc>(&e), &a);
+    sizes += a.size;
+    ++allocs;
+  }
+  void free_event(const format::Event& e, const format::Free& f) override {
+    EXPECT_EQ(std::get_if<format::Free>(&e), &f);
+    ++frees;
+  }
+  void events_over() override {}
+  std::optional<std::vector<uint8_t>> index(std::span<const uint8_t>) override { return std::nullopt; }
+  uint64_t allocs = 0, frees = 0, others = 0, sizes = 0;
+};
+
+TEST(Finalize, AllocsAndFreesReachTheTapAsThemselves) {
+  const Sites sites = capture_sites();
+  TraceBuilder trace(format::Mode::All);
+  for (const Module& m : loaded_modules()) trace.module_load(m);
+  uint64_t sizes = 0;
+  for (int i = 0; i < 20; ++i) {
+    const format::AllocId id = trace.alloc({sites.widgets, sites.c}, 64 + i, 10 * i);
+    sizes += 64 + i;
+    if (i % 2) trace.free(id, 10 * i + 5);
+  }
+  trace.end(1000);
+  TempDir dir;
+  trace.write(dir / "kinds.trace");
+  KindsTap tap;
+  auto stats = finalize_trace(dir / "kinds.trace", dir / "kinds.out", {.tap = &tap});
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(tap.allocs, 20u);
+  EXPECT_EQ(tap.frees, 10u);
+  EXPECT_EQ(tap.sizes, sizes);
+  EXPECT_EQ(tap.allocs + tap.frees + tap.others, trace.events());
+  EXPECT_GT(tap.others, 0u);  // the module loads and the end
+}
+
 // The analysis index's tap (as the CLI's): the index built as the events come,
 // and the blocks still live at the end for the snapshots' annex.
 class IndexingTap : public FinalizeTap {
