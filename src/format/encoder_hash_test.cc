@@ -107,5 +107,27 @@ TEST(EncoderHash, HintedAndComparedBacktracesMixedGiveTheHashFromScratch) {
   }
 }
 
+// Short backtraces (the memo's) of sites that differ only in their innermost
+// frames, as a program's allocation sites below one thread entry do
+// (bench_alloc_mt: ten 5-frame sites sharing their outer three frames): the
+// memo keeps them in entries of their own, so that alternating sites find
+// their hashes (placed by a middle frame they share, all ten took one entry
+// and nearly every lookup missed), and every hash it gives is the one from
+// scratch.
+TEST(EncoderHash, ShortSitesUnderOneEntryTakeMemoEntriesOfTheirOwn) {
+  auto st = std::make_unique<encoder_detail::State>();
+  std::vector<std::vector<uint64_t>> sites;
+  for (uint64_t i = 0; i < 10; ++i)
+    sites.push_back({0x10b000 + 0x37 * i, 0x10b800 + 0x11 * (i / 3), 0x55704a3, 0x575f1f5, 0x57deb50});
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 2000; ++k) {
+    const std::vector<uint64_t>& bt = sites[rng() % sites.size()];
+    ASSERT_EQ(st->hash_of(bt, {}), backtrace_hash(bt)) << "step " << k;
+  }
+  size_t used = 0;
+  for (const encoder_detail::ShortMemo& m : st->short_memo) used += m.n != 0;
+  EXPECT_GE(used, 8u);
+}
+
 }  // namespace
 }  // namespace memloupe::format

@@ -68,11 +68,12 @@ bool remember(uint64_t p, uint64_t value) noexcept {
 }
 
 // Under the trace lock: a new block at `time` (trace ns), if new blocks are
-// recorded now.
+// recorded now. `traced`: in_traced_process(), asked by the caller.
 [[gnu::always_inline]] inline Applied record_block(format::Encoder& enc, const StagedRecord& s, uint64_t time,
-                                                   std::span<const uint64_t> bt, Sample sample) noexcept {
+                                                   std::span<const uint64_t> bt, Sample sample,
+                                                   bool traced) noexcept {
   Applied out;
-  if (!sampling()) return out;
+  if (!sampling_in(traced)) return out;
   out.id = with_mean(enc, ThreadId{s.thread}, time, sample.stale_mean,
                      [&] { return enc.alloc(to_alloc_record(s, time, bt, sample.n_samples)); });
   out.stored = remember(s.address, table_value(out.id->value, s.func));
@@ -85,13 +86,14 @@ bool remember(uint64_t p, uint64_t value) noexcept {
 // realloc event); otherwise the old block ends with a free event. `time`: trace ns.
 [[gnu::always_inline]] inline Applied end_realloc(format::Encoder& enc, uint64_t old_value,
                                                   const StagedRecord& s, uint64_t time,
-                                                  std::span<const uint64_t> bt, Sample sample) noexcept {
+                                                  std::span<const uint64_t> bt, Sample sample,
+                                                  bool traced) noexcept {
   const AllocId old_id{old_value & kIdMask};
   const ThreadId thread{s.thread};
   Applied out;
   if (s.address == 0 && s.size != 0) {
     out.stored = remember(s.old_address, old_value);
-  } else if (s.address != 0 && s.sampled && sampling()) {
+  } else if (s.address != 0 && s.sampled && sampling_in(traced)) {
     out.ended = old_value;
     out.id = with_mean(enc, thread, time, sample.stale_mean,
                        [&] { return enc.realloc(old_id, to_alloc_record(s, time, bt, sample.n_samples)); });
@@ -115,26 +117,28 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 // apply() of a record of kind `kind`: a constant on the direct path (one small
 // function per kind), the record's own in the staged records' consumer, which
 // inlines it (and uses only `stored`, so the rest of the result is not built).
+// `traced`: in_traced_process(), asked by the caller (once per drain).
 [[gnu::always_inline]] inline Applied apply_as(StagedKind kind, format::Encoder& enc, const StagedRecord& s,
-                                               std::span<const uint64_t> bt, Sample sample) noexcept {
+                                               std::span<const uint64_t> bt, Sample sample,
+                                               bool traced) noexcept {
   // Drained after the trace ended, a record only frees its slots. (An Alloc's
   // test is record_block's: sampling() implies tracking().)
   Applied out;
-  if (kind != StagedKind::Alloc && !tracking()) return out;
+  if (kind != StagedKind::Alloc && !tracking_in(traced)) return out;
   // The slow path's stamp (trace_stamp): its raw ticks are converted here, by
   // the trace lock's holder, not on the program's thread.
   const uint64_t time = trace_ns_of(s.time_ns);
   switch (kind) {
     case StagedKind::Alloc:
-      return record_block(enc, s, time, bt, sample);
+      return record_block(enc, s, time, bt, sample, traced);
     case StagedKind::Free:
       if ((out.ended = take_recorded(s.address)))
         enc.free(AllocId{*out.ended & kIdMask}, ThreadId{s.thread}, time, s.func);
       return out;
     case StagedKind::Realloc:
       if (const std::optional<uint64_t> old = take_recorded(s.old_address))
-        return end_realloc(enc, *old, s, time, bt, sample);
-      if (s.address != 0 && s.sampled) return record_block(enc, s, time, bt, sample);  // a plain allocation
+        return end_realloc(enc, *old, s, time, bt, sample, traced);
+      if (s.address != 0 && s.sampled) return record_block(enc, s, time, bt, sample, traced);  // a plain allocation
       return out;
   }
   return out;
@@ -144,7 +148,7 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 
 template <StagedKind K>
 Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept {
-  return apply_as(K, enc, s, bt, sample);
+  return apply_as(K, enc, s, bt, sample, in_traced_process());
 }
 template Applied apply<StagedKind::Alloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
                                           Sample) noexcept;
@@ -194,7 +198,7 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
     if (const std::optional<uint64_t> old = tracking() ? take_recorded(block.old_address) : std::nullopt) {
       recorded = true;
       block.address = reinterpret_cast<uintptr_t>(real());
-      out = end_realloc(enc, *old, block, trace_ns_of(block.time_ns), bt, sample);
+      out = end_realloc(enc, *old, block, trace_ns_of(block.time_ns), bt, sample, in_traced_process());
     }
   }
   realloc_guard.reset();  // record_alloc waits for it
@@ -212,9 +216,11 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
 size_t drain_staged(uint64_t settle_ns) noexcept {
   // Lambdas, not function pointers: the drain loop is instantiated for them and
   // inlines the prefetch. Runs on the flush thread too, so nothing it calls
-  // touches thread-local state.
-  const auto consume = [](const StagedRecord& s, std::span<const uint64_t> bt) {
-    if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}).stored)
+  // touches thread-local state. Whether this is the traced process is asked
+  // once: nothing a drain does changes it.
+  const bool traced = in_traced_process();
+  const auto consume = [traced](const StagedRecord& s, std::span<const uint64_t> bt) {
+    if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}, traced).stored)
       event_detail::g_table_failed.store(true, std::memory_order_relaxed);
   };
   const auto ahead = [](uint64_t address, uint64_t old) { prefetch_staged(address, old); };

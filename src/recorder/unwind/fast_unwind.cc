@@ -310,18 +310,29 @@ FastResult fast_unwind(const Regs& regs, uint64_t* out, size_t max_frames, size_
     return continue_walk(w, em, slots, false, 0, memo_from);
   }
   if (step_frame(w, packed) != Step::kStepped) return {0, Outcome::kComplete};
+  // The loop ends at the memo's depth or a full out[], whichever comes first:
+  // one test per frame for both (two, and a spilled bound, cost ~3
+  // instructions a frame).
+  const size_t limit = memo_from < max_frames ? memo_from : max_frames;
+  if (limit == 0) return continue_walk(w, em, slots, true, 0, memo_from);
   for (;;) {
     packed = RuleCache::find_entry(slots, w.pc);
-    if (kind_of(packed) != RuleKind::kFrame || em.n == memo_from) [[unlikely]] {
-      // The end of most stacks (_start, clone3) ends the walk here; no memo yet.
-      if (kind_of(packed) == RuleKind::kOutermost && em.n < memo_from) {
+    if (kind_of(packed) != RuleKind::kFrame) [[unlikely]] {
+      // The end of most stacks (_start, clone3) ends the walk here; no memo yet
+      // (em.n < limit).
+      if (kind_of(packed) == RuleKind::kOutermost) {
         out[em.n++] = w.pc;
         return {em.n, em.n < max_frames ? Outcome::kComplete : Outcome::kTruncated};
       }
       return continue_walk(w, em, slots, true, em.n, memo_from);
     }
     out[em.n++] = w.pc;
-    if (em.n == max_frames) return {em.n, Outcome::kTruncated};
+    if (em.n == limit) [[unlikely]] {
+      if (em.n == max_frames) return {em.n, Outcome::kTruncated};
+      // At the memo's depth: the general loop goes on from the next frame.
+      if (step_frame(w, packed) != Step::kStepped) return {em.n, Outcome::kComplete};
+      return continue_walk(w, em, slots, true, em.n, memo_from);
+    }
     if (step_frame(w, packed) != Step::kStepped) return {em.n, Outcome::kComplete};
   }
 }
