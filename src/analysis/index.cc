@@ -691,19 +691,14 @@ struct IndexBuilder::Impl {
   std::future<std::vector<uint8_t>> aggregate_bytes;
 };
 
-IndexBuilder::IndexBuilder(const format::TraceInfo& info) : impl_(std::make_unique<Impl>(info)) {}
+IndexBuilder::IndexBuilder(const format::TraceInfo& info)
+    : impl_(std::make_unique<Impl>(info)), model_(&impl_->model) {}
 IndexBuilder::~IndexBuilder() = default;
 
 void IndexBuilder::add(const format::Event& event, const reader::BacktraceKey& key) {
   if (std::holds_alternative<format::RateChange>(event)) impl_->rate_changed = true;
   impl_->model.add(event, key);
 }
-
-void IndexBuilder::add(const format::Alloc& alloc, const reader::BacktraceKey& key) {
-  impl_->model.add(alloc, key);
-}
-
-void IndexBuilder::add(const format::Free& free) { impl_->model.add(free); }
 
 void IndexBuilder::rest_at_once() { impl_->model.use_worker(); }
 

@@ -41,6 +41,14 @@ struct OverviewBuilder::Impl {
   double peak_bytes = -1;
   uint64_t new_maxima = 0;
   TimelineBuilder heap;
+  // A Mode::All trace's heap, counted in integers: its Counts' bytes are exact,
+  // and their conversions to double (two per Alloc and Free) and the doubles'
+  // sums were ~8 instructions of every Alloc and Free. Its peaks are compared
+  // in integers too: `exact_peak` is peak_bytes + 1 (0: none yet, as
+  // peak_bytes' -1), `exact_combined_peak` is combined_peak_bytes.
+  ExactTimelineBuilder exact_heap;
+  uint64_t exact_peak = 0;
+  uint64_t exact_combined_peak = 0;
   RssBuilder rss;
   // Mapped memory (model.h, MappedMemory), kept apart from the heap.
   Count mapped_live;
@@ -57,9 +65,18 @@ struct OverviewBuilder::Impl {
   // `heap`: heap_bytes(), which the caller has at hand (an Alloc's bytes_value is
   // a u64-to-double conversion).
   void note_combined(uint64_t t, double heap) {
+    if (o.estimator.exact()) return note_exact_combined(t);
     const double combined = heap + mapped_bytes();
     if (combined > o.mapped.combined_peak_bytes) {
       o.mapped.combined_peak_bytes = combined;
+      o.mapped.combined_peak_ns = t;
+    }
+  }
+  void note_exact_combined(uint64_t t) {
+    const uint64_t combined = live.bytes + mapped_live.bytes;
+    if (combined > exact_combined_peak) {
+      exact_combined_peak = combined;
+      o.mapped.combined_peak_bytes = static_cast<double>(combined);
       o.mapped.combined_peak_ns = t;
     }
   }
@@ -93,16 +110,22 @@ struct OverviewBuilder::Impl {
     const bool exact = o.estimator.exact();
     add_block(o.allocated, c, exact);
     add_block(live, c, exact);
+    if (exact) [[likely]] {
+      exact_heap.change(t, live.bytes, c.bytes, 0);
+      if (live.bytes >= exact_peak) new_peak(t, a.id);
+      return note_exact_combined(t);
+    }
     const double live_bytes = o.estimator.bytes_value(live);
     heap.change(t, live_bytes, o.estimator.bytes_value(c), 0);
-    if (live_bytes > peak_bytes) new_peak(t, a.id, live_bytes);
+    if (live_bytes > peak_bytes) new_peak(t, a.id);
     note_combined(t, live_bytes);
   }
   [[gnu::noinline]] void new_thread(format::ThreadId id) { thread(id); }
   // Out of line, as mapped_alloc(): the rare paths' registers and copies
   // made counted_alloc() save six registers per Alloc.
-  [[gnu::noinline]] void new_peak(uint64_t t, format::AllocId id, double live_bytes) {
-    peak_bytes = live_bytes;
+  [[gnu::noinline]] void new_peak(uint64_t t, format::AllocId id) {
+    peak_bytes = heap_bytes();
+    exact_peak = live.bytes + 1;
     o.peak = Peak{t, id, live};
     ++new_maxima;
   }
@@ -118,7 +141,11 @@ struct OverviewBuilder::Impl {
       mapped.change(t, mapped_bytes(), 0, o.estimator.bytes_value(*c));
       return;
     }
-    remove_block(live, *c, o.estimator.exact());
+    if (o.estimator.exact()) [[likely]] {
+      remove_block(live, *c, true);
+      return exact_heap.change(t, live.bytes, 0, c->bytes);
+    }
+    remove_block(live, *c, false);
     heap.change(t, o.estimator.bytes_value(live), 0, o.estimator.bytes_value(*c));
   }
   [[gnu::noinline]] void mapped_alloc(uint64_t t, const Count& c) {
@@ -217,7 +244,8 @@ Overview OverviewBuilder::finish(std::optional<Error> error) && {
   s.o.time_inversions = s.clock.inversions();
   s.o.error = std::move(error);
   s.o.leaked = s.live;
-  s.o.heap = std::move(s.heap).finish(s.o.duration_ns);
+  s.o.heap = s.o.estimator.exact() ? std::move(s.exact_heap).finish(s.o.duration_ns)
+                                    : std::move(s.heap).finish(s.o.duration_ns);
   if (s.o.mapped.any()) {
     s.o.mapped.leaked = s.mapped_live;
     s.o.mapped.series = std::move(s.mapped).finish(s.o.duration_ns);

@@ -4,23 +4,25 @@
 
 namespace memloupe::analysis {
 
-HeapPoint& TimelineBuilder::bucket_at(uint64_t t, bool& fresh) {
-  while (t / timeline_.bucket_ns >= kMaxTimelinePoints) halve();
-  const size_t index = static_cast<size_t>(t / timeline_.bucket_ns);
-  fresh = timeline_.points.size() <= index;
-  while (timeline_.points.size() <= index) {
-    timeline_.points.push_back(HeapPoint{live_, live_, live_, 0, 0});
+template <class V>
+typename BasicTimelineBuilder<V>::Point& BasicTimelineBuilder<V>::bucket_at(uint64_t t, bool& fresh) {
+  while (t / bucket_ns_ >= kMaxTimelinePoints) halve();
+  const size_t index = static_cast<size_t>(t / bucket_ns_);
+  fresh = points_.size() <= index;
+  while (points_.size() <= index) {
+    points_.push_back(Point{live_, live_, live_, 0, 0});
   }
-  return timeline_.points[index];
+  return points_[index];
 }
 
-void TimelineBuilder::halve() {
-  std::vector<HeapPoint>& p = timeline_.points;
+template <class V>
+void BasicTimelineBuilder<V>::halve() {
+  std::vector<Point>& p = points_;
   const size_t n = (p.size() + 1) / 2;
   for (size_t i = 0; i < n; ++i) {
-    HeapPoint merged = p[2 * i];
+    Point merged = p[2 * i];
     if (2 * i + 1 < p.size()) {
-      const HeapPoint& b = p[2 * i + 1];
+      const Point& b = p[2 * i + 1];
       merged.live_end = b.live_end;
       merged.live_max = std::max(merged.live_max, b.live_max);
       merged.live_min = std::min(merged.live_min, b.live_min);
@@ -30,23 +32,36 @@ void TimelineBuilder::halve() {
     p[i] = merged;
   }
   p.resize(n);
-  timeline_.bucket_ns *= 2;
+  bucket_ns_ *= 2;
 }
 
-void TimelineBuilder::change_bucket(uint64_t t, double live, double allocated, double freed) {
+template <class V>
+void BasicTimelineBuilder<V>::change_bucket(uint64_t t, V live, V allocated, V freed) {
   bool fresh = false;
-  HeapPoint& bucket = bucket_at(t, fresh);
-  current_ = static_cast<size_t>(t / timeline_.bucket_ns);
-  current_end_ = (current_ + 1) * timeline_.bucket_ns;
-  if (fresh && t % timeline_.bucket_ns == 0) bucket.live_max = bucket.live_min = live;
+  Point& bucket = bucket_at(t, fresh);
+  current_ = static_cast<size_t>(t / bucket_ns_);
+  current_end_ = (current_ + 1) * bucket_ns_;
+  if (fresh && t % bucket_ns_ == 0) bucket.live_max = bucket.live_min = live;
   apply(bucket, live, allocated, freed);
 }
 
-Timeline TimelineBuilder::finish(uint64_t t) && {
+template <class V>
+Timeline BasicTimelineBuilder<V>::finish(uint64_t t) && {
   bool fresh = false;
   bucket_at(t, fresh);
-  return std::move(timeline_);
+  Timeline out;
+  out.bucket_ns = bucket_ns_;
+  out.points.reserve(points_.size());
+  for (const Point& p : points_) {
+    out.points.push_back(HeapPoint{static_cast<double>(p.live_end), static_cast<double>(p.live_max),
+                                   static_cast<double>(p.live_min), static_cast<double>(p.allocated),
+                                   static_cast<double>(p.freed)});
+  }
+  return out;
 }
+
+template class BasicTimelineBuilder<double>;
+template class BasicTimelineBuilder<uint64_t>;
 
 void RssBuilder::push(const format::RssSample& s) {
   if (samples_.size() == kMaxTimelinePoints) {

@@ -12,20 +12,26 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "analysis/model.h"
 
 namespace memloupe::analysis {
 
-class TimelineBuilder {
+// `V`: the values' type. double for estimates (a sampled trace's); uint64_t
+// for exact bytes (a Mode::All trace's, ExactTimelineBuilder), counted without
+// a u64-to-double conversion per change, converted in finish(): the same
+// doubles, as the sums of integers below 2^53 (8 PiB) that they are.
+template <class V>
+class BasicTimelineBuilder {
  public:
   // The heap is `live` bytes from time t on; `allocated`/`freed` bytes changed hands.
   // Inline for the common case, a change in the bucket of the one before
   // (two per Alloc and Free of an `--all` trace: the call was most of its cost).
-  void change(uint64_t t, double live, double allocated, double freed) {
+  void change(uint64_t t, V live, V allocated, V freed) {
     // Times never go back, so a change before the current bucket's end is in it.
-    if (t < current_end_ && !timeline_.points.empty()) [[likely]] {
-      return apply(timeline_.points[current_], live, allocated, freed);
+    if (t < current_end_ && !points_.empty()) [[likely]] {
+      return apply(points_[current_], live, allocated, freed);
     }
     change_bucket(t, live, allocated, freed);
   }
@@ -33,11 +39,14 @@ class TimelineBuilder {
   Timeline finish(uint64_t t) &&;
 
  private:
+  struct Point {  // HeapPoint's fields, in V
+    V live_end, live_max, live_min, allocated, freed;
+  };
   // The bucket holding `t`; `fresh` says whether it was created by this call.
-  HeapPoint& bucket_at(uint64_t t, bool& fresh);
+  Point& bucket_at(uint64_t t, bool& fresh);
   // change() at a time past the current bucket.
-  void change_bucket(uint64_t t, double live, double allocated, double freed);
-  void apply(HeapPoint& b, double live, double allocated, double freed) {
+  void change_bucket(uint64_t t, V live, V allocated, V freed);
+  void apply(Point& b, V live, V allocated, V freed) {
     live_ = live;
     b.live_end = live;
     b.live_max = std::max(b.live_max, live);
@@ -47,13 +56,17 @@ class TimelineBuilder {
   }
   void halve();
 
-  Timeline timeline_;
-  double live_ = 0;
+  std::vector<Point> points_;
+  uint64_t bucket_ns_ = 1;
+  V live_ = 0;
   // The bucket of the latest change and where it ends: most changes land there,
   // which saves a division.
   size_t current_ = 0;
   uint64_t current_end_ = 0;
 };
+
+using TimelineBuilder = BasicTimelineBuilder<double>;
+using ExactTimelineBuilder = BasicTimelineBuilder<uint64_t>;
 
 // Keeps at most kMaxTimelinePoints RSS samples: once full, neighbouring pairs
 // merge (keeping the larger sample, so peaks survive) and later samples are

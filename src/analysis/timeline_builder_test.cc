@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace memloupe::analysis {
 namespace {
 
@@ -64,6 +66,37 @@ TEST(TimelineBuilder, StaysBoundedAndKeepsExtremes) {
   EXPECT_EQ(max, ref_max);
   EXPECT_EQ(alloc, total_alloc);
   EXPECT_EQ(t.points[ref_max_t / t.bucket_ns].live_max, ref_max);
+}
+
+// A Mode::All heap counted in integers gives the doubles' series, bit for bit:
+// changes in and across buckets, jumps over empty ones, merges (halve()).
+TEST(TimelineBuilder, ExactInIntegersGivesTheDoublesSeries) {
+  TimelineBuilder doubles;
+  ExactTimelineBuilder integers;
+  std::mt19937_64 rng(13);
+  uint64_t live = 0;
+  uint64_t t = 0;
+  for (int i = 0; i < 200'000; ++i) {
+    t += rng() % 4 == 0 ? rng() % 5000 : rng() % 3;
+    const uint64_t size = rng() % 100'000;
+    const bool free = live >= size && rng() % 2 == 0;
+    live = free ? live - size : live + size;
+    doubles.change(t, static_cast<double>(live), free ? 0 : static_cast<double>(size),
+                   free ? static_cast<double>(size) : 0);
+    integers.change(t, live, free ? 0 : size, free ? size : 0);
+  }
+  const Timeline d = std::move(doubles).finish(t + 7);
+  const Timeline n = std::move(integers).finish(t + 7);
+  ASSERT_GT(d.bucket_ns, 1u);  // merged
+  ASSERT_EQ(n.bucket_ns, d.bucket_ns);
+  ASSERT_EQ(n.points.size(), d.points.size());
+  for (size_t i = 0; i < d.points.size(); ++i) {
+    EXPECT_EQ(n.points[i].live_end, d.points[i].live_end) << i;
+    EXPECT_EQ(n.points[i].live_max, d.points[i].live_max) << i;
+    EXPECT_EQ(n.points[i].live_min, d.points[i].live_min) << i;
+    EXPECT_EQ(n.points[i].allocated, d.points[i].allocated) << i;
+    EXPECT_EQ(n.points[i].freed, d.points[i].freed) << i;
+  }
 }
 
 TEST(RssBuilder, BoundedAndKeepsThePeak) {

@@ -57,11 +57,28 @@ class NativeReader final : public Reader {
     if (at_end_) done_ = at_end_ = false;
   }
 
+  // An event of an events chunk inline, the rest (a chunk's end, symbols,
+  // the end) out of line: one loop for all saved two registers and built a
+  // frame per event (~9 instructions of every event, callgrind of the suite's (a)).
   const format::Event* next() override {
-    while (!done_) {
+    if (in_ == ChunkType::Events) [[likely]] {
+      if (const format::Event* e = decoder_->next(streams_, error_)) [[likely]] {
+        ++events_;
+        return e;
+      }
+    }
+    return next_slow();
+  }
+
+ private:
+  // next() when the events chunk it read gave no event (its end, or damage),
+  // or when it is not in one: so on the first turn an events chunk is not read
+  // again. in_ is never Events when done_ (the decoder is not read after an error).
+  [[gnu::noinline]] const format::Event* next_slow() {
+    for (bool first = true; !done_; first = false) {
       const format::Event* e = nullptr;
       if (in_ == ChunkType::Events) {
-        e = decoder_->next(streams_, error_);
+        if (!first) e = decoder_->next(streams_, error_);
       } else if (in_ == ChunkType::Symbols) {
         e = symbols_stream_ ? next_symbol() : nullptr;
       }
@@ -71,6 +88,7 @@ class NativeReader final : public Reader {
       }
       if (error_) {
         done_ = true;
+        in_ = ChunkType::Header;
         break;
       }
       enter_next_chunk();
@@ -78,7 +96,6 @@ class NativeReader final : public Reader {
     return nullptr;
   }
 
- private:
   Cursor cursor_for(const ChunkView& c, std::span<const uint8_t> payload) const {
     const bool packed = c.flags & format::kChunkZstd;
     return Cursor(payload, packed ? c.offset : c.offset + format::kChunkHeaderSize, packed);
