@@ -21,7 +21,11 @@ class GlobalNamer {
  public:
   // The map comes with each name(): a namer may be prepared before the map is
   // final (prepared_symbolizers.h).
-  explicit GlobalNamer(Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
+  // The modules' globals tables are kept in the environment's cache folder
+  // (inflated_cache.h), or given `cache`.
+  explicit GlobalNamer(Symbolizer& symbolizer) : GlobalNamer(symbolizer, InflatedCache::from_environment()) {}
+  GlobalNamer(Symbolizer& symbolizer, std::optional<InflatedCache> cache)
+      : symbolizer_(symbolizer), cache_(std::move(cache)) {}
 
   // The variable holding `address` in `modules` (its runtime start, size,
   // name, and the source file and line of its declaration when the module has
@@ -41,6 +45,7 @@ class GlobalNamer {
   const Data* data_of(ElfFile* file);
 
   Symbolizer& symbolizer_;
+  std::optional<InflatedCache> cache_;
   std::map<const ElfFile*, std::unique_ptr<Data>> data_;
 };
 

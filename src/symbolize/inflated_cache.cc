@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -23,7 +24,7 @@ namespace {
 // machine's; an entry from another (or a future format) fails the magic.
 struct Trailer {
   char magic[8];
-  uint64_t elf_size;
+  uint64_t elf_size;  // of the entry's bytes (a globals table's too)
   uint64_t source_size;
   int64_t source_mtime_ns;
   uint32_t crc;  // CRC-32C of the ELF bytes
@@ -71,17 +72,22 @@ bool make_folder(const std::filesystem::path& path) {
   return true;
 }
 
-bool entry_matches(int fd, const InflatedSource& source) {
+// Whether the entry open at `fd` is intact and made from `source`; its bytes
+// (before the trailer) copied into `bytes` if given.
+bool entry_matches(int fd, const InflatedSource& source, std::vector<uint8_t>* bytes = nullptr) {
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) <= sizeof(Trailer)) return false;
+  // A trailer alone is an entry: a module's empty globals table.
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) < sizeof(Trailer)) return false;
   const Mapping map(fd, static_cast<size_t>(st.st_size));
   if (map.bytes() == nullptr) return false;
   Trailer t;
   const size_t elf_size = static_cast<size_t>(st.st_size) - sizeof t;
   std::memcpy(&t, map.bytes() + elf_size, sizeof t);
-  return std::memcmp(t.magic, kMagic, sizeof kMagic) == 0 && t.elf_size == elf_size &&
-         t.source_size == source.size && t.source_mtime_ns == source.mtime_ns && t.zero == 0 &&
-         format::crc32c(map.bytes(), elf_size) == t.crc;
+  if (std::memcmp(t.magic, kMagic, sizeof kMagic) != 0 || t.elf_size != elf_size || t.source_size != source.size ||
+      t.source_mtime_ns != source.mtime_ns || t.zero != 0 || format::crc32c(map.bytes(), elf_size) != t.crc)
+    return false;
+  if (bytes != nullptr) bytes->assign(map.bytes(), map.bytes() + elf_size);
+  return true;
 }
 
 }  // namespace
@@ -104,12 +110,18 @@ std::optional<std::filesystem::path> InflatedCache::folder_from_environment(
   return std::nullopt;
 }
 
+std::optional<InflatedCache> InflatedCache::from_environment() {
+  std::optional<InflatedCache> cache;
+  if (auto folder = folder_from_environment(std::getenv)) cache.emplace(std::move(*folder));
+  return cache;
+}
+
 InflatedCache::InflatedCache(std::filesystem::path folder, uint64_t bound)
     : folder_(std::move(folder)), bound_(bound) {}
 
-std::filesystem::path InflatedCache::entry(const InflatedSource& source) const {
+std::filesystem::path InflatedCache::entry(const InflatedSource& source, std::string_view kind) const {
   return folder_ / (hex(source.build_id) + "-" + std::to_string(source.size) + "-" +
-                    std::to_string(source.mtime_ns) + ".debug");
+                    std::to_string(source.mtime_ns) + std::string(kind));
 }
 
 format::UniqueFd InflatedCache::find(const InflatedSource& source) const {
@@ -128,23 +140,45 @@ format::UniqueFd InflatedCache::find(const InflatedSource& source) const {
 
 bool InflatedCache::store(const InflatedSource& source, int image) const {
   struct stat st;
-  if (fstat(image, &st) != 0 || st.st_size <= 0 || !make_folder(folder_)) return false;
+  if (fstat(image, &st) != 0 || st.st_size <= 0) return false;
   const auto size = static_cast<size_t>(st.st_size);
   const Mapping map(image, size);
-  if (map.bytes() == nullptr) return false;
+  return map.bytes() != nullptr && write_entry(entry(source), source, {map.bytes(), size});
+}
+
+std::optional<std::vector<uint8_t>> InflatedCache::find_globals(const InflatedSource& source) const {
+  const std::filesystem::path path = entry(source, kGlobals);
+  const format::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::vector<uint8_t> table;
+  if (!entry_matches(fd.get(), source, &table)) {
+    unlink(path.c_str());
+    return std::nullopt;
+  }
+  futimens(fd.get(), nullptr);
+  return table;
+}
+
+bool InflatedCache::store_globals(const InflatedSource& source, std::span<const uint8_t> table) const {
+  return write_entry(entry(source, kGlobals), source, table);
+}
+
+bool InflatedCache::write_entry(const std::filesystem::path& path, const InflatedSource& source,
+                                std::span<const uint8_t> bytes) const {
+  if (!make_folder(folder_)) return false;
   Trailer t{};
   std::memcpy(t.magic, kMagic, sizeof kMagic);
-  t.elf_size = size;
+  t.elf_size = bytes.size();
   t.source_size = source.size;
   t.source_mtime_ns = source.mtime_ns;
-  t.crc = format::crc32c(map.bytes(), size);
+  t.crc = format::crc32c(bytes.data(), bytes.size());
 
   std::string temporary = (folder_ / "tmp.XXXXXX").string();
   const format::UniqueFd out(mkostemp(temporary.data(), O_CLOEXEC));
   if (!out) return false;
   // No fsync: an entry cut short by a crash fails its trailer or CRC.
-  if (!write_all(out.get(), map.bytes(), size) || !write_all(out.get(), &t, sizeof t) ||
-      rename(temporary.c_str(), entry(source).c_str()) != 0) {
+  if (!write_all(out.get(), bytes.data(), bytes.size()) || !write_all(out.get(), &t, sizeof t) ||
+      rename(temporary.c_str(), path.c_str()) != 0) {
     unlink(temporary.c_str());
     return false;
   }

@@ -22,6 +22,9 @@
 // - Bound: after an entry is written, the least recently used entries (the
 //   oldest modification time; a hit touches its entry) are removed until the
 //   folder holds less than 1 GiB.
+// - Beside an inflated copy: the table of a debug file's global variables
+//   (global_lines.h; `.globals`, the same trailer and bound), keyed by the
+//   file the DIEs are read from, compressed or not.
 // - Failure of any kind (no HOME, a folder that cannot be written, a full
 //   disk) only means no entry: the cache never changes a result nor fails a
 //   command.
@@ -31,6 +34,8 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "format/unique_fd.h"
@@ -53,6 +58,9 @@ class InflatedCache {
   static std::optional<std::filesystem::path> folder_from_environment(
       const std::function<const char*(const char*)>& lookup);
 
+  // The cache in the folder the environment names, if any.
+  static std::optional<InflatedCache> from_environment();
+
   // Entries in `folder` (made when the first entry is written), the folder
   // kept under `bound` bytes.
   explicit InflatedCache(std::filesystem::path folder, uint64_t bound = kDefaultBound);
@@ -65,11 +73,23 @@ class InflatedCache {
   // it could not (nothing is left behind).
   bool store(const InflatedSource& source, int image) const;
 
+  // The intact globals table of `source` (global_lines.h), touched; none on a
+  // miss. A damaged one is removed.
+  std::optional<std::vector<uint8_t>> find_globals(const InflatedSource& source) const;
+  // Writes `table` as `source`'s globals table (as store()).
+  bool store_globals(const InflatedSource& source, std::span<const uint8_t> table) const;
+
   const std::filesystem::path& folder() const { return folder_; }
-  // The path of `source`'s entry.
-  std::filesystem::path entry(const InflatedSource& source) const;
+  // The path of `source`'s entry (an inflated copy, or `kGlobals`: its globals table).
+  static constexpr std::string_view kInflated = ".debug";
+  static constexpr std::string_view kGlobals = ".globals";
+  std::filesystem::path entry(const InflatedSource& source, std::string_view kind = kInflated) const;
 
  private:
+  // `bytes` and their trailer written to a temporary file renamed to `path`,
+  // then the folder kept under the bound.
+  bool write_entry(const std::filesystem::path& path, const InflatedSource& source,
+                   std::span<const uint8_t> bytes) const;
   void keep_under_bound() const;
 
   std::filesystem::path folder_;

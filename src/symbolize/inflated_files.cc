@@ -93,9 +93,7 @@ format::UniqueFd inflate(int fd, off_t size) {
 
 }  // namespace
 
-InflatedFiles::InflatedFiles() {
-  if (auto folder = InflatedCache::folder_from_environment(std::getenv)) cache_.emplace(std::move(*folder));
-}
+InflatedFiles::InflatedFiles() : cache_(InflatedCache::from_environment()) {}
 
 std::optional<InflatedSource> InflatedFiles::make(int fd, const struct stat& st, Copy& copy) const {
   const Examined file = examine(fd);

@@ -294,5 +294,67 @@ TEST(InflatedCache, LibcDebugFileFromTheCache) {
   fs::remove_all(folder);
 }
 
+// libc's globals table (global_lines.h): the first walk writes it beside the
+// inflated copy, the next GlobalLines reads it and gives the walk's file and
+// line; a table that names another DIE (an intact entry, a wrong row) is
+// caught at its use and the units are walked again, so the line stays right.
+TEST(InflatedCache, LibcGlobalsTableWrittenThenReadAndCheckedOnUse) {
+  const auto libc = libc_debug();
+  if (!libc) GTEST_SKIP() << "no debug file for libc";
+  const fs::path folder = scratch("globals");
+  const std::optional<InflatedCache> cache(InflatedCache{folder});
+  Symbolizer symbolizer({.inflated = nullptr});
+  ElfFile* file = symbolizer.file(libc->module);
+  ASSERT_NE(file, nullptr);
+  const auto key = GlobalLines::key_of(*file);
+  ASSERT_TRUE(key.has_value());
+  const uint64_t global = libc->global;
+
+  const GlobalLines walked(*file);
+  ASSERT_NE(walked.at(global), nullptr);
+  const SourceLine expected = *walked.at(global);
+  EXPECT_NE(expected.file.find("stdfiles.c"), std::string::npos) << expected.file;
+
+  const GlobalLines first(*file, cache);
+  EXPECT_FALSE(first.from_cache());
+  ASSERT_TRUE(fs::exists(cache->entry(*key, InflatedCache::kGlobals)));
+  const GlobalLines second(*file, cache);
+  EXPECT_TRUE(second.from_cache());
+  ASSERT_NE(second.at(global), nullptr);
+  EXPECT_EQ(second.at(global)->file, expected.file);
+  EXPECT_EQ(second.at(global)->line, expected.line);
+  EXPECT_TRUE(second.from_cache());  // its row matched its DIE
+  EXPECT_EQ(second.at(global + 1), nullptr);
+
+  // The same rows, every line off by one: an intact entry (its CRC
+  // is right) that does not describe the file.
+  auto table = GlobalLines::decode(*cache->find_globals(*key));
+  ASSERT_TRUE(table.has_value());
+  for (auto& [address, declared] : *table) declared.line += 1;
+  ASSERT_TRUE(cache->store_globals(*key, GlobalLines::encode(*table)));
+  const GlobalLines wrong(*file, cache);
+  EXPECT_TRUE(wrong.from_cache());
+  ASSERT_NE(wrong.at(global), nullptr);
+  EXPECT_EQ(wrong.at(global)->line, expected.line);
+  EXPECT_EQ(wrong.at(global)->file, expected.file);
+  EXPECT_FALSE(wrong.from_cache());  // walked again
+
+  // A damaged entry is removed, and the walk writes it again.
+  const fs::path entry = cache->entry(*key, InflatedCache::kGlobals);
+  {
+    std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(3);
+    const char byte = static_cast<char>(f.get());
+    f.seekp(3);
+    f.put(static_cast<char>(byte ^ 0x5a));
+  }
+  const GlobalLines damaged(*file, cache);
+  EXPECT_FALSE(damaged.from_cache());
+  ASSERT_NE(damaged.at(global), nullptr);
+  EXPECT_EQ(damaged.at(global)->line, expected.line);
+  EXPECT_TRUE(GlobalLines(*file, cache).from_cache());
+  fs::remove_all(folder);
+}
+
 }  // namespace
 }  // namespace memloupe::symbolize
