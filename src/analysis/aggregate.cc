@@ -17,6 +17,7 @@
 // finished Overview deferred to finish() (aggregate.h): PeakSince per site and
 // thread, the SeriesLog, and the blocks still live.
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <exception>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "analysis/model.h"
 #include "analysis/stack_table.h"
 #include "analysis/usable_cpus.h"
+#include "analysis/zeroed_pages.h"
 #include "format/varint.h"
 
 namespace memloupe::analysis {
@@ -138,12 +140,18 @@ struct Tally {
   }
 };
 
+// The series replay's tables, one per part (AggregateBuilder::Impl::
+// replay_tallies), each made on its part's thread.
+template <class Table>
+using Parts = std::vector<std::unique_ptr<Table>>;
+
 // Mode::All's series replayed into a table (AggregateBuilder::Impl::
 // replay_series): per stack a row of buckets, each the Tally of the blocks
 // allocated and of those freed in it: whole numbers, so the sums are pass 2's
 // in any order.
 class DenseSeries {
  public:
+  static constexpr bool kDealt = true;  // the log's blocks dealt to the parts as they ask (replay_tallies)
   // Whether a table for `stacks` x `buckets` is small enough to be worth it
   // (the suite's (b): 726 stacks, 3.5 MB; cc1plus's 67 k stacks are not).
   static bool fits(size_t stacks, uint32_t buckets) {
@@ -160,18 +168,30 @@ class DenseSeries {
     Cells& cells = cells_[size_t{bucket} * stacks_ + stack];
     (freed ? cells.freed : cells.allocated) += blocks;
   }
-  // Adds each bucket that has blocks to its stack's series.
-  void add_to(std::vector<StackStats>& stacks) const {
-    auto used = [](const Cells& c) { return c.allocated.blocks != 0 || c.freed.blocks != 0; };
-    for (size_t s = 0; s < stacks.size(); ++s) {
-      auto cell = [&](uint32_t b) -> const Cells& { return cells_[size_t{b} * stacks_ + s]; };
+  // Adds each bucket that has blocks in any of `tables` (the replay's parts)
+  // to its stack's series, for stacks [first, last): the parts' cells summed
+  // first (whole numbers: the same Counts as adding them one part at a time),
+  // so each series is reserved once, and each range of stacks can go to a
+  // thread of its own (AggregateBuilder::Impl::replay_tallies).
+  static void add_to(const Parts<DenseSeries>& tables, std::vector<StackStats>& stacks, size_t first,
+                     size_t last) {
+    if (tables.empty()) return;
+    const uint32_t buckets = tables.front()->buckets_;
+    std::vector<Cells> sum(buckets);
+    for (size_t s = first; s < last; ++s) {
       size_t n = 0;
-      for (uint32_t b = 0; b < buckets_; ++b) n += used(cell(b)) ? 1 : 0;
+      for (uint32_t b = 0; b < buckets; ++b) {
+        Cells& into = sum[b];
+        into = tables.front()->cell(b, s);
+        for (size_t t = 1; t < tables.size(); ++t) into += tables[t]->cell(b, s);
+        n += into.used() ? 1 : 0;
+      }
+      if (n == 0) continue;
       std::vector<SeriesBucket>& series = stacks[s].series;
       series.reserve(series.size() + n);
-      for (uint32_t b = 0; b < buckets_; ++b) {
-        const Cells& cells = cell(b);
-        if (!used(cells)) continue;
+      for (uint32_t b = 0; b < buckets; ++b) {
+        const Cells& cells = sum[b];
+        if (!cells.used()) continue;
         SeriesBucket& to = bucket_at(series, b);
         add_block(to.allocated, cells.allocated.count(), true);
         add_block(to.freed, cells.freed.count(), true);
@@ -182,10 +202,19 @@ class DenseSeries {
  private:
   struct Cells {
     Tally allocated, freed;
+
+    bool used() const { return allocated.blocks != 0 || freed.blocks != 0; }
+    Cells& operator+=(const Cells& o) {
+      allocated += o.allocated;
+      freed += o.freed;
+      return *this;
+    }
   };
+  const Cells& cell(uint32_t bucket, size_t stack) const { return cells_[size_t{bucket} * stacks_ + stack]; }
+
   size_t stacks_;
   uint32_t buckets_;
-  std::vector<Cells> cells_;  // by bucket, then stack
+  ZeroedPages<Cells> cells_;  // by bucket, then stack
 };
 
 // Mode::All's series replayed into rows of cells for more stacks than a
@@ -196,21 +225,30 @@ class DenseSeries {
 // (docs/RECORDER.md, "The series replay after the exit").
 class SparseSeries {
  public:
+  static constexpr bool kDealt = false;  // a contiguous share of the log's blocks per part (replay_tallies)
   explicit SparseSeries(size_t stacks) : rows_(stacks) {}
   // A block allocated (`freed` false) or freed in `bucket`.
   void add(uint32_t stack, uint32_t bucket, bool freed, const Tally& blocks) {
     Cells& cells = bucket_at(rows_[stack], bucket);
     (freed ? cells.freed : cells.allocated) += blocks;
   }
-  // Adds each bucket that has blocks to its stack's series.
-  void add_to(std::vector<StackStats>& stacks) const {
-    for (size_t s = 0; s < stacks.size(); ++s) {
+  // Adds each bucket that has blocks in any of `tables` (the replay's parts)
+  // to its stack's series, for stacks [first, last), each series reserved
+  // once for all parts (DenseSeries::add_to).
+  static void add_to(const Parts<SparseSeries>& tables, std::vector<StackStats>& stacks, size_t first,
+                     size_t last) {
+    for (size_t s = first; s < last; ++s) {
+      size_t n = 0;
+      for (const auto& t : tables) n += t->rows_[s].size();
+      if (n == 0) continue;
       std::vector<SeriesBucket>& series = stacks[s].series;
-      series.reserve(series.size() + rows_[s].size());
-      for (const Cells& cells : rows_[s]) {
-        SeriesBucket& to = bucket_at(series, cells.index);
-        add_block(to.allocated, cells.allocated.count(), true);
-        add_block(to.freed, cells.freed.count(), true);
+      series.reserve(series.size() + n);
+      for (const auto& t : tables) {
+        for (const Cells& cells : t->rows_[s]) {
+          SeriesBucket& to = bucket_at(series, cells.index);
+          add_block(to.allocated, cells.allocated.count(), true);
+          add_block(to.freed, cells.freed.count(), true);
+        }
       }
     }
   }
@@ -495,6 +533,7 @@ struct AggregateBuilder::Impl {
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
   SeriesLog series_log;
+  std::shared_ptr<void> retired_tables;  // the series replay's (replay_tallies)
   // Pass 2 as it streams, when `tallied`: by StackTable id / thread id /
   // lifetime bucket, and the immediate frees (Tally).
   bool tallied = false;
@@ -844,9 +883,9 @@ struct AggregateBuilder::Impl {
       // monotone, most blocks are freed in the bucket they were allocated
       // in), found by its bounds, not a division.
       if (DenseSeries::fits(stacks.size(), a.series_buckets)) {
-        replay_tallies<DenseSeries>(parts, first, [&] { return DenseSeries(stacks.size(), a.series_buckets); });
+        replay_tallies<DenseSeries>(parts, blocks, first, [&] { return DenseSeries(stacks.size(), a.series_buckets); });
       } else {
-        replay_tallies<SparseSeries>(parts, first, [&] { return SparseSeries(stacks.size()); });
+        replay_tallies<SparseSeries>(parts, blocks, first, [&] { return SparseSeries(stacks.size()); });
       }
       return;
     }
@@ -870,23 +909,44 @@ struct AggregateBuilder::Impl {
     series_log.clear();
   }
 
-  // replay_series() of a Mode::All log, part p of `parts` (blocks [first(p),
-  // first(p + 1))) into the Table make() gives it.
+  // replay_series() of a Mode::All log's `blocks` on `parts` threads, each
+  // into the Table make() gives it (part p's share, if not dealt: blocks
+  // [first(p), first(p + 1))).
   template <class Table, class First, class Make>
-  void replay_tallies(size_t parts, const First& first, const Make& make) {
-    std::vector<Table> tables;
-    for (size_t p = 0; p < parts; ++p) tables.push_back(make());
+  void replay_tallies(size_t parts, size_t blocks, const First& first, const Make& make) {
+    Parts<Table> tables(parts);
+    // A DenseSeries part takes the log's next block (1 MiB) until none is
+    // left, not a fixed share: after the exit the symbolisation runs beside
+    // the parts, and a part whose core it took kept the others waiting at the
+    // join. A SparseSeries part keeps a contiguous share: its rows grow with
+    // the buckets it sees, and blocks dealt in turn gave every part every
+    // bucket (cc1plus after the exit: ~50 ms slower).
+    std::atomic<size_t> next{0};
     in_parts(parts, [&](size_t p) {
       BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
       BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
-      Table& into = tables[p];
-      series_log.read(first(p), first(p + 1), [&](const SeriesLog::Entry& e) {
-        into.add(e.stack, alloc_bucket(e.alloc_ns), false, e.tally());
-        into.add(e.stack, free_bucket(e.free_ns), true, e.tally());
-      });
+      tables[p] = std::make_unique<Table>(make());  // here: its zeroing and page faults beside the others'
+      Table& into = *tables[p];
+      auto replay = [&](size_t from, size_t to) {
+        series_log.read(from, to, [&](const SeriesLog::Entry& e) {
+          into.add(e.stack, alloc_bucket(e.alloc_ns), false, e.tally());
+          into.add(e.stack, free_bucket(e.free_ns), true, e.tally());
+        });
+      };
+      if constexpr (!Table::kDealt) return replay(first(p), first(p + 1));
+      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) replay(i, i + 1);
     });
-    for (const Table& t : tables) t.add_to(stacks);
-    series_log.clear();
+    // The parts' buckets go to the stacks' series in ranges of stacks, on
+    // as many threads: this was serial after the parts, with each stack's
+    // series reserved again for each part (page faults of the moved series).
+    in_parts(parts, [&](size_t p) {
+      Table::add_to(tables, stacks, stacks.size() * p / parts, stacks.size() * (p + 1) / parts);
+    });
+    // Left to the builder's end, not freed here: after a followed program's
+    // exit, unmapping the log (~30 MB on the suite's (b)) and the tables was
+    // ~4 ms of the serial wait, and `memloupe run` keeps the builder until
+    // it exits (finalize/kept_until_exit.h).
+    retired_tables = std::make_shared<Parts<Table>>(std::move(tables));
   }
 
   // fn(p) for each part p < parts: part 0 on this thread, the others on

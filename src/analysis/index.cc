@@ -729,8 +729,14 @@ std::optional<std::vector<uint8_t>> IndexBuilder::finish(std::span<const uint8_t
   head.key = IndexKey{s.query.temporary_ns, s.query.series_buckets};
   Writer w;
   encode_head(w, head);
-  w.raw(s.aggregate_bytes.get());
-  return std::move(w).take();
+  // The head goes in front of the aggregate's bytes, in the room their
+  // buffer kept from its doubling when there is some: a memmove in place
+  // rather than a new buffer zero-filled, page-faulted and copied into
+  // (cc1plus's 10.9 MB, serial after its exit).
+  std::vector<uint8_t> out = s.aggregate_bytes.get();
+  const std::vector<uint8_t> head_bytes = std::move(w).take();
+  out.insert(out.begin(), head_bytes.begin(), head_bytes.end());
+  return out;
 }
 
 // ---------------------------------------------------------------- using

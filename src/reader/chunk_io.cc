@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "format/crc32c.h"
@@ -24,6 +25,21 @@ std::string hex32(uint32_t v) {
 
 Error at(uint64_t offset, const std::string& what) {
   return Error{"at offset " + std::to_string(offset) + ": " + what, offset};
+}
+
+// This thread's compression context, kept for its next chunk. ZSTD_compress
+// makes and frees one per call: at the index's level 6 its tables are ~3 MB,
+// mapped, zeroed and page-faulted afresh for each of the annex's, the
+// symbols' and the index's chunks written after a followed program's exit
+// (docs/RECORDER.md, "What is left after the exit, 2026-11-26 (third day)").
+// A reused context gives the same bytes (ZSTD_compress is
+// ZSTD_compressCCtx on a context of its own).
+ZSTD_CCtx* thread_cctx() {
+  struct Free {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+  };
+  thread_local std::unique_ptr<ZSTD_CCtx, Free> cctx(ZSTD_createCCtx());
+  return cctx.get();
 }
 
 }  // namespace
@@ -210,14 +226,18 @@ void append_chunk_compressed(std::vector<uint8_t>& out, ChunkType type,
     format::append_chunk(out, type, payload);
     return;
   }
-  std::vector<uint8_t> packed(ZSTD_compressBound(payload.size()));
-  const size_t n =
-      ZSTD_compress(packed.data(), packed.size(), payload.data(), payload.size(), level);
+  // Not zero-filled first (a vector's would be): zstd writes what is used,
+  // a tenth of the bound on an index, and the rest is never touched.
+  const size_t bound = ZSTD_compressBound(payload.size());
+  const std::unique_ptr<uint8_t[]> packed(new uint8_t[bound]);
+  ZSTD_CCtx* const cctx = thread_cctx();
+  const size_t n = cctx ? ZSTD_compressCCtx(cctx, packed.get(), bound, payload.data(), payload.size(), level)
+                        : ZSTD_compress(packed.get(), bound, payload.data(), payload.size(), level);
   if (ZSTD_isError(n) || n >= payload.size()) {
     format::append_chunk(out, type, payload);
     return;
   }
-  format::append_chunk(out, type, format::kChunkZstd, {packed.data(), n},
+  format::append_chunk(out, type, format::kChunkZstd, {packed.get(), n},
                        static_cast<uint32_t>(payload.size()));
 }
 

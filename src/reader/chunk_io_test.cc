@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <thread>
+
 #include "format/varint.h"
 #include "reader/cursor.h"
 #include "reader/reader.h"
@@ -185,6 +187,48 @@ TEST(ChunkIo, ADamagedPieceStopsItsStream) {
   auto g = fresh.payload(garbage, buffer);
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().message.find("expected a piece of a zstd stream"), std::string::npos) << g.error().message;
+}
+
+// append_chunk_compressed keeps a compression context per thread for the next
+// chunk: its bytes must stay those of a fresh ZSTD_compress whatever was
+// compressed before on that thread (other sizes, other levels).
+TEST(ChunkIo, AReusedContextCompressesAsAFreshOne) {
+  auto payload = [](size_t n, uint32_t seed) {
+    std::vector<uint8_t> p(n);
+    uint32_t x = seed;
+    for (size_t i = 0; i < n; ++i) {
+      x = x * 1664525u + 1013904223u;
+      p[i] = static_cast<uint8_t>(i % 97 < 60 ? i % 13 : x >> 24);  // some repeats, some noise
+    }
+    return p;
+  };
+  const std::vector<std::vector<uint8_t>> payloads = {payload(3 << 20, 1), payload(5000, 2), payload(700000, 3),
+                                                      payload(3 << 20, 4), payload(100, 5)};
+  const int levels[] = {6, 3, 6, 1, 6, 19, 6};
+  auto expected = [&](size_t i, int level) {
+    const std::vector<uint8_t>& p = payloads[i % payloads.size()];
+    std::vector<uint8_t> packed(ZSTD_compressBound(p.size()));
+    packed.resize(ZSTD_compress(packed.data(), packed.size(), p.data(), p.size(), level));
+    std::vector<uint8_t> out;
+    if (packed.size() >= p.size()) {
+      format::append_chunk(out, ChunkType::Symbols, p);
+    } else {
+      format::append_chunk(out, ChunkType::Symbols, format::kChunkZstd, packed, static_cast<uint32_t>(p.size()));
+    }
+    return out;
+  };
+  auto run = [&](size_t from) {
+    for (size_t k = 0; k < std::size(levels); ++k) {
+      const size_t i = from + k;
+      std::vector<uint8_t> out;
+      append_chunk_compressed(out, ChunkType::Symbols, payloads[i % payloads.size()], levels[k]);
+      EXPECT_EQ(out, expected(i, levels[k])) << "payload " << i % payloads.size() << " at level " << levels[k];
+    }
+  };
+  std::thread other(run, 2);  // a context of its own, beside this thread's
+  run(0);
+  other.join();
+  run(1);
 }
 
 TEST(ChunkIo, NewerVersionIsRefused) {
