@@ -223,7 +223,8 @@ TEST(ThreadedOverview, SeriesLogKeepsUnusualSampleCounts) {
 // A Mode::All series log sums the blocks of one stack allocated and freed at
 // the same two times into one entry, and stops summing for a while where that
 // saves nothing (SeriesLog): a stretch of each, then summing again, with
-// unusual sample counts inside the sums, gives pass 2's bytes.
+// unusual sample counts inside the sums and in the pauses (whose blocks are
+// written from the block itself, SeriesLog::write_block), gives pass 2's bytes.
 TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
   Script s(format::Mode::All, 4096);
   uint64_t t = 1;
@@ -244,7 +245,10 @@ TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
   const auto apart = [&](int groups) {
     for (int g = 0; g < groups; ++g) {
       std::vector<format::AllocId> ids;
-      for (int b = 0; b < 30; ++b, ++i, ++t) ids.push_back(s.alloc(t, 16 + i % 50, {0x3000 + i % 5, 0x2000}));
+      for (int b = 0; b < 30; ++b, ++i, ++t) {
+        const uint32_t n_samples = i % 89 == 0 ? 0 : i % 83 == 0 ? 5 : 1;
+        ids.push_back(s.alloc(t, 16 + i % 50, {0x3000 + i % 5, 0x2000}, 0, n_samples));
+      }
       for (format::AllocId id : ids) s.free(id, t);
       ++t;
     }
@@ -263,7 +267,7 @@ TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
 }
 
 // A Mode::All series log stores each field in as many bytes as it needs
-// (SeriesLog::write_exact): free steps, lifetimes and sizes of 0 to 6 bytes
+// (SeriesLog::put): free steps, lifetimes and sizes of 0 to 6 bytes
 // (freed where allocated; times past 2^40 ns; sizes past 2^32), stack ids of
 // 1 and 2 bytes, block counts other than 1, give pass 2's bytes.
 TEST(ThreadedOverview, SeriesLogOfWideFieldsGivesTheBytesOfPassTwo) {

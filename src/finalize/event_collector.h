@@ -58,11 +58,12 @@ class Collector {
 
   // The event `r` just delivered: only an Alloc asks the reader for its fresh
   // frames and backtrace key (two virtual calls per event before; one call
-  // for both now).
+  // for both, then none where the reader keeps them in one place).
   void add_read(const format::Event& e, const reader::Reader& r) {
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
       uint32_t fresh;
-      const reader::BacktraceKey key = r.alloc_key(fresh);
+      reader::BacktraceKey scratch;
+      const reader::BacktraceKey& key = r.alloc_key_view(fresh, scratch);
       return add_alloc(e, *alloc, fresh, key);
     }
     add(e, 0);

@@ -155,6 +155,61 @@ TEST(BacktraceCache, KeysMemosLastUntilTheirSlotIsFilledAgain) {
   EXPECT_LT(innermost.size(), written.size());
 }
 
+// alloc_key_view() (the finaliser's read) gives every Alloc's fresh frames
+// and key as alloc_key() does: a native trace's reader hands out its
+// decoder's own, current after each next(), not the scratch copy.
+TEST(BacktraceCache, KeyViewIsTheAllocsKey) {
+  std::vector<Written> written;
+  const std::vector<uint8_t> bytes = encode(5, 3, 20000, written);
+  auto r = Reader::from_bytes(bytes);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  size_t allocs = 0, cached = 0;
+  while (const Event* e = (*r)->next()) {
+    if (!std::holds_alternative<Alloc>(*e)) continue;
+    uint32_t fresh = 0, view_fresh = 0;
+    const BacktraceKey key = (*r)->alloc_key(fresh);
+    BacktraceKey scratch;
+    const BacktraceKey& view = (*r)->alloc_key_view(view_fresh, scratch);
+    ASSERT_NE(&view, &scratch);
+    EXPECT_EQ(view_fresh, fresh) << "alloc " << allocs;
+    EXPECT_EQ(view.serial, key.serial) << "alloc " << allocs;
+    EXPECT_EQ(view.slot, key.slot) << "alloc " << allocs;
+    EXPECT_EQ(view.memo, key.memo) << "alloc " << allocs;
+    EXPECT_EQ(view.addon_memo, key.addon_memo) << "alloc " << allocs;
+    cached += fresh == 0;
+    ++allocs;
+  }
+  EXPECT_EQ(allocs, written.size());
+  EXPECT_GT(cached, 0u);
+  EXPECT_LT(cached, allocs);
+}
+
+// A reader that keeps no key in one place: alloc_key_view() asks alloc_key().
+TEST(BacktraceCache, KeyViewOfAReaderWithoutOneAsksAllocKey) {
+  struct Keyed : Reader {
+    format::TraceInfo info_;
+    std::optional<Error> error_;
+    SymbolTable symbols_;
+    const format::TraceInfo& info() const override { return info_; }
+    const Event* next() override { return nullptr; }
+    const std::optional<Error>& error() const override { return error_; }
+    uint32_t fresh_frames() const override { return 3; }
+    BacktraceKey backtrace_key() const override { return {.serial = 9, .slot = 4}; }
+    const SymbolTable& symbols() const override { return symbols_; }
+    bool has_symbols_section() const override { return false; }
+    uint64_t file_size() const override { return 0; }
+    uint64_t offset() const override { return 0; }
+    uint64_t events_read() const override { return 0; }
+  } keyed;
+  uint32_t fresh = 0;
+  BacktraceKey scratch;
+  const BacktraceKey& view = keyed.alloc_key_view(fresh, scratch);
+  EXPECT_EQ(&view, &scratch);
+  EXPECT_EQ(fresh, 3u);
+  EXPECT_EQ(view.serial, 9u);
+  EXPECT_EQ(view.slot, 4u);
+}
+
 // The encoder takes a caller's count of shared frames when it counts from the
 // backtrace the encoder hashed last for that thread, else compares: the bytes
 // are the same either way.

@@ -49,6 +49,9 @@ class EventDecoder {
   // For the Alloc just delivered: its backtrace's place in the backtrace cache
   // (Reader::backtrace_key).
   BacktraceKey backtrace_key() const { return key_; }
+  // Where the two above are kept (Reader::alloc_key_view).
+  const uint32_t* fresh_frames_at() const { return &fresh_frames_; }
+  const BacktraceKey* backtrace_key_at() const { return &key_; }
 
  private:
   // One cache line each: a cached Alloc reads its slot's entry, a line that

@@ -36,6 +36,7 @@ class NativeReader final : public Reader {
     if (auto e = parse_header(cursor_for(*header, *payload), *version, info_)) return e;
     offset_ = format::kPrologueSize + format::kChunkHeaderSize + header->stored.size();
     decoder_ = std::make_unique<EventDecoder>(info_);
+    set_alloc_key_source(decoder_->fresh_frames_at(), decoder_->backtrace_key_at());
     load_symbols_section();
     return std::nullopt;
   }
