@@ -21,23 +21,7 @@ bool AddressTable::grow() noexcept {
   return true;
 }
 
-bool AddressTable::insert(uint64_t address, uint64_t value) noexcept {
-  if ((count_ + 1) * 2 > (slots_ ? mask_ + 1 : 0) && !grow()) return false;  // half full (address_table.h)
-  size_t i = home(address);
-  while (slots_[i].key != 0 && slots_[i].key != address) i = (i + 1) & mask_;
-  if (slots_[i].key == 0) ++count_;
-  slots_[i] = {address, value};
-  return true;
-}
-
-bool AddressTable::remove(uint64_t address, uint64_t& value) noexcept {
-  if (count_ == 0) return false;
-  size_t i = home(address);
-  while (slots_[i].key != address) {
-    if (slots_[i].key == 0) return false;
-    i = (i + 1) & mask_;
-  }
-  value = slots_[i].value;
+void AddressTable::shift_back(size_t i) noexcept {
   // Backward shift: pull later members of the probe run into the hole when the
   // hole lies between their home slot and their current slot (cyclically).
   size_t hole = i;
@@ -51,7 +35,6 @@ bool AddressTable::remove(uint64_t address, uint64_t& value) noexcept {
   }
   slots_[hole] = {0, 0};
   --count_;
-  return true;
 }
 
 void AddressTable::clear() noexcept {
