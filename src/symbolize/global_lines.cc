@@ -60,9 +60,7 @@ std::optional<InflatedSource> GlobalLines::key_of(const ElfFile& file) {
   const char* path = debug_file != nullptr ? debug_file : main_file;
   struct stat st;
   if (n <= 0 || path == nullptr || stat(path, &st) != 0) return std::nullopt;
-  return InflatedSource{.build_id = {bits, bits + n},
-                        .size = static_cast<uint64_t>(st.st_size),
-                        .mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
+  return InflatedSource::of({bits, bits + n}, st);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <system_error>
 #include <tuple>
+#include <utility>
 
 #include "format/crc32c.h"
 #include "symbolize/elf_file.h"
@@ -92,6 +93,12 @@ bool entry_matches(int fd, const InflatedSource& source, std::vector<uint8_t>* b
 
 }  // namespace
 
+int64_t mtime_ns(const struct stat& st) { return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec; }
+
+InflatedSource InflatedSource::of(std::vector<uint8_t> build_id, const struct stat& st) {
+  return {.build_id = std::move(build_id), .size = static_cast<uint64_t>(st.st_size), .mtime_ns = symbolize::mtime_ns(st)};
+}
+
 std::optional<std::filesystem::path> InflatedCache::folder_from_environment(
     const std::function<const char*(const char*)>& lookup) {
   const auto set = [&](const char* name) -> std::optional<std::string_view> {
@@ -124,19 +131,21 @@ std::filesystem::path InflatedCache::entry(const InflatedSource& source, std::st
                     std::to_string(source.mtime_ns) + std::string(kind));
 }
 
-format::UniqueFd InflatedCache::find(const InflatedSource& source) const {
-  const std::filesystem::path path = entry(source);
+format::UniqueFd InflatedCache::open_entry(const std::filesystem::path& path, const InflatedSource& source,
+                                           std::vector<uint8_t>* bytes) const {
   format::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return {};
-  if (!entry_matches(fd.get(), source)) {
+  if (!entry_matches(fd.get(), source, bytes)) {
     // Another command may have renamed a good entry over it meanwhile: it
-    // is made again, at the cost of one inflating.
+    // is made again, at the cost of one inflating (or walk).
     unlink(path.c_str());
     return {};
   }
   futimens(fd.get(), nullptr);  // used now (keep_under_bound keeps it longer)
   return fd;
 }
+
+format::UniqueFd InflatedCache::find(const InflatedSource& source) const { return open_entry(entry(source), source); }
 
 bool InflatedCache::store(const InflatedSource& source, int image) const {
   struct stat st;
@@ -147,15 +156,8 @@ bool InflatedCache::store(const InflatedSource& source, int image) const {
 }
 
 std::optional<std::vector<uint8_t>> InflatedCache::find_globals(const InflatedSource& source) const {
-  const std::filesystem::path path = entry(source, kGlobals);
-  const format::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::nullopt;
   std::vector<uint8_t> table;
-  if (!entry_matches(fd.get(), source, &table)) {
-    unlink(path.c_str());
-    return std::nullopt;
-  }
-  futimens(fd.get(), nullptr);
+  if (!open_entry(entry(source, kGlobals), source, &table)) return std::nullopt;
   return table;
 }
 
@@ -196,8 +198,7 @@ void InflatedCache::keep_under_bound() const {
   for (std::filesystem::directory_iterator it(folder_, error), end; !error && it != end; it.increment(error)) {
     struct stat st;
     if (lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    files.emplace_back(int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
-                       static_cast<uint64_t>(st.st_size), it->path());
+    files.emplace_back(mtime_ns(st), static_cast<uint64_t>(st.st_size), it->path());
     total += static_cast<uint64_t>(st.st_size);
   }
   std::ranges::sort(files);

@@ -40,13 +40,21 @@
 
 #include "format/unique_fd.h"
 
+struct stat;
+
 namespace memloupe::symbolize {
+
+// A file's modification time in nanoseconds.
+int64_t mtime_ns(const struct stat& st);
 
 // The compressed file an entry was made from.
 struct InflatedSource {
   std::vector<uint8_t> build_id;  // never empty
   uint64_t size = 0;
   int64_t mtime_ns = 0;
+
+  // The file with `build_id` whose status is `st`.
+  static InflatedSource of(std::vector<uint8_t> build_id, const struct stat& st);
 };
 
 class InflatedCache {
@@ -90,6 +98,11 @@ class InflatedCache {
   // then the folder kept under the bound.
   bool write_entry(const std::filesystem::path& path, const InflatedSource& source,
                    std::span<const uint8_t> bytes) const;
+  // The intact entry at `path` made from `source`, open and touched (its
+  // bytes before the trailer copied into `bytes` if given); none on a miss.
+  // A damaged entry is removed.
+  format::UniqueFd open_entry(const std::filesystem::path& path, const InflatedSource& source,
+                              std::vector<uint8_t>* bytes = nullptr) const;
   void keep_under_bound() const;
 
   std::filesystem::path folder_;

@@ -99,10 +99,7 @@ std::optional<InflatedSource> InflatedFiles::make(int fd, const struct stat& st,
   const Examined file = examine(fd);
   if (!file.compressed) return std::nullopt;
   std::optional<InflatedSource> source;
-  if (cache_ && !file.build_id.empty())
-    source = InflatedSource{.build_id = file.build_id,
-                            .size = static_cast<uint64_t>(st.st_size),
-                            .mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
+  if (cache_ && !file.build_id.empty()) source = InflatedSource::of(file.build_id, st);
   if (source) copy.image = cache_->find(*source);
   copy.from_cache = static_cast<bool>(copy.image);
   if (copy.from_cache) return std::nullopt;
