@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "format/write_all.h"
+
 namespace memloupe::finalize {
 namespace {
 
@@ -17,12 +19,7 @@ Error os_error(const std::string& what, const std::string& path) {
 }
 
 std::optional<Error> write_all(int fd, std::span<const uint8_t> bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return os_error("cannot write", path);
-    bytes = bytes.subspan(static_cast<size_t>(n));
-  }
+  if (!format::write_all(fd, bytes.data(), bytes.size())) return os_error("cannot write", path);
   return std::nullopt;
 }
 

@@ -50,9 +50,8 @@ class Collector {
     if (const auto* free = std::get_if<format::Free>(&e)) return add_free(e, *free);
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) return add_alloc(e, *alloc, fresh, key);
     if (std::holds_alternative<format::SymbolDef>(e)) return;  // replaced or kept as a whole
-    ++c_.events;
     if (tap_) tap_->keyed_event(e, key);
-    if (snapshots_) snapshots_->add(e);
+    counted(e);
     add_other(e);
   }
 
@@ -85,17 +84,21 @@ class Collector {
   // add() of the two kinds nearly every event is, each handed to the tap as
   // itself (FinalizeTap::alloc_event, free_event).
   void add_free(const format::Event& e, const format::Free& free) {
-    ++c_.events;
     if (tap_) tap_->free_event(e, free);
-    if (snapshots_) snapshots_->add(e);
+    counted(e);
   }
   void add_alloc(const format::Event& e, const format::Alloc& alloc, uint32_t fresh,
                  const reader::BacktraceKey& key) {
-    ++c_.events;
     if (tap_) tap_->alloc_event(e, alloc, key);
-    if (snapshots_) snapshots_->add(e);
+    counted(e);
     if (addon_) addon_->alloc(alloc, key);
     if (fresh != 0 && !alloc.backtrace.empty()) note_frames(alloc.backtrace, fresh);
+  }
+
+  // Every kept event, once the tap has seen it: counted, and fed to the snapshots.
+  void counted(const format::Event& e) {
+    ++c_.events;
+    if (snapshots_) snapshots_->add(e);
   }
 
   // The Alloc's first `fresh` frames (the others were seen with an earlier Alloc).

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <variant>
 
+#include "format/write_all.h"
+
 namespace memloupe::replay {
 namespace {
 
@@ -315,14 +317,7 @@ Expected<Prepared> prepare(reader::Reader& reader, const PrepareOptions& options
 namespace {
 
 std::optional<Error> write_all(int fd, const void* data, size_t n) {
-  const auto* p = static_cast<const char*>(data);
-  while (n != 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return Error{std::string("cannot write the prepared ops: ") + std::strerror(errno)};
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
+  if (!format::write_all(fd, data, n)) return Error{std::string("cannot write the prepared ops: ") + std::strerror(errno)};
   return {};
 }
 

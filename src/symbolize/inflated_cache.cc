@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "format/crc32c.h"
+#include "format/write_all.h"
 #include "symbolize/elf_file.h"
 
 namespace memloupe::symbolize {
@@ -49,17 +50,6 @@ class Mapping {
   size_t size_;
   void* data_;
 };
-
-bool write_all(int fd, const void* data, size_t size) {
-  for (auto* p = static_cast<const char*>(data); size > 0;) {
-    const ssize_t n = write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // `path` and its missing parents made 0700 (std::filesystem's would be 0777
 // less the umask).
@@ -179,7 +169,7 @@ bool InflatedCache::write_entry(const std::filesystem::path& path, const Inflate
   const format::UniqueFd out(mkostemp(temporary.data(), O_CLOEXEC));
   if (!out) return false;
   // No fsync: an entry cut short by a crash fails its trailer or CRC.
-  if (!write_all(out.get(), bytes.data(), bytes.size()) || !write_all(out.get(), &t, sizeof t) ||
+  if (!format::write_all(out.get(), bytes.data(), bytes.size()) || !format::write_all(out.get(), &t, sizeof t) ||
       rename(temporary.c_str(), path.c_str()) != 0) {
     unlink(temporary.c_str());
     return false;
