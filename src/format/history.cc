@@ -7,7 +7,8 @@
 
 namespace memloupe::format {
 
-static_assert(kRecentAllocs % 64 == 0);
+static_assert(kRecentAllocs % 64 == 0 && kLiveWindow % kRecentAllocs == 0);
+static_assert(kLandmarks * 2 + 2 == 1u << kRefBits);
 
 // ---- addresses ----
 
@@ -140,7 +141,7 @@ uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noe
   while (lo < hi) {
     const uint64_t word_end = (lo & ~uint64_t{63}) + 64;
     const uint64_t to = word_end < hi ? word_end : hi;
-    uint64_t bits = live_[(lo % kRecentAllocs) / 64] >> (lo % 64);
+    uint64_t bits = live_[(lo % kLiveWindow) / 64] >> (lo % 64);
     if (to - lo < 64) bits &= (uint64_t{1} << (to - lo)) - 1;
     const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
     if (n < count) {  // the (n+1)-th lowest set bit
@@ -153,12 +154,13 @@ uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noe
   return kNoId;
 }
 
-// Reference kinds (2 low bits): 0 live rank below the newest, 1 relative id,
-// 2 live rank above this thread's last freed block, 3 live rank below it.
+// Version 3's references (2 low bits): 0 live rank below the newest, 1
+// relative id, 2 live rank above this thread's last freed block, 3 live rank
+// below it, all in the last kRecentAllocs allocations.
 // The shortest wins; ties go to the lower kind. For a live block in the window
 // kind 0 never loses to kind 1 (n0 <= next_id - 1 - id), so only kinds 0, 2 and
 // 3 are counted, and no more than it takes to tell which is shortest.
-uint64_t AllocHistory::block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
+uint64_t AllocHistory::block_ref_v3(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
   if (!known(id, next_id) || !live(id)) return (next_id - 1 - id) << 2 | 1;
   const uint64_t lf = last_freed(thread, next_id);
   if (lf == kNoId) return count_live(id + 1, next_id) << 2;
@@ -179,6 +181,43 @@ uint64_t AllocHistory::block_ref(uint64_t id, uint64_t next_id, uint32_t thread)
   const uint64_t n2 = count_live(lf + 1, id);
   const uint64_t n0 = count_live(id + 1, next_id, n2 + 1);
   return n2 < n0 ? n2 << 2 | 2 : n0 << 2;
+}
+
+uint64_t AllocHistory::resolve_ref_v3(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
+  const uint64_t n = ref >> kRefBitsV3;
+  const uint64_t floor = recent_floor(next_id);
+  switch (ref & 3) {
+    case 0:
+      return select_down(next_id, floor, n);
+    case 1:
+      return n < next_id ? next_id - 1 - n : kNoId;
+    default: {
+      const uint64_t lf = last_freed(thread, next_id);
+      if (lf == kNoId) return kNoId;
+      return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
+    }
+  }
+}
+
+// Version 4's (wire.h): the newest and three landmarks per thread. The smallest
+// value wins (the fewest live blocks between, then the lowest kind). Kind 0
+// never loses to kind 1 (n0 <= next_id - 1 - id); each landmark's count need
+// only go as far as the best so far, so a far landmark costs a word or two.
+uint64_t AllocHistory::block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
+  uint64_t best = (next_id - 1 - id) << kRefBits | 1;
+  if (!tracked(id, next_id) || !live(id)) return best;
+  if (known(id, next_id)) best = count_live(id + 1, next_id) << kRefBits;
+  for (unsigned j = 0; j < kLandmarks; ++j) {
+    const uint64_t best_n = best >> kRefBits;
+    if (best_n == 0) break;
+    const uint64_t mark = landmark(thread, j, next_id);
+    if (mark == kNoId) continue;
+    const bool above = id > mark;
+    if ((above ? id - mark : mark - id) > kLandmarkSpan) continue;
+    const uint64_t n = above ? count_live(mark + 1, id, best_n) : count_live(id + 1, mark, best_n);
+    if (n < best_n) best = n << kRefBits | (2 + 2 * j + (above ? 0 : 1));
+  }
+  return best;
 }
 
 void AllocHistory::free_address(const Recent& r, uint32_t thread) noexcept {

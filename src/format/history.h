@@ -1,11 +1,13 @@
 // State that the encoder and the reader update identically, event by event, to
 // predict fields instead of writing them (docs/FORMAT.md §5.6):
-//  - the recent-allocation window: the last kRecentAllocs allocations, whether
-//    each is still live, its address, function and size class. A free names its
-//    block by a *block reference*: a count of live allocations between the block
-//    and a landmark (the newest allocation, or the block this thread freed last),
-//    small for last-in-first-out and first-in-first-out lifetimes alike; its
-//    function is predicted from the allocating function (new -> delete, ...);
+//  - the recent-allocation window: the last kRecentAllocs allocations' address,
+//    function and size class; and whether each of the last kLiveWindow is still
+//    live. A free names its block by a *block reference*: a count of live
+//    allocations between the block and a landmark (the newest allocation, or
+//    one of the last blocks this thread freed), small for last-in-first-out and
+//    first-in-first-out lifetimes alike, and for the entries of a table
+//    replaced in turn; its function is predicted from the allocating function
+//    (new -> delete, ...);
 //  - in Mode::All, per size class, the addresses freed most recently, tagged
 //    with the freeing thread: allocators hand a thread the blocks it freed last
 //    (glibc and jemalloc tcaches), so the next address is usually one of them;
@@ -14,6 +16,7 @@
 // No heap; both sides hold one of these.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 
@@ -133,30 +136,32 @@ class AllocHistory {
                 unsigned newest = kScan) noexcept {
     const unsigned cls = size_class(size);
     recent_[id % kRecentAllocs] = {address, func, static_cast<uint16_t>(cls)};
-    live_[(id % kRecentAllocs) / 64] |= uint64_t{1} << (id % 64);
+    live_[(id % kLiveWindow) / 64] |= uint64_t{1} << (id % 64);
     if (address != 0) alloc_address(cls, size, address, thread, newest);
   }
 
   // --- block references (wire.h) ---
+  // A trace of format version 1-3 names blocks by that version's references
+  // (the reader says so before the first event; a new history uses version 4's).
+  void use_v3_refs() noexcept { v3_refs_ = true; }
   // The shortest reference to `id` (< next_id) as the thread `thread` sees it.
-  uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
+  uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
+    return v3_refs_ ? block_ref_v3(id, next_id, thread) : block_ref_v4(id, next_id, thread);
+  }
   // The id a reference names, or kNoId if it names none. Inline, the scans out
   // of line: the reader resolves one per Free, and the call cost ~15 instructions.
   static constexpr uint64_t kNoId = ~uint64_t{0};
   uint64_t resolve_ref(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
-    const uint64_t n = ref >> 2;
-    const uint64_t floor = next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
-    switch (ref & 3) {
-      case 0:
-        return select_down(next_id, floor, n);
-      case 1:
-        return n < next_id ? next_id - 1 - n : kNoId;
-      default: {
-        const uint64_t lf = last_freed(thread, next_id);
-        if (lf == kNoId) return kNoId;
-        return (ref & 3) == 2 ? select_up(lf + 1, next_id, n) : select_down(lf, floor, n);
-      }
-    }
+    if (v3_refs_) [[unlikely]]
+      return resolve_ref_v3(ref, next_id, thread);
+    const uint64_t n = ref >> kRefBits;
+    const unsigned kind = static_cast<unsigned>(ref) & ((1u << kRefBits) - 1);
+    if (kind == 0) return select_down(next_id, recent_floor(next_id), n);
+    if (kind == 1) return n < next_id ? next_id - 1 - n : kNoId;
+    const uint64_t mark = landmark(thread, (kind - 2) / 2, next_id);
+    if (mark == kNoId) return kNoId;
+    if (kind % 2 == 0) return select_up(mark + 1, std::min(next_id, mark + 1 + kLandmarkSpan), n);
+    return select_down(mark, below_floor(mark, next_id), n);
   }
 
   // `id` must be < next_id. Inline, as last_freed below: the encoder asks on
@@ -169,9 +174,14 @@ class AllocHistory {
   // A free (or the free half of a realloc, which teaches no function prediction).
   void on_free(uint64_t id, uint64_t next_id, Func func, bool realloc, uint32_t thread) noexcept {
     if (!realloc) last_free_.set(func);
-    if (!known(id, next_id)) return;
-    live_[(id % kRecentAllocs) / 64] &= ~(uint64_t{1} << (id % 64));
-    last_freed_[thread % kThreadBuckets] = id + 1;
+    if (!tracked(id, next_id)) return;
+    live_[(id % kLiveWindow) / 64] &= ~(uint64_t{1} << (id % 64));
+    const bool recent = known(id, next_id);
+    if (!recent && v3_refs_) return;  // version 3's landmark is always a recent block
+    uint64_t* marks = landmarks_[thread % kThreadBuckets];
+    for (unsigned j = kLandmarks - 1; j > 0; --j) marks[j] = marks[j - 1];
+    marks[0] = id + 1;
+    if (!recent) return;
     const Recent& r = recent_[id % kRecentAllocs];
     if (!realloc) free_for_[static_cast<unsigned>(r.func)].set(func);
     if (r.address != 0) free_address(r, thread);
@@ -202,12 +212,29 @@ class AllocHistory {
   void free_address(const Recent& r, uint32_t thread) noexcept;
   struct FreedMasks;
   static FreedMasks freed_masks(const Freed& f, uint64_t address, uint8_t t) noexcept;
+  // In the window of recent allocations (their address, function, class).
   static bool known(uint64_t id, uint64_t next_id) noexcept {
     return id < next_id && next_id - id <= kRecentAllocs;
   }
-  bool live(uint64_t id) const noexcept {
-    return (live_[(id % kRecentAllocs) / 64] >> (id % 64)) & 1;
+  // In the window of allocations whose liveness is kept.
+  static bool tracked(uint64_t id, uint64_t next_id) noexcept {
+    return id < next_id && next_id - id <= kLiveWindow;
   }
+  static uint64_t recent_floor(uint64_t next_id) noexcept {
+    return next_id > kRecentAllocs ? next_id - kRecentAllocs : 0;
+  }
+  // The lowest id a "below landmark `mark`" reference reaches.
+  static uint64_t below_floor(uint64_t mark, uint64_t next_id) noexcept {
+    const uint64_t span = mark > kLandmarkSpan ? mark - kLandmarkSpan : 0;
+    const uint64_t window = next_id > kLiveWindow ? next_id - kLiveWindow : 0;
+    return std::max(span, window);
+  }
+  bool live(uint64_t id) const noexcept {
+    return (live_[(id % kLiveWindow) / 64] >> (id % 64)) & 1;
+  }
+  uint64_t block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
+  uint64_t block_ref_v3(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
+  uint64_t resolve_ref_v3(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
   // Live ids in [lo, hi), or some count >= cap once it reaches cap; the caller
   // keeps both inside the window. Inlined into block_ref, its only caller: most
   // ranges are a word or two, where the call cost as much as the count.
@@ -216,22 +243,31 @@ class AllocHistory {
   // The (n+1)-th live id scanning down from hi - 1 to floor, or up from lo below hi.
   uint64_t select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept;
   uint64_t select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept;
+  // The block `thread` freed `j` frees ago (landmark j), if still in the window.
+  uint64_t landmark(uint32_t thread, unsigned j, uint64_t next_id) const noexcept {
+    const uint64_t v = landmarks_[thread % kThreadBuckets][j];
+    return v != 0 && tracked(v - 1, next_id) ? v - 1 : kNoId;
+  }
+  // Version 3's only landmark: the block this thread freed last, if recent.
   uint64_t last_freed(uint32_t thread, uint64_t next_id) const noexcept {
-    const uint64_t v = last_freed_[thread % kThreadBuckets];
+    const uint64_t v = landmarks_[thread % kThreadBuckets][0];
     return v != 0 && known(v - 1, next_id) ? v - 1 : kNoId;
   }
 
-  static constexpr unsigned kWords = kRecentAllocs / 64;
+  static constexpr uint64_t kWords = kLiveWindow / 64;
 
   Recent recent_[kRecentAllocs] = {};
-  uint64_t live_[kWords] = {};  // bit (id % kRecentAllocs): id is live
-  uint64_t last_freed_[kThreadBuckets] = {};  // id + 1 of the block each thread freed last; 0: none
+  uint64_t live_[kWords] = {};  // bit (id % kLiveWindow): id is live
+  // Per thread bucket, id + 1 of the blocks it freed last, most recent first
+  // (0: none); version 3 keeps only recent ones.
+  uint64_t landmarks_[kThreadBuckets][kLandmarks] = {};
   Freed freed_[kSizeClasses] = {};
   uint64_t class_prev_[kSizeClasses] = {};  // the last address allocated in each class
   uint64_t prev_addr_[kThreadBuckets] = {};
   uint64_t prev_size_[kThreadBuckets] = {};
   FreeFunc free_for_[kFuncCount] = {};  // the last free function seen for each allocating function
   FreeFunc last_free_;
+  bool v3_refs_ = false;  // zero: version 4 (the encoder's state is all zero bytes)
 };
 
 }  // namespace memloupe::format

@@ -28,9 +28,16 @@ TEST(History, SizeClassesAreMonotonicAndBounded) {
   for (unsigned b = 10; b < 64; ++b) EXPECT_LT(size_class(uint64_t{1} << b), kSizeClasses);
 }
 
-// Every reference the encoder picks resolves to the block, whatever the lifetimes.
-TEST(History, BlockReferencesResolve) {
+// A history that reads and writes version 3's block references (older traces).
+std::unique_ptr<AllocHistory> v3_history() {
   auto h = std::make_unique<AllocHistory>();
+  h->use_v3_refs();
+  return h;
+}
+
+// Every reference the encoder picks resolves to the block, whatever the lifetimes.
+TEST(HistoryV3, BlockReferencesResolve) {
+  auto h = v3_history();
   std::mt19937_64 rng(5);
   std::set<uint64_t> live;
   uint64_t next = 0;
@@ -72,8 +79,8 @@ TEST(History, BlockReferencesResolve) {
 // The references are part of the format: whatever the history does to be fast,
 // block_ref must pick exactly the value docs/FORMAT.md §5.6 defines, computed
 // here by counting a plain set of live ids.
-TEST(History, BlockReferencesFollowTheFormatsDefinition) {
-  auto h = std::make_unique<AllocHistory>();
+TEST(HistoryV3, BlockReferencesFollowTheFormatsDefinition) {
+  auto h = v3_history();
   std::mt19937_64 rng(11);
   std::set<uint64_t> live;
   uint64_t next = 0;
@@ -117,10 +124,10 @@ TEST(History, BlockReferencesFollowTheFormatsDefinition) {
 // The ends of the window: a live rank one past the oldest live allocation in it
 // names none, the rank just below names that oldest one, whatever the window's
 // alignment to the live bitmap's words (the reader's select_down skips whole words).
-TEST(History, LiveRanksStopAtTheWindowsFloor) {
+TEST(HistoryV3, LiveRanksStopAtTheWindowsFloor) {
   std::mt19937_64 rng(17);
   for (uint64_t total : {100u, 4096u, 4097u, 4100u, 4159u, 5000u, 9000u}) {
-    auto h = std::make_unique<AllocHistory>();
+    auto h = v3_history();
     std::set<uint64_t> live;
     for (uint64_t id = 0; id < total; ++id) {
       h->on_alloc(id, 8, 0, Func::Malloc, 0);
@@ -144,10 +151,10 @@ TEST(History, LiveRanksStopAtTheWindowsFloor) {
 // last freed block (kinds 2 and 3), names the block a sorted set says, at
 // densities from a few live bits a word to full words, the window's floor
 // cutting a word, and from either end of the word holding the target.
-TEST(History, EveryLiveRankResolves) {
+TEST(HistoryV3, EveryLiveRankResolves) {
   std::mt19937_64 rng(23);
   for (unsigned keep_in_8 : {1u, 4u, 7u, 8u}) {
-    auto h = std::make_unique<AllocHistory>();
+    auto h = v3_history();
     std::set<uint64_t> live;
     const uint64_t total = 6000;  // past the window: its floor cuts a word
     for (uint64_t id = 0; id < total; ++id) {
@@ -182,8 +189,8 @@ TEST(History, EveryLiveRankResolves) {
   }
 }
 
-TEST(History, FifoFreesCostSmallReferences) {
-  auto h = std::make_unique<AllocHistory>();
+TEST(HistoryV3, FifoFreesCostSmallReferences) {
+  auto h = v3_history();
   uint64_t next = 0;
   for (; next < 1000; ++next) h->on_alloc(next, 8, 0, Func::Malloc, 0);
   // Thread 1 frees in allocation order: after the first, each is "the next live one
@@ -194,6 +201,182 @@ TEST(History, FifoFreesCostSmallReferences) {
       EXPECT_EQ(ref, 2u) << id;  // n = 0, kind 2 (the last one is also the newest: kind 0)
     }
     h->on_free(id, next, Func::Free, false, 1);
+  }
+}
+
+// Version 4's references (docs/FORMAT.md §5.6, wire.h) counted on a plain set:
+// the newest, and the last kLandmarks blocks each thread bucket freed.
+class RefModel {
+ public:
+  void alloc(uint64_t id) { live_.insert(id); }
+  void free(uint64_t id, uint64_t next, uint32_t thread) {
+    live_.erase(id);
+    if (next - id > kLiveWindow) return;  // outside the window: no landmark
+    uint64_t* m = marks_[thread % kThreadBuckets];
+    for (unsigned j = kLandmarks - 1; j > 0; --j) m[j] = m[j - 1];
+    m[0] = id + 1;
+  }
+  // The smallest of the values that name `id`.
+  uint64_t ref(uint64_t id, uint64_t next, uint32_t thread) const {
+    uint64_t best = (next - 1 - id) << kRefBits | 1;
+    if (next - id > kLiveWindow || !live_.count(id)) return best;
+    if (next - id <= kRecentAllocs) best = std::min(best, between(id + 1, next) << kRefBits);
+    for (unsigned j = 0; j < kLandmarks; ++j) {
+      const uint64_t m = marks_[thread % kThreadBuckets][j];
+      if (m == 0 || next - (m - 1) > kLiveWindow) continue;
+      const uint64_t mark = m - 1;
+      if (id > mark && id - mark <= kLandmarkSpan) best = std::min(best, between(mark + 1, id) << kRefBits | (2 + 2 * j));
+      if (id < mark && mark - id <= kLandmarkSpan) best = std::min(best, between(id + 1, mark) << kRefBits | (3 + 2 * j));
+    }
+    return best;
+  }
+  const std::set<uint64_t>& live() const { return live_; }
+
+ private:
+  uint64_t between(uint64_t lo, uint64_t hi) const {  // live ids in [lo, hi)
+    uint64_t n = 0;
+    for (auto it = live_.lower_bound(lo); it != live_.end() && *it < hi; ++it) ++n;
+    return n;
+  }
+  std::set<uint64_t> live_;
+  uint64_t marks_[kThreadBuckets][kLandmarks] = {};
+};
+
+// block_ref picks exactly the definition's value and resolve_ref reads it back,
+// on lifetimes that use every kind: last in first out, a table whose entries
+// are replaced in turn (freed ~6000 allocations after they were made, beyond
+// the 4096 recent ones, one after the other), and blocks picked at random.
+TEST(History, BlockReferencesFollowTheFormatsDefinition) {
+  auto h = std::make_unique<AllocHistory>();
+  RefModel model;
+  std::mt19937_64 rng(31);
+  uint64_t next = 0;
+  std::vector<uint64_t> table(600, ~uint64_t{0});
+  size_t turn = 0;
+  std::set<uint64_t> others;  // the live blocks not in the table
+  uint64_t kinds[8] = {};
+  auto free_one = [&](uint64_t id, uint32_t thread) {
+    const uint64_t want = model.ref(id, next, thread);
+    ASSERT_EQ(h->block_ref(id, next, thread), want) << "id " << id << " next " << next;
+    ASSERT_EQ(h->resolve_ref(want, next, thread), id) << "ref " << want;
+    ++kinds[want & 7];
+    h->on_free(id, next, Func::Free, false, thread);
+    model.free(id, next, thread);
+  };
+  auto alloc_one = [&](uint32_t thread) {
+    h->on_alloc(next, 8, 0, Func::Malloc, thread);
+    model.alloc(next);
+    return next++;
+  };
+  auto newest = [&] { return *others.rbegin(); };
+  for (int step = 0; step < 60000; ++step) {
+    const uint32_t thread = static_cast<uint32_t>(rng() % 3);
+    const uint64_t r = rng() % 10;
+    if (r < 3) {  // the table: replace the next entry in turn
+      if (table[turn] != ~uint64_t{0}) {
+        ASSERT_NO_FATAL_FAILURE(free_one(table[turn], 0));
+      }
+      table[turn] = alloc_one(0);
+      turn = (turn + 1) % table.size();
+    } else if (others.size() < 1500 || r < 6) {
+      others.insert(alloc_one(thread));
+    } else {
+      // Among the blocks not in the table: the newest, the oldest, or any.
+      const uint64_t pick = rng() % 3;
+      const uint64_t id = pick == 0 ? newest()
+                          : pick == 1 ? *others.begin()
+                                      : *others.lower_bound(*others.begin() + rng() % (newest() + 1 - *others.begin()));
+      others.erase(id);
+      ASSERT_NO_FATAL_FAILURE(free_one(id, thread)) << "step " << step;
+    }
+  }
+  for (unsigned k = 0; k < 8; ++k) EXPECT_GT(kinds[k], 50u) << "kind " << k << " never chosen";
+}
+
+// The table's pattern: each free names the entry after the one freed before it.
+TEST(History, EntriesReplacedInTurnCostOneByteEach) {
+  auto h = std::make_unique<AllocHistory>();
+  uint64_t next = 0;
+  std::vector<uint64_t> table;
+  for (int i = 0; i < 3000; ++i) {
+    table.push_back(next);
+    h->on_alloc(next++, 32, 0, Func::New, 0);
+    h->on_alloc(next++, 16, 0, Func::New, 0);  // a neighbour that stays
+  }
+  for (int round = 0; round < 3; ++round)
+    for (uint64_t& entry : table) {
+      const uint64_t ref = h->block_ref(entry, next, 0);
+      if (round > 0 || entry != table[0]) {  // (the first free has no landmark yet)
+        EXPECT_LT(ref, 128u) << "entry " << entry << " next " << next;  // one varint byte
+      }
+      ASSERT_EQ(h->resolve_ref(ref, next, 0), entry);
+      h->on_free(entry, next, Func::DeleteSized, false, 0);
+      entry = next;
+      h->on_alloc(next++, 32, 0, Func::New, 0);
+    }
+}
+
+// A landmark reaches kLandmarkSpan ids either way and no further; a landmark or
+// block that fell out of the 2^20-allocation window is named by relative id.
+TEST(History, LandmarksReachTheirSpanAndWindowOnly) {
+  auto h = std::make_unique<AllocHistory>();
+  const uint64_t mark = 10000;
+  uint64_t next = 0;
+  for (; next < mark + kLandmarkSpan + 6000; ++next) h->on_alloc(next, 8, 0, Func::Malloc, 0);
+  // Only the landmark and four blocks around it are freed or live: the rest go.
+  const std::set<uint64_t> keep = {mark - kLandmarkSpan - 1, mark - kLandmarkSpan, mark + kLandmarkSpan,
+                                   mark + kLandmarkSpan + 1};
+  for (uint64_t id = 0; id < next; ++id)
+    if (!keep.count(id) && id != mark) h->on_free(id, next, Func::Free, false, 1);
+  h->on_free(mark, next, Func::Free, false, 0);  // thread 0's landmark 0
+  // next - id > kRecentAllocs for all four (no kind 0): the span decides.
+  EXPECT_EQ(h->block_ref(mark + kLandmarkSpan, next, 0), uint64_t{0} << kRefBits | 2);
+  EXPECT_EQ(h->block_ref(mark - kLandmarkSpan, next, 0), uint64_t{0} << kRefBits | 3);
+  EXPECT_EQ(h->block_ref(mark + kLandmarkSpan + 1, next, 0) & 7, 1u);  // beyond the span above
+  EXPECT_EQ(h->block_ref(mark - kLandmarkSpan - 1, next, 0) & 7, 1u);  // and below
+  EXPECT_EQ(h->resolve_ref(uint64_t{0} << kRefBits | 2, next, 0), mark + kLandmarkSpan);
+  EXPECT_EQ(h->resolve_ref(uint64_t{1} << kRefBits | 2, next, 0), AllocHistory::kNoId);
+  EXPECT_EQ(h->resolve_ref(uint64_t{0} << kRefBits | 3, next, 0), mark - kLandmarkSpan);
+  EXPECT_EQ(h->resolve_ref(uint64_t{1} << kRefBits | 3, next, 0), AllocHistory::kNoId);
+  EXPECT_EQ(h->resolve_ref(uint64_t{0} << kRefBits | 4, next, 0), AllocHistory::kNoId);  // no landmark 1
+  // The window moves past the landmark: its references name nothing, and the
+  // block above it, still live, is named by its relative id.
+  for (; next <= mark + kLiveWindow; ++next) {
+    h->on_alloc(next, 8, 0, Func::Malloc, 2);
+    h->on_free(next, next + 1, Func::Free, false, 2);
+  }
+  EXPECT_EQ(h->resolve_ref(uint64_t{0} << kRefBits | 3, next, 0), AllocHistory::kNoId);
+  EXPECT_EQ(h->block_ref(mark + kLandmarkSpan, next, 0), (next - 1 - (mark + kLandmarkSpan)) << kRefBits | 1);
+}
+
+// Every live rank from each of a thread's three landmarks, up and down, names
+// the block a sorted set says (the select loops on the long window's ring).
+TEST(History, EveryRankFromEachLandmarkResolves) {
+  std::mt19937_64 rng(29);
+  auto h = std::make_unique<AllocHistory>();
+  std::set<uint64_t> live;
+  const uint64_t total = kLiveWindow + 20000;  // the ring has wrapped
+  for (uint64_t id = 0; id < total; ++id) {
+    h->on_alloc(id, 8, 0, Func::Malloc, 0);
+    if (id < total - 12000 || rng() % 3 == 0) h->on_free(id, id + 1, Func::Free, false, 1);
+    else live.insert(id);
+  }
+  const uint64_t marks[kLandmarks] = {total - 2000, total - 6000, total - 9000};  // landmark 2, 1, 0 in turn
+  for (unsigned j = kLandmarks; j-- > 0;) {
+    live.erase(marks[j]);
+    h->on_free(marks[j], total, Func::Free, false, 0);
+  }
+  for (unsigned j = 0; j < kLandmarks; ++j) {
+    const uint64_t mark = marks[j];
+    std::vector<uint64_t> above(live.upper_bound(mark), live.upper_bound(mark + kLandmarkSpan));
+    for (uint64_t n = 0; n < above.size(); ++n)
+      ASSERT_EQ(h->resolve_ref(n << kRefBits | (2 + 2 * j), total, 0), above[n]) << "landmark " << j << " rank " << n;
+    EXPECT_EQ(h->resolve_ref(above.size() << kRefBits | (2 + 2 * j), total, 0), AllocHistory::kNoId);
+    std::vector<uint64_t> below(live.lower_bound(mark - kLandmarkSpan), live.lower_bound(mark));
+    std::reverse(below.begin(), below.end());
+    for (uint64_t n = 0; n < below.size(); ++n)
+      ASSERT_EQ(h->resolve_ref(n << kRefBits | (3 + 2 * j), total, 0), below[n]) << "landmark " << j << " rank " << n;
+    EXPECT_EQ(h->resolve_ref(below.size() << kRefBits | (3 + 2 * j), total, 0), AllocHistory::kNoId);
   }
 }
 

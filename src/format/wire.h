@@ -25,8 +25,9 @@ namespace memloupe::format {
 inline constexpr uint8_t kFileMagic[8] = {0x8a, 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
 // 2: the header ends with the time unit (docs/FORMAT.md §4) and the backtrace
 // hash folds the frames outermost first (§5.5). 3: events chunks may be pieces
-// of one zstd stream (kChunkZstdStream). Readers read 1 to 3.
-inline constexpr uint32_t kFormatVersion = 3;
+// of one zstd stream (kChunkZstdStream). 4: block references name their block
+// from three landmarks per thread over a longer window (§5.6). Readers read 1 to 4.
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr size_t kPrologueSize = 16;
 
 inline constexpr uint32_t kChunkMagic = 0x4b434c4d;  // "MLCK" read as little-endian u32
@@ -140,13 +141,24 @@ enum class AddrForm : uint8_t {
   NearCarve = 3,  // zigzag varint delta from where this thread's previous allocation ended
 };
 
-// A block reference (Free: shifted left 1 more, bit 0 = func changed): n << 2 | kind.
-//   kind 0: the (n+1)-th live allocation counting down from the newest
+// A block reference (Free: shifted left 1 more, bit 0 = func changed): n << 3 | kind.
+//   kind 0: the (n+1)-th live allocation counting down from the newest, among
+//           the last kRecentAllocs allocations
 //   kind 1: the allocation n before the newest (relative id), live or not
-//   kind 2: the (n+1)-th live allocation after the block this thread freed last
-//   kind 3: the (n+1)-th live allocation before the block this thread freed last
-// Kinds 0, 2, 3 only reach the last kRecentAllocs allocations (format/history.h).
-inline constexpr unsigned kRefBits = 2;
+//   kind 2 + 2j / 3 + 2j (j < kLandmarks): the (n+1)-th live allocation after /
+//           before the block this thread freed j frees ago ("landmark" j), at
+//           most kLandmarkSpan ids away from it, both among the last
+//           kLiveWindow allocations
+// Versions 1-3: n << 2 | kind, kinds 0 and 1 as above, 2 and 3 landmark 0's,
+// and kinds 0, 2, 3 only reach the last kRecentAllocs allocations (history.h).
+inline constexpr unsigned kRefBits = 3;
+inline constexpr unsigned kRefBitsV3 = 2;
+inline constexpr unsigned kLandmarks = 3;
+inline constexpr unsigned kLandmarkSpan = 4096;
+// Allocations whose liveness both sides keep, a bit each (128 KiB): how far back
+// a landmark reaches. A hash table's entries replaced in turn are freed
+// thousands of allocations after they were made, one after the other.
+inline constexpr uint64_t kLiveWindow = uint64_t{1} << 20;
 
 // Strings: varint length (<= kMaxString) then the bytes.
 inline constexpr uint32_t kMaxString = 4096;

@@ -236,7 +236,7 @@ TEST(ChunkIo, NewerVersionIsRefused) {
   format::put_u32(s.bytes.data() + 8, format::kFormatVersion + 1);
   std::string error;
   EXPECT_TRUE(testing::read_all(s.bytes, &error).empty());
-  EXPECT_EQ(error, "trace format version 4 is newer than this memloupe (reads up to 3)");
+  EXPECT_EQ(error, "trace format version 5 is newer than this memloupe (reads up to 4)");
 }
 
 TEST(ChunkIo, NotATrace) {

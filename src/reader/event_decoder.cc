@@ -20,6 +20,7 @@ EventDecoder::EventDecoder(const format::TraceInfo& info)
       unit_ns_(info.time_unit_ns()),
       max_ticks_(~uint64_t{0} / unit_ns_) {
   bt_.reserve(format::kMaxFrames);
+  if (version_ < 4) history_->use_v3_refs();
 }
 
 std::optional<Error> EventDecoder::begin_chunk(Cursor& c) {
