@@ -1,5 +1,6 @@
 #include "format/history.h"
 
+#include <algorithm>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -199,24 +200,46 @@ uint64_t AllocHistory::resolve_ref_v3(uint64_t ref, uint64_t next_id, uint32_t t
   }
 }
 
-// Version 4's (wire.h): the newest and three landmarks per thread. The smallest
-// value wins (the fewest live blocks between, then the lowest kind). Kind 0
-// never loses to kind 1 (n0 <= next_id - 1 - id); each landmark's count need
-// only go as far as the best so far, so a far landmark costs a word or two.
+// Version 4's (wire.h). Any reference that names the block reads back; the
+// encoder's choice is its own (docs/FORMAT.md §5.6): the smaller of kind 0 and
+// landmark 0's, as version 3 chose between its kinds, then, only if that still
+// counts kFarSearchFrom live blocks or more (a reference of two bytes or
+// more), landmarks 1 and 2's if smaller. The first two cost what version 3's
+// did; the others are looked at for the blocks freed in turn from a table,
+// far below the newest, where the search pays.
 uint64_t AllocHistory::block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
   uint64_t best = (next_id - 1 - id) << kRefBits | 1;
   if (!tracked(id, next_id) || !live(id)) return best;
-  if (known(id, next_id)) best = count_live(id + 1, next_id) << kRefBits;
-  for (unsigned j = 0; j < kLandmarks; ++j) {
-    const uint64_t best_n = best >> kRefBits;
-    if (best_n == 0) break;
+  const auto near_mark = [&](unsigned j) {
     const uint64_t mark = landmark(thread, j, next_id);
-    if (mark == kNoId) continue;
-    const bool above = id > mark;
-    if ((above ? id - mark : mark - id) > kLandmarkSpan) continue;
-    const uint64_t n = above ? count_live(mark + 1, id, best_n) : count_live(id + 1, mark, best_n);
-    if (n < best_n) best = n << kRefBits | (2 + 2 * j + (above ? 0 : 1));
+    return mark != kNoId && (id > mark ? id - mark : mark - id) <= kLandmarkSpan ? mark : kNoId;
+  };
+  // The live blocks between the block and landmark j's, or some count above `cap`.
+  const auto from_mark = [&](uint64_t mark, unsigned j, uint64_t cap) {
+    return id > mark ? count_live(mark + 1, id, cap) << kRefBits | (2 + 2 * j)
+                     : count_live(id + 1, mark, cap) << kRefBits | (3 + 2 * j);
+  };
+  const uint64_t mark0 = near_mark(0);
+  if (!known(id, next_id)) {
+    if (mark0 != kNoId) best = std::min(best, from_mark(mark0, 0, best >> kRefBits));
+  } else if (mark0 == kNoId) {
+    best = count_live(id + 1, next_id) << kRefBits;
+  } else if (id < mark0) {
+    // n0 = n3 + (live blocks above the landmark), the landmark being dead:
+    // kind 3 wins exactly when there is one.
+    const uint64_t n3 = count_live(id + 1, mark0);
+    best = n3 << kRefBits | (count_live(mark0 + 1, next_id, 1) ? 3 : 0);
+  } else if (next_id - id <= id - mark0) {  // count the shorter range first
+    const uint64_t n0 = count_live(id + 1, next_id);
+    const uint64_t n2 = n0 == 0 ? 0 : count_live(mark0 + 1, id, n0);
+    best = n2 < n0 ? n2 << kRefBits | 2 : n0 << kRefBits;
+  } else {
+    const uint64_t n2 = count_live(mark0 + 1, id);
+    const uint64_t n0 = count_live(id + 1, next_id, n2 + 1);
+    best = n2 < n0 ? n2 << kRefBits | 2 : n0 << kRefBits;
   }
+  for (unsigned j = 1; j < kLandmarks && (best >> kRefBits) >= kFarSearchFrom; ++j)
+    if (const uint64_t mark = near_mark(j); mark != kNoId) best = std::min(best, from_mark(mark, j, best >> kRefBits));
   return best;
 }
 

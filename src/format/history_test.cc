@@ -216,12 +216,15 @@ class RefModel {
     for (unsigned j = kLandmarks - 1; j > 0; --j) m[j] = m[j - 1];
     m[0] = id + 1;
   }
-  // The smallest of the values that name `id`.
+  // The encoder's choice (§5.6): the smallest of the relative id, kind 0 and
+  // landmark 0's values; then landmarks 1 and 2's, each only while the best
+  // counts kFarSearchFrom live blocks or more.
   uint64_t ref(uint64_t id, uint64_t next, uint32_t thread) const {
     uint64_t best = (next - 1 - id) << kRefBits | 1;
     if (next - id > kLiveWindow || !live_.count(id)) return best;
     if (next - id <= kRecentAllocs) best = std::min(best, between(id + 1, next) << kRefBits);
     for (unsigned j = 0; j < kLandmarks; ++j) {
+      if (j > 0 && (best >> kRefBits) < AllocHistory::kFarSearchFrom) break;
       const uint64_t m = marks_[thread % kThreadBuckets][j];
       if (m == 0 || next - (m - 1) > kLiveWindow) continue;
       const uint64_t mark = m - 1;
@@ -242,7 +245,7 @@ class RefModel {
   uint64_t marks_[kThreadBuckets][kLandmarks] = {};
 };
 
-// block_ref picks exactly the definition's value and resolve_ref reads it back,
+// block_ref picks exactly the encoder's documented choice and resolve_ref reads it back,
 // on lifetimes that use every kind: last in first out, a table whose entries
 // are replaced in turn (freed ~6000 allocations after they were made, beyond
 // the 4096 recent ones, one after the other), and blocks picked at random.
