@@ -145,8 +145,10 @@ class AllocHistory {
   // (the reader says so before the first event; a new history uses version 4's).
   void use_v3_refs() noexcept { v3_refs_ = true; }
   // The encoder looks at landmarks 1 and 2 only for a block that kind 0 and
-  // landmark 0 name with this many live blocks between or more (block_ref_v4).
+  // landmark 0 name with this many live blocks between or more, and only
+  // within kFarSearchSpan ids of it (block_ref_v4).
   static constexpr uint64_t kFarSearchFrom = 16;
+  static constexpr uint64_t kFarSearchSpan = 64;
   // The shortest reference to `id` (< next_id) as the thread `thread` sees it
   // (version 4: short, by the encoder's choice above).
   uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
