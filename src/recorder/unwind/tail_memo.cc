@@ -106,6 +106,18 @@ MemoSession::~MemoSession() {
 
 namespace {
 
+// The end of the first pass (returns_from, returns_from_avx2): steps i,
+// i - 1, ..., down to `last`, one at a time, the words written from `out` on.
+template <bool kCopy>
+[[gnu::always_inline]] inline size_t returns_one_by_one(const MemoFrames& m, size_t i, size_t last, uint64_t* out) {
+  for (; i > last; --i) {
+    const uintptr_t a = load_stack_word(m.sp[i - 1] - 8);
+    if (a != m.pc[i - 1]) break;
+    if constexpr (kCopy) *out++ = a;
+  }
+  return i;
+}
+
 // The first pass of verify(): the steps r, r - 1, ... whose return-address
 // slot holds the remembered caller, at most down to `last`; returns the first
 // (outwards) that does not, or `last`. kCopy: also writes the words read, which
@@ -118,7 +130,6 @@ size_t returns_from(const MemoFrames& m, size_t r, size_t last, uint64_t* out) {
   // Every address read lies in [sp[r], span.end): sp grows outwards, sp[r] is the
   // walk's current sp (inside the span), and the memo's span is inside this one;
   // so slots past a failing step may be read too.
-  const auto slot = [&m](size_t i) { return load_stack_word(m.sp[i - 1] - 8); };
   size_t i = r;
   if constexpr (kCopy) *out++ = m.pc[r];
   // Four per test, in two vectors: each pair of slots is loaded into one
@@ -142,28 +153,14 @@ size_t returns_from(const MemoFrames& m, size_t r, size_t last, uint64_t* out) {
     i -= 4;
   }
   if constexpr (kCopy) out = out - (i >= last + 4 ? 4 : 0);  // the block that failed is redone
-  for (; i > last; --i) {
-    const uintptr_t a = slot(i);
-    if (a != m.pc[i - 1]) break;
-    if constexpr (kCopy) *out++ = a;
-  }
-  return i;
+  return returns_one_by_one<kCopy>(m, i, last, out);
 }
 
-// returns_from with AVX2: four slots per test in one gather. The memo's sp[]
-// is outermost first, so the four sps below step i load as one vector whose
-// lanes gather the slots of steps i - 3 .. i in the order of the remembered
-// pcs they must hold (pc[i - 4 .. i - 1]): no shuffle for the compare, one to
-// write them innermost first. ~13 instructions per four frames where the SSE2
-// loop takes 26 (its two loads per slot pair, the address arithmetic, the
-// pcs' shuffles); a deep splice checks ~70 frames on bench_stl_deep.
-// Same reads, same result and same writes to out[] as the SSE2 pass.
 // The slots of steps k - 3 .. k, lowest first, xor the pcs they must hold
 // (zero if all hold); with kCopy also written innermost first at `at`.
 template <bool kCopy>
-__attribute__((target("avx2"), always_inline, no_sanitize("address"))) inline __m256i slot_block(const MemoFrames& m,
-                                                                                                size_t k,
-                                                                                                uint64_t* at) {
+__attribute__((target("avx2"), always_inline, no_sanitize("address"))) inline __m256i slot_block(
+    const MemoFrames& m, size_t k, uint64_t* at) {
   const __m128i low = load_stack_pair(m.sp[k - 4] - 8, m.sp[k - 3] - 8);
   const __m128i high = load_stack_pair(m.sp[k - 2] - 8, m.sp[k - 1] - 8);
   const __m256i slots = _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
@@ -171,30 +168,28 @@ __attribute__((target("avx2"), always_inline, no_sanitize("address"))) inline __
   return _mm256_xor_si256(slots, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m.pc + k - 4)));
 }
 
+// returns_from with AVX2: the four slots of a test in one 256-bit register,
+// lowest step first, which is the order of the remembered pcs they must hold
+// (the memo is outermost first): one load and xor of the four pcs instead of
+// two loads and two shuffles, one shuffle and store to write the slots
+// innermost first instead of two stores, one vptest for the branch. 19
+// instructions per four frames where the SSE2 loop takes 27; a deep splice
+// checks ~70 frames on bench_stl_deep. Same reads, same result and the same
+// writes to out[] as the SSE2 pass. (Not a gather of the four slots: fewer
+// instructions still, but slower here; nor eight per test: fewer
+// instructions, no fewer cycles, docs/RECORDER.md "The program thread on deep
+// stacks".)
 template <bool kCopy>
 __attribute__((target("avx2"), no_sanitize("address"))) size_t returns_from_avx2(const MemoFrames& m, size_t r,
                                                                                 size_t last, uint64_t* out) {
   size_t i = r;
   if constexpr (kCopy) *out++ = m.pc[r];
-  // Eight per test while they last (the loop's own instructions are then a
-  // sixth of it), then four: a block that fails is redone by the smaller
-  // steps, which find the step.
-  for (; i >= last + 8; i -= 8) {
-    const __m256i differ = _mm256_or_si256(slot_block<kCopy>(m, i, out), slot_block<kCopy>(m, i - 4, out + 4));
-    if (!_mm256_testz_si256(differ, differ)) break;
-    if constexpr (kCopy) out += 8;
-  }
   for (; i >= last + 4; i -= 4) {
     const __m256i differ = slot_block<kCopy>(m, i, out);
     if (!_mm256_testz_si256(differ, differ)) break;
     if constexpr (kCopy) out += 4;
   }
-  for (; i > last; --i) {
-    const uintptr_t a = load_stack_word(m.sp[i - 1] - 8);
-    if (a != m.pc[i - 1]) break;
-    if constexpr (kCopy) *out++ = a;
-  }
-  return i;
+  return returns_one_by_one<kCopy>(m, i, last, out);
 }
 
 // AVX2 and the OS saving the ymm registers. cpuid, not __builtin_cpu_supports:

@@ -142,13 +142,13 @@ __attribute__((noinline)) void alloca_recurse(Both& b, int depth, size_t bytes) 
 }
 
 // The check's first pass compares the return-address slots four at a time (in
-// two vector pairs, the memo's pcs swapped to match; with AVX2 eight, then
-// four, in 256-bit vectors) and the rest one at a time: a changed slot at
-// every position of a block and of the tail, from splice points that place
-// the blocks differently, must end the check exactly there, with the
-// remembered pcs up to it written innermost first, on both paths. On a
-// hand-made memo over a buffer standing for the stack, in a thread of its own
-// (its memo is nobody else's).
+// two vector pairs, the memo's pcs swapped to match; with AVX2 in one 256-bit
+// vector, the slots swapped to be written) and the rest one at a time: a
+// changed slot at every position of a block and of the tail, from splice
+// points that place the blocks differently, must end the check exactly
+// there, with the remembered pcs up to it written innermost first, on both
+// paths. On a hand-made memo over a buffer standing for the stack, in a
+// thread of its own (its memo is nobody else's).
 TEST(TailMemo, TheCheckStopsAtTheFirstChangedSlotWhereverItLies) {
   for (const bool avx2 : {true, false}) {
     if (!set_memo_check_avx2(avx2) && avx2) continue;  // no AVX2 here: the SSE2 path only
@@ -174,7 +174,8 @@ TEST(TailMemo, TheCheckStopsAtTheFirstChangedSlotWhereverItLies) {
             const size_t expected = changed <= r ? changed : last;
             uint64_t out[kFrames] = {};
             const Verified v = memo.verify(r, 0, last, out);
-            EXPECT_EQ(v.last_good, expected) << "slot " << changed << " changed, checked from " << r << " to " << last;
+            EXPECT_EQ(v.last_good, expected)
+                << "slot " << changed << " changed, checked from " << r << " to " << last;
             for (size_t j = 0; j <= r - expected; ++j) {
               EXPECT_EQ(out[j], m.pc[r - j]) << "frame " << j << ", slot " << changed << " changed";
             }
