@@ -297,6 +297,11 @@ void bump_memo_generation() noexcept;
 // benchmarks that measure that path, and tests that compare both).
 void set_tail_memo_enabled(bool enabled) noexcept;
 
+// Whether the memo's check compares the return-address slots with AVX2 (where
+// the CPU has it: the default) or SSE2; returns whether the CPU has it. For
+// tests that check both.
+bool set_memo_check_avx2(bool on) noexcept;
+
 // Splices made by this thread's walks so far.
 MemoStats memo_stats() noexcept;
 

@@ -142,43 +142,51 @@ __attribute__((noinline)) void alloca_recurse(Both& b, int depth, size_t bytes) 
 }
 
 // The check's first pass compares the return-address slots four at a time (in
-// two vector pairs, the memo's pcs swapped to match) and the rest one at a
-// time: a changed slot at every position of a block and of the tail must end
-// the check exactly there, with the remembered pcs up to it written innermost
-// first. On a hand-made memo over a buffer standing for the stack, in a thread
-// of its own (its memo is nobody else's).
+// two vector pairs, the memo's pcs swapped to match; with AVX2 in one 256-bit
+// vector, the slots swapped to be written) and the rest one at a time: a
+// changed slot at every position of a block and of the tail, from splice
+// points that place the blocks differently, must end the check exactly
+// there, with the remembered pcs up to it written innermost first, on both
+// paths. On a hand-made memo over a buffer standing for the stack, in a
+// thread of its own (its memo is nobody else's).
 TEST(TailMemo, TheCheckStopsAtTheFirstChangedSlotWhereverItLies) {
-  std::thread([] {
-    constexpr size_t kFrames = 40;
-    std::vector<uintptr_t> stack(4 * kFrames);
-    const auto top = reinterpret_cast<uintptr_t>(stack.data() + stack.size());
-    MemoFrames& m = tls_memo.m;
-    for (size_t i = 0; i < kFrames; ++i) {  // outermost first: sp falls with i, by 8 to 40 bytes
-      m.sp[i] = top - 8 * (3 * i + 2 + i % 3);
-      m.pc[i] = 0x401000 + 0x40 * i;
-    }
-    m.count = kFrames;
-    // Step i (from frame i to frame i - 1) reads its return address at sp[i - 1] - 8.
-    const auto slot = [&m](size_t i) -> uintptr_t& { return *reinterpret_cast<uintptr_t*>(m.sp[i - 1] - 8); };
-    for (size_t i = 1; i < kFrames; ++i) slot(i) = m.pc[i - 1];
-    MemoSession memo;
-    memo.begin(Span{reinterpret_cast<uintptr_t>(stack.data()), top});
-    const size_t r = kFrames - 1;
-    for (const size_t last : {size_t{0}, size_t{5}}) {
-      for (size_t changed = last + 1; changed <= r + 1; ++changed) {  // r + 1: none changed
-        if (changed <= r) slot(changed) ^= 0x10;
-        const size_t expected = changed <= r ? changed : last;
-        uint64_t out[kFrames] = {};
-        const Verified v = memo.verify(r, 0, last, out);
-        EXPECT_EQ(v.last_good, expected) << "slot " << changed << " changed, checked to " << last;
-        for (size_t j = 0; j <= r - expected; ++j) {
-          EXPECT_EQ(out[j], m.pc[r - j]) << "frame " << j << ", slot " << changed << " changed";
-        }
-        EXPECT_EQ(memo.verify(r, 0, last).last_good, expected);
-        if (changed <= r) slot(changed) ^= 0x10;
+  for (const bool avx2 : {true, false}) {
+    if (!set_memo_check_avx2(avx2) && avx2) continue;  // no AVX2 here: the SSE2 path only
+    std::thread([] {
+      constexpr size_t kFrames = 40;
+      std::vector<uintptr_t> stack(4 * kFrames);
+      const auto top = reinterpret_cast<uintptr_t>(stack.data() + stack.size());
+      MemoFrames& m = tls_memo.m;
+      for (size_t i = 0; i < kFrames; ++i) {  // outermost first: sp falls with i, by 8 to 40 bytes
+        m.sp[i] = top - 8 * (3 * i + 2 + i % 3);
+        m.pc[i] = 0x401000 + 0x40 * i;
       }
-    }
-  }).join();
+      m.count = kFrames;
+      // Step i (from frame i to frame i - 1) reads its return address at sp[i - 1] - 8.
+      const auto slot = [&m](size_t i) -> uintptr_t& { return *reinterpret_cast<uintptr_t*>(m.sp[i - 1] - 8); };
+      for (size_t i = 1; i < kFrames; ++i) slot(i) = m.pc[i - 1];
+      MemoSession memo;
+      memo.begin(Span{reinterpret_cast<uintptr_t>(stack.data()), top});
+      for (const size_t r : {kFrames - 1, kFrames - 3, kFrames - 6, kFrames - 8}) {
+        for (const size_t last : {size_t{0}, size_t{5}}) {
+          for (size_t changed = last + 1; changed <= r + 1; ++changed) {  // r + 1: none changed
+            if (changed <= r) slot(changed) ^= 0x10;
+            const size_t expected = changed <= r ? changed : last;
+            uint64_t out[kFrames] = {};
+            const Verified v = memo.verify(r, 0, last, out);
+            EXPECT_EQ(v.last_good, expected)
+                << "slot " << changed << " changed, checked from " << r << " to " << last;
+            for (size_t j = 0; j <= r - expected; ++j) {
+              EXPECT_EQ(out[j], m.pc[r - j]) << "frame " << j << ", slot " << changed << " changed";
+            }
+            EXPECT_EQ(memo.verify(r, 0, last).last_good, expected);
+            if (changed <= r) slot(changed) ^= 0x10;
+          }
+        }
+      }
+    }).join();
+  }
+  set_memo_check_avx2(true);
 }
 
 TEST(TailMemo, RbpBasedFramesAreCheckedThroughSavedRbp) {
