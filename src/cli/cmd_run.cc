@@ -23,6 +23,7 @@
 #include "cli/run_output.h"
 #include "cli/run_static_check.h"
 #include "finalize/kept_until_exit.h"
+#include "finalize/memory_after_exit.h"
 
 namespace memloupe::cli {
 namespace {
@@ -164,8 +165,12 @@ int run(const RunOptions& o) {
     return result.status;
   }
   finish_traces(o, *plan, before, result.pid, following.get());
-  // The analysis index's and the types' tables: the process exits now.
-  if (following) finalize::keep_until_exit(std::move(following));
+  // The analysis index's and the types' tables: the process exits now, and
+  // its pages are freed by a helper after the exit (memory_after_exit.h).
+  if (following) {
+    finalize::keep_until_exit(std::move(following));
+    finalize::free_memory_after_exit();
+  }
   return result.status;
 }
 

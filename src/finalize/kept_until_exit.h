@@ -5,7 +5,8 @@
 // of small blocks, whose free() and malloc_consolidate() cost ~15 ms after
 // cc1plus's exit (docs/RECORDER.md, "Finalising while the program runs", the
 // fourth round). Handed here, they stay reachable from a static pointer (so a
-// leak checker does not report them) and are never destroyed.
+// leak checker does not report them) and are never destroyed. (The exit's own
+// unmapping of all of it is then left to a helper: memory_after_exit.h.)
 #pragma once
 
 #include <memory>
