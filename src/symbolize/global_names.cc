@@ -9,7 +9,7 @@ void GlobalNamer::prepare(const Module& m) { data_of(symbolizer_.file_quietly(m)
 const GlobalNamer::Data* GlobalNamer::data_of(ElfFile* file) {
   if (file == nullptr) return nullptr;
   auto& slot = data_[file];
-  if (!slot) slot = std::make_unique<Data>(DataSymbols(*file), GlobalLines(*file, cache_));
+  if (!slot) slot.reset(new Data{DataSymbols(*file), GlobalLines(*file, cache_)});  // (clang 14: no make_unique of an aggregate)
   return slot.get();
 }
 
