@@ -24,7 +24,10 @@ long work(int seed, int n) {
   std::map<std::string, std::vector<int>> m;
   std::unordered_map<int, std::string> u;
   for (int i = 0; i < n; ++i) {
-    std::string k = "key" + std::to_string((i * 7919 + seed) % 5000);
+    // i * 7919 passes INT_MAX: wrapped as the measured build's imul did, without
+    // the signed overflow (a conversion to int is modular since C++20).
+    const int mixed = static_cast<int>(static_cast<int64_t>(i) * 7919);
+    std::string k = "key" + std::to_string((mixed + seed) % 5000);
     auto& v = m[k];
     v.push_back(i);
     if (v.size() > 20) m.erase(k);
