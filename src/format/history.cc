@@ -155,33 +155,40 @@ uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noe
   return kNoId;
 }
 
-// Version 3's references (2 low bits): 0 live rank below the newest, 1
-// relative id, 2 live rank above this thread's last freed block, 3 live rank
-// below it, all in the last kRecentAllocs allocations.
-// The shortest wins; ties go to the lower kind. For a live block in the window
-// kind 0 never loses to kind 1 (n0 <= next_id - 1 - id), so only kinds 0, 2 and
-// 3 are counted, and no more than it takes to tell which is shortest.
-uint64_t AllocHistory::block_ref_v3(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
-  if (!known(id, next_id) || !live(id)) return (next_id - 1 - id) << 2 | 1;
-  const uint64_t lf = last_freed(thread, next_id);
-  if (lf == kNoId) return count_live(id + 1, next_id) << 2;
-  if (id < lf) {
-    // n0 = n3 + (live blocks above lf), lf itself being dead: kind 3 wins
-    // exactly when there is one.
-    const uint64_t n3 = count_live(id + 1, lf);
-    return n3 << 2 | (count_live(lf + 1, next_id, 1) ? 3 : 0);
+// For a live block among the last kRecentAllocs: the smaller of its kind-0
+// reference and landmark `mark`'s (kinds 2 and 3; kNoId: none), the count
+// shifted by `bits` (the version's kind bits). The shortest wins; ties go to
+// the lower kind. Kind 0 never loses to kind 1 there (n0 <= next_id - 1 - id),
+// so only kinds 0, 2 and 3 are counted, and no more than it takes to tell which
+// is shortest. Both versions choose between these two the same way.
+[[gnu::always_inline]] inline uint64_t AllocHistory::newest_or_mark(uint64_t id, uint64_t next_id, uint64_t mark,
+                                                                    unsigned bits) const noexcept {
+  if (mark == kNoId) return count_live(id + 1, next_id) << bits;
+  if (id < mark) {
+    // n0 = n3 + (live blocks above the landmark), the landmark itself being
+    // dead: kind 3 wins exactly when there is one.
+    const uint64_t n3 = count_live(id + 1, mark);
+    return n3 << bits | (count_live(mark + 1, next_id, 1) ? 3 : 0);
   }
   // Kind 2 wins when n2 < n0. Count the shorter range first; the other count
   // need only go as far as that bound.
-  if (next_id - id <= id - lf) {
+  if (next_id - id <= id - mark) {
     const uint64_t n0 = count_live(id + 1, next_id);
     if (n0 == 0) return 0;
-    const uint64_t n2 = count_live(lf + 1, id, n0);
-    return n2 < n0 ? n2 << 2 | 2 : n0 << 2;
+    const uint64_t n2 = count_live(mark + 1, id, n0);
+    return n2 < n0 ? n2 << bits | 2 : n0 << bits;
   }
-  const uint64_t n2 = count_live(lf + 1, id);
+  const uint64_t n2 = count_live(mark + 1, id);
   const uint64_t n0 = count_live(id + 1, next_id, n2 + 1);
-  return n2 < n0 ? n2 << 2 | 2 : n0 << 2;
+  return n2 < n0 ? n2 << bits | 2 : n0 << bits;
+}
+
+// Version 3's references (2 low bits): 0 live rank below the newest, 1
+// relative id, 2 live rank above this thread's last freed block, 3 live rank
+// below it, all in the last kRecentAllocs allocations.
+uint64_t AllocHistory::block_ref_v3(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
+  if (!known(id, next_id) || !live(id)) return (next_id - 1 - id) << kRefBitsV3 | 1;
+  return newest_or_mark(id, next_id, last_freed(thread, next_id), kRefBitsV3);
 }
 
 uint64_t AllocHistory::resolve_ref_v3(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept {
@@ -212,38 +219,25 @@ uint64_t AllocHistory::resolve_ref_v3(uint64_t ref, uint64_t next_id, uint32_t t
 uint64_t AllocHistory::block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
   uint64_t best = (next_id - 1 - id) << kRefBits | 1;
   if (!tracked(id, next_id) || !live(id)) return best;
-  const uint64_t mark0 = [&] {
-    const uint64_t mark = landmark(thread, 0, next_id);
-    return mark != kNoId && (id > mark ? id - mark : mark - id) <= kLandmarkSpan ? mark : kNoId;
-  }();
+  // Landmark j's mark if it is within `span` ids of the block, else kNoId.
+  const auto near = [&](unsigned j, uint64_t span) {
+    const uint64_t mark = landmark(thread, j, next_id);
+    return mark != kNoId && (id > mark ? id - mark : mark - id) <= span ? mark : kNoId;
+  };
   // The live blocks between the block and landmark j's, or some count above `cap`.
   const auto from_mark = [&](uint64_t mark, unsigned j, uint64_t cap) {
     return id > mark ? count_live(mark + 1, id, cap) << kRefBits | (2 + 2 * j)
                      : count_live(id + 1, mark, cap) << kRefBits | (3 + 2 * j);
   };
-  if (!known(id, next_id)) {
-    if (mark0 != kNoId) best = std::min(best, from_mark(mark0, 0, best >> kRefBits));
-  } else if (mark0 == kNoId) {
-    best = count_live(id + 1, next_id) << kRefBits;
-  } else if (id < mark0) {
-    // n0 = n3 + (live blocks above the landmark), the landmark being dead:
-    // kind 3 wins exactly when there is one.
-    const uint64_t n3 = count_live(id + 1, mark0);
-    best = n3 << kRefBits | (count_live(mark0 + 1, next_id, 1) ? 3 : 0);
-  } else if (next_id - id <= id - mark0) {  // count the shorter range first
-    const uint64_t n0 = count_live(id + 1, next_id);
-    const uint64_t n2 = n0 == 0 ? 0 : count_live(mark0 + 1, id, n0);
-    best = n2 < n0 ? n2 << kRefBits | 2 : n0 << kRefBits;
-  } else {
-    const uint64_t n2 = count_live(mark0 + 1, id);
-    const uint64_t n0 = count_live(id + 1, next_id, n2 + 1);
-    best = n2 < n0 ? n2 << kRefBits | 2 : n0 << kRefBits;
+  const uint64_t mark0 = near(0, kLandmarkSpan);
+  if (known(id, next_id)) {
+    best = newest_or_mark(id, next_id, mark0, kRefBits);
+  } else if (mark0 != kNoId) {
+    best = std::min(best, from_mark(mark0, 0, best >> kRefBits));
   }
-  for (unsigned j = 1; j < kLandmarks && (best >> kRefBits) >= kFarSearchFrom; ++j) {
-    const uint64_t mark = landmark(thread, j, next_id);
-    if (mark != kNoId && (id > mark ? id - mark : mark - id) <= kFarSearchSpan)
+  for (unsigned j = 1; j < kLandmarks && (best >> kRefBits) >= kFarSearchFrom; ++j)
+    if (const uint64_t mark = near(j, kFarSearchSpan); mark != kNoId)
       best = std::min(best, from_mark(mark, j, best >> kRefBits));
-  }
   return best;
 }
 

@@ -238,12 +238,14 @@ class AllocHistory {
   bool live(uint64_t id) const noexcept {
     return (live_[(id % kLiveWindow) / 64] >> (id % 64)) & 1;
   }
+  inline uint64_t newest_or_mark(uint64_t id, uint64_t next_id, uint64_t mark, unsigned bits) const noexcept;
   uint64_t block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
   uint64_t block_ref_v3(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
   uint64_t resolve_ref_v3(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
   // Live ids in [lo, hi), or some count >= cap once it reaches cap; the caller
-  // keeps both inside the window. Inlined into block_ref, its only caller: most
-  // ranges are a word or two, where the call cost as much as the count.
+  // keeps both inside the window. Inlined into the block_ref_v* functions, its
+  // only callers: most ranges are a word or two, where the call cost as much
+  // as the count.
   [[gnu::always_inline]] inline uint64_t count_live(uint64_t lo, uint64_t hi,
                                                     uint64_t cap = ~uint64_t{0}) const noexcept;
   // The (n+1)-th live id scanning down from hi - 1 to floor, or up from lo below hi.
