@@ -24,8 +24,10 @@ namespace memloupe::finalize {
 // Called right before the process exits, on its main thread, after every file
 // is written: nothing that runs after it may need the helper (it touches no
 // memory but its own stack). Does nothing where the helper cannot be made
-// (no close_range, a sanitizer's runtime watching the process); the exit then
-// frees the memory itself, as before. Returns the helper's pid, or 0.
+// (no close_range, a sanitizer's runtime watching the process) or is not
+// wanted (MEMLOUPE_EXIT_HELPER=0: where PID 1 never reaps, each helper would
+// stay a zombie); the exit then frees the memory itself, as before. Returns
+// the helper's pid, or 0.
 pid_t free_memory_after_exit();
 
 }  // namespace memloupe::finalize

@@ -104,5 +104,19 @@ TEST(MemoryAfterExit, TheHelperHoldsTheMemoryUntilTheProcessExitsAndNoDescriptor
   EXPECT_TRUE(state == 0 || state == 'Z' || state == 'X') << state;
 }
 
+// MEMLOUPE_EXIT_HELPER=0 makes none: the exit frees the memory itself (asked
+// in a child, which would otherwise hand its memory over).
+TEST(MemoryAfterExit, NoHelperWhenTheEnvironmentSaysSo) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setenv("MEMLOUPE_EXIT_HELPER", "0", 1);
+    _exit(free_memory_after_exit() == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
 }  // namespace
 }  // namespace memloupe::finalize

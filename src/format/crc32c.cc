@@ -1,12 +1,9 @@
 #include "format/crc32c.h"
 
 #include <array>
-#include <atomic>
 #include <cstring>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
+#include "format/cpu_features.h"
 
 namespace memloupe::format {
 namespace {
@@ -65,19 +62,7 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t
   return ~c32;
 }
 
-// cpuid rather than __builtin_cpu_supports: the recorder calls this from inside
-// malloc, possibly before any constructor has run. 0 unknown, 1 no, 2 yes; a
-// race only repeats the cpuid.
-bool has_sse42() noexcept {
-  static constinit std::atomic<int> known{0};
-  int k = known.load(std::memory_order_relaxed);
-  if (k == 0) {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) ? 2 : 1;
-    known.store(k, std::memory_order_relaxed);
-  }
-  return k == 2;
-}
+constinit CachedFeature has_sse42{cpu_has_sse42};
 
 }  // namespace
 #endif

@@ -1,6 +1,5 @@
 #include "recorder/unwind/tail_memo.h"
 
-#include <cpuid.h>
 #include <emmintrin.h>
 #include <immintrin.h>
 
@@ -8,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "format/cpu_features.h"
 #include "recorder/unwind/stack_memory.h"
 
 namespace memloupe::recorder::unwind_detail {
@@ -192,36 +192,11 @@ __attribute__((target("avx2"), no_sanitize("address"))) size_t returns_from_avx2
   return returns_one_by_one<kCopy>(m, i, last, out);
 }
 
-// AVX2 and the OS saving the ymm registers. cpuid, not __builtin_cpu_supports:
-// a walk can come from inside malloc before any constructor ran (as crc32c.cc).
-bool cpu_has_avx2() noexcept {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d) || (c & bit_OSXSAVE) == 0 || (c & bit_AVX) == 0) return false;
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  asm("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  if ((xcr0_lo & 0x6) != 0x6) return false;  // XMM and YMM state
-  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2) != 0;
-}
-
-// 0: not asked yet, 1: SSE2, 2: AVX2 (a race only repeats the cpuid).
-constinit std::atomic<int> g_check_avx2{0};
-
-bool check_with_avx2() noexcept {
-  int k = g_check_avx2.load(std::memory_order_relaxed);
-  if (k == 0) [[unlikely]] {
-    k = cpu_has_avx2() ? 2 : 1;
-    g_check_avx2.store(k, std::memory_order_relaxed);
-  }
-  return k == 2;
-}
+constinit format::CachedFeature check_with_avx2{format::cpu_has_avx2};
 
 }  // namespace
 
-bool set_memo_check_avx2(bool on) noexcept {
-  const bool can = cpu_has_avx2();
-  g_check_avx2.store(on && can ? 2 : 1, std::memory_order_relaxed);
-  return can;
-}
+bool set_memo_check_avx2(bool on) noexcept { return check_with_avx2.force(on); }
 
 // In two passes rather than one frame at a time. The return-address slots are
 // independent loads: four are compared per test, so a deep splice costs a few
