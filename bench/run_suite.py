@@ -26,7 +26,7 @@ from suite import workloads  # noqa: E402
 from suite import tools as tools_mod  # noqa: E402
 
 REPO = os.path.dirname(HERE)
-ALL_WORKLOADS = ("a", "b", "c-sqlite", "c-python", "c-cc1plus")
+ALL_WORKLOADS = ("a", "b", "c-sqlite", "c-python", "c-cc1plus", "d-maps")
 
 
 def parse_args():

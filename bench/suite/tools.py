@@ -13,6 +13,7 @@ class Tools:
     build_dir: str
     bench_alloc_mt: str | None
     bench_stl_deep: str | None
+    bench_maps_mt: str | None
     bench_spawn: str | None  # the measuring wrapper (see runner.py)
     memloupe: str | None  # the CLI (launcher + analysis commands)
     preload: str | None  # libmemloupe_preload.so
@@ -78,6 +79,7 @@ def find(build_dir):
         build_dir=build_dir,
         bench_alloc_mt=_exe(os.path.join(bin_dir, "bench_alloc_mt")),
         bench_stl_deep=_exe(os.path.join(bin_dir, "bench_stl_deep")),
+        bench_maps_mt=_exe(os.path.join(bin_dir, "bench_maps_mt")),
         bench_spawn=_exe(os.path.join(bin_dir, "bench_spawn")),
         memloupe=memloupe,
         preload=_file(os.path.join(bin_dir, "libmemloupe_preload.so")),

@@ -24,12 +24,14 @@ SIZES = {
     # (bench/workloads/cc1plus_input.cc): 3 = <regex> too (~1.5 M calls), 1 = <map>,
     # <string>, <vector> (~0.25 M).
     "c-cc1plus": {"full": 3, "quick": 1, "smoke": 1},
+    # maps_mt: iterations per thread (bench/workloads/maps_mt.cc; 2.87 M calls at full).
+    "d-maps": {"full": 1000000, "quick": 150000, "smoke": 2000},
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class Workload:
-    key: str  # a, b, c-sqlite, c-python, c-cc1plus
+    key: str  # a, b, c-sqlite, c-python, c-cc1plus, d-maps
     title: str  # shown in the tables
     argv: tuple
     size: int  # the number that SIZES sets (iterations, rounds, rows)
@@ -90,6 +92,11 @@ def build(key, size_name, tools):
                         else f"(c) cc1plus, g++ -O0, headers {size}",
                         (tools.cc1plus, "-quiet", "-O0", source, "-o", "-"), size,
                         hash_stdout=True), None
+    if key == "d-maps":
+        if not tools.bench_maps_mt:
+            return None, "bench_maps_mt not built"
+        return Workload("d-maps", "(d) maps_mt, 2 threads",
+                        (tools.bench_maps_mt, "--iterations", str(size)), size), None
     raise KeyError(key)
 
 
