@@ -162,6 +162,24 @@ TEST(IndexEncoding, PredictedTimelinesKeepPointsThePredictionMisses) {
   }
 }
 
+// The rule for a small trace (index.h, kIndexMinEvents): IfItPays writes an
+// index from kIndexMinEvents events on (the Overview's count), Always at any
+// count. RSS samples are the cheapest events to make a million of.
+TEST(IndexBuilder, IfItPaysWritesOneFromTheMinimumEventsOn) {
+  const auto index_of = [](IndexWhen when, uint64_t events) {
+    format::TraceInfo info;
+    info.mode = format::Mode::All;
+    IndexBuilder builder(info, when);
+    for (uint64_t t = 0; t + 1 < events; ++t) builder.add(format::Event{format::RssSample{t, 4096}});
+    builder.add(format::Event{format::TraceEnd{events, format::EndReason::Exit}});
+    return builder.finish({}).has_value();
+  };
+  EXPECT_FALSE(index_of(IndexWhen::IfItPays, kIndexMinEvents - 1));
+  EXPECT_TRUE(index_of(IndexWhen::IfItPays, kIndexMinEvents));
+  EXPECT_TRUE(index_of(IndexWhen::Always, 2));
+  EXPECT_FALSE(index_of(IndexWhen::Never, kIndexMinEvents));
+}
+
 // A Mode::All trace of `heap`'s random events, allocated at `stack()`s.
 template <class StackFn>
 Script random_all_trace(uint64_t seed, const testing::RandomHeap& heap, StackFn stack) {

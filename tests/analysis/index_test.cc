@@ -85,13 +85,14 @@ class AnalysisIndex : public ::testing::Test {
   static void record_traces() {
     const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
     const std::string prog = quote(bin + "analysis_pattern");
-    Result r = memloupe("run --all -o " + quote(path("all.trace")) + " -- " + prog);
+    // --index: the program's few thousand events get none by default (index.h).
+    Result r = memloupe("run --all --index -o " + quote(path("all.trace")) + " -- " + prog);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("memloupe: analysis index: "), std::string::npos) << r.err;
-    r = memloupe("run --every 64KiB -o " + quote(path("sampled.trace")) + " -- " + prog, "MEMLOUPE_SEED=7");
+    r = memloupe("run --every 64KiB --index -o " + quote(path("sampled.trace")) + " -- " + prog, "MEMLOUPE_SEED=7");
     ASSERT_EQ(r.status, 0) << r.err;
     // The same program with --all's times in µs, as before format version 2.
-    r = memloupe("run --all --time-unit 1 -o " + quote(path("all_us.trace")) + " -- " + prog);
+    r = memloupe("run --all --time-unit 1 --index -o " + quote(path("all_us.trace")) + " -- " + prog);
     ASSERT_EQ(r.status, 0) << r.err;
   }
   void SetUp() override {
@@ -294,7 +295,7 @@ TEST_F(AnalysisIndex, EveryTruncationOfARealIndexIsRefused) {
 
 TEST_F(AnalysisIndex, RefinalisingReplacesTheIndex) {
   fs::copy_file(path("all.trace"), path("again.trace"), fs::copy_options::overwrite_existing);
-  Result r = memloupe("symbolize --force " + quote(path("again.trace")));
+  Result r = memloupe("symbolize --force --index " + quote(path("again.trace")));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(index_chunks(read_file(path("again.trace"))).size(), 1u);
   auto m = analyze("again.trace", {});
@@ -336,7 +337,7 @@ TEST_F(AnalysisIndex, EventReadersStepOverIt) {
 TEST_F(AnalysisIndex, AnIndexLargerThanAChunkIsSplit) {
   const std::string trace = path("many.trace");
   const std::string prog = quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/many_stacks");
-  const Result run = memloupe("run --all -o " + quote(trace) + " -- " + prog);
+  const Result run = memloupe("run --all --index -o " + quote(trace) + " -- " + prog);
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.err.find("memloupe: analysis index: "), std::string::npos) << run.err;
   const std::vector<uint8_t> file = read_file(trace);
@@ -358,6 +359,37 @@ TEST_F(AnalysisIndex, AnIndexLargerThanAChunkIsSplit) {
     EXPECT_EQ(a.out, b.out) << view;
     EXPECT_EQ(a.err, "") << view;
   }
+}
+
+// A trace of fewer than kIndexMinEvents events gets no index unless asked
+// for one: the same events, and `info` says why.
+TEST_F(AnalysisIndex, ASmallTraceGetsOneOnlyWhenAsked) {
+  const std::string prog = quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/analysis_pattern");
+  const std::string small = path("small.trace");
+  const Result run = memloupe("run --all -o " + quote(small) + " -- " + prog);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err.find("analysis index"), std::string::npos) << run.err;
+  const std::vector<uint8_t> file = read_file(small);
+  EXPECT_TRUE(index_chunks(file).empty());
+  const Result info = memloupe("info " + quote(small));
+  EXPECT_NE(info.out.find("analysis index: none (finalised without one: fewer than " +
+                          std::to_string(analysis::kIndexMinEvents) + " events"),
+            std::string::npos)
+      << info.out;
+  auto m = analyze("small.trace", {});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_FALSE(m->from_index);
+  EXPECT_LT(m->overview.events, analysis::kIndexMinEvents);
+  // Asked for, the index answers as the events did.
+  const Result streamed = memloupe("summary " + quote(small));
+  const Result again = memloupe("symbolize --force --index " + quote(small));
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("memloupe: analysis index: "), std::string::npos) << again.err;
+  m = analyze("small.trace", {});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_TRUE(m->from_index);
+  EXPECT_EQ(memloupe("summary " + quote(small)).out, streamed.out);
+  EXPECT_NE(memloupe("symbolize --force --index --no-index " + quote(small)).status, 0);  // one or the other
 }
 
 // A trace without an index says why in `info`.
