@@ -33,8 +33,26 @@ namespace memloupe::analysis {
 // 3: the counts stored together are preceded by their forms (empty, exact,
 // full, sized), series bucket indexes are gaps, whole-number timelines and the
 // frame pool are differences (index.cc's layout): the same information in 45%
-// fewer compressed bytes on the suite's (b). Version 2 indexes are still read.
-inline constexpr uint32_t kIndexVersion = 3;
+// fewer compressed bytes on the suite's (b).
+// 4: each stack's frames are the outermost ones it shares with the stack
+// before it and its own (no frame pool), whole-number timelines are
+// differences from a prediction: cc1plus's compressed index 47% smaller.
+// Versions 2 and 3 are still read.
+inline constexpr uint32_t kIndexVersion = 4;
+// A trace of fewer events than this gets no index unless asked for one
+// (IndexWhen): its events are read in a few tens of milliseconds (~40 ns each:
+// `summary --no-index` on sqlite3's 3.4 M events, 0.14 s of CPU; python3's
+// 17.6 k, as fast as from its index), and its index is about as large as its
+// events (python3: 24.8 KB beside 26 KB), so it would only grow the file.
+// The count is the Overview's (`memloupe info`'s and `summary`'s "events").
+inline constexpr uint64_t kIndexMinEvents = 1'000'000;
+enum class IndexWhen : uint8_t {
+  Never,     // (for the CLI: --no-index)
+  IfItPays,  // kIndexMinEvents events or more
+  Always,    // (--index; tests that need one)
+};
+inline bool index_pays(uint64_t events) { return events >= kIndexMinEvents; }
+
 // Time buckets of the per-stack series the index holds: the HTML report's, so
 // `memloupe report` is answered from it (report::kHtmlBuckets refers to this).
 inline constexpr uint32_t kIndexSeriesBuckets = 100;
@@ -74,7 +92,7 @@ Expected<Index> decode_index(reader::Cursor in, const format::TraceInfo& info);
 // finishes what needed the events to be over (the series, the peak's live blocks).
 class IndexBuilder {
  public:
-  explicit IndexBuilder(const format::TraceInfo& info);
+  explicit IndexBuilder(const format::TraceInfo& info, IndexWhen when = IndexWhen::Always);
   ~IndexBuilder();
   // `key`: an Alloc's backtrace key from the reader (reader.h), if it has one.
   void add(const format::Event& event, const reader::BacktraceKey& key = {});
@@ -87,7 +105,8 @@ class IndexBuilder {
   void rest_at_once();
   // Every event was added. finish() calls it if the caller did not.
   void events_over();
-  // `trace`: the finished file the index will be appended to.
+  // `trace`: the finished file the index will be appended to. Nothing when
+  // the trace changed its sampling rate, or IfItPays and it has too few events.
   std::optional<std::vector<uint8_t>> finish(std::span<const uint8_t> trace);
   // After events_over(): the blocks still live at the end (AggregateBuilder::for_each_live).
   bool for_each_live(const AggregateBuilder::LiveBlockFn& fn) const;

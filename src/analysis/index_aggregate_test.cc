@@ -50,6 +50,7 @@ Query index_query() {
 std::vector<uint8_t> encoded(const Overview& overview, Aggregate aggregate) {
   Index index;
   index.overview = overview;
+  index.key.series_buckets = aggregate.series_buckets;  // (what the decoder checks)
   index.aggregate = std::move(aggregate);
   std::optional<std::vector<uint8_t>> bytes = encode_index(index);
   return bytes ? *bytes : std::vector<uint8_t>{};
@@ -102,6 +103,81 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
       }
     }
   }
+}
+
+// Version 4's stacks (each the outermost frames it shares with the one
+// before and its own) and predicted timelines decode to what was encoded:
+// every stack's frames, every heap point, the same bytes encoded again.
+TEST(IndexEncoding, DecodesToWhatWasEncoded) {
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    const Script s = random_trace(mode, 5, 20000);
+    const auto [overview, aggregate] = pass_two(s);
+    const std::vector<uint8_t> bytes = encoded(overview, aggregate);
+    ASSERT_EQ(bytes[0], kIndexVersion);
+    Expected<Index> got = decode_index(reader::Cursor(bytes, 0, true), s.info);
+    ASSERT_TRUE(got) << got.error().message;
+    const Aggregate& a = got->aggregate;
+    ASSERT_EQ(a.stacks.size(), aggregate.stacks.size());
+    size_t shared = 0;  // frames a stack has in common with the one before, from the outermost
+    for (uint32_t i = 0; i < a.stacks.size(); ++i) {
+      const auto want = aggregate.frames(StackId{i});
+      const auto frames = a.frames(StackId{i});
+      ASSERT_TRUE(std::equal(frames.begin(), frames.end(), want.begin(), want.end())) << "stack " << i;
+      if (i > 0) {
+        const auto before = aggregate.frames(StackId{i - 1});
+        shared += std::mismatch(want.rbegin(), want.rend(), before.rbegin(), before.rend()).first - want.rbegin();
+      }
+    }
+    EXPECT_GT(shared, 0u);  // the test's stacks share callers, as real ones do
+    ASSERT_EQ(got->overview.heap.points.size(), overview.heap.points.size());
+    ASSERT_GT(overview.heap.points.size(), 10u);
+    for (size_t i = 0; i < overview.heap.points.size(); ++i) {
+      const HeapPoint& x = got->overview.heap.points[i];
+      const HeapPoint& y = overview.heap.points[i];
+      EXPECT_EQ(std::tie(x.live_end, x.live_max, x.live_min, x.allocated, x.freed),
+                std::tie(y.live_end, y.live_max, y.live_min, y.allocated, y.freed))
+          << "point " << i;
+    }
+    EXPECT_EQ(encoded(got->overview, got->aggregate), bytes) << "mode " << static_cast<int>(mode);
+  }
+}
+
+// A heap point whose end is not the previous end + allocated - freed (a
+// sampled trace's weighted values can be any whole numbers), whose max and min
+// lie beyond both ends, or whose values are negative, round-trips too.
+TEST(IndexEncoding, PredictedTimelinesKeepPointsThePredictionMisses) {
+  const Script s = random_trace(format::Mode::All, 6, 2000);
+  auto [overview, aggregate] = pass_two(s);
+  overview.heap.points = {{100, 150, 90, 60, 0}, {70, 300, -5, 10, 1000}, {-20, 0, -40, 0, 0}, {4e15, 4e15, 0, 4e15, 0}};
+  const std::vector<uint8_t> bytes = encoded(overview, aggregate);
+  Expected<Index> got = decode_index(reader::Cursor(bytes, 0, true), s.info);
+  ASSERT_TRUE(got) << got.error().message;
+  ASSERT_EQ(got->overview.heap.points.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const HeapPoint& x = got->overview.heap.points[i];
+    const HeapPoint& y = overview.heap.points[i];
+    EXPECT_EQ(std::tie(x.live_end, x.live_max, x.live_min, x.allocated, x.freed),
+              std::tie(y.live_end, y.live_max, y.live_min, y.allocated, y.freed))
+        << "point " << i;
+  }
+}
+
+// The rule for a small trace (index.h, kIndexMinEvents): IfItPays writes an
+// index from kIndexMinEvents events on (the Overview's count), Always at any
+// count. RSS samples are the cheapest events to make a million of.
+TEST(IndexBuilder, IfItPaysWritesOneFromTheMinimumEventsOn) {
+  const auto index_of = [](IndexWhen when, uint64_t events) {
+    format::TraceInfo info;
+    info.mode = format::Mode::All;
+    IndexBuilder builder(info, when);
+    for (uint64_t t = 0; t + 1 < events; ++t) builder.add(format::Event{format::RssSample{t, 4096}});
+    builder.add(format::Event{format::TraceEnd{events, format::EndReason::Exit}});
+    return builder.finish({}).has_value();
+  };
+  EXPECT_FALSE(index_of(IndexWhen::IfItPays, kIndexMinEvents - 1));
+  EXPECT_TRUE(index_of(IndexWhen::IfItPays, kIndexMinEvents));
+  EXPECT_TRUE(index_of(IndexWhen::Always, 2));
+  EXPECT_FALSE(index_of(IndexWhen::Never, kIndexMinEvents));
 }
 
 // A Mode::All trace of `heap`'s random events, allocated at `stack()`s.

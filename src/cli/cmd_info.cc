@@ -53,7 +53,8 @@ void print_header(const reader::Reader& r, const std::string& path) {
 }
 
 // Whether `summary` and `report` can skip the events (src/analysis/index.h).
-void print_index(const reader::Reader& r, const std::string& path) {
+// `events`: the trace's.
+void print_index(const reader::Reader& r, const std::string& path, uint64_t events) {
   if (!r.info().source_format.empty()) return;
   auto bytes = reader::Bytes::map_file(path);
   if (!bytes) return;
@@ -61,12 +62,18 @@ void print_index(const reader::Reader& r, const std::string& path) {
   switch (found.state) {
     case analysis::IndexLookup::State::None:
       // Say why: the views then read every event, which takes seconds on a large trace.
-      fmt::print("analysis index: none ({})\n",
-                 r.has_symbols_section()
-                     ? "finalised without one: `symbolize --no-index`, or its events were damaged "
-                       "(`memloupe symbolize --force` writes one), or its sampling rate changed "
-                       "while it ran (memloupe_set_rate: the index holds one rate)"
-                     : "not finalised; `memloupe symbolize` writes one");
+      if (!r.has_symbols_section()) {
+        fmt::print("analysis index: none (not finalised; `memloupe symbolize` writes one)\n");
+        break;
+      }
+      fmt::print("analysis index: none (finalised without one: {}`symbolize --no-index`, or its events were "
+                 "damaged (`memloupe symbolize --force` writes one), or its sampling rate changed while it "
+                 "ran (memloupe_set_rate: the index holds one rate))\n",
+                 analysis::index_pays(events)
+                     ? ""
+                     : fmt::format("fewer than {} events, which the views read in a few tens of milliseconds "
+                                   "(`memloupe symbolize --force --index` writes one), or ",
+                                   analysis::kIndexMinEvents));
       break;
     case analysis::IndexLookup::State::Fresh:
       fmt::print("analysis index: yes, at offset {} ({} stacks; answers summary and report without reading the events)\n",
@@ -120,7 +127,7 @@ Command add_info_command(CLI::App& app) {
             reader::EventCounts counts;
             while (const format::Event* e = reader->next()) counts.add(*e);
             print_header(*reader, *path);
-            print_index(*reader, *path);
+            print_index(*reader, *path, counts.events);
             print_counts(counts);
             if (const reader::CtfDetails* d = reader::ctf_details(*reader)) {
               print_ctf(*d, counts, reader->symbols().size());

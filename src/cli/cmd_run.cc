@@ -31,6 +31,7 @@ namespace {
 struct RunOptions : SamplingOptions {
   std::string output;
   bool no_symbolize = false;
+  bool index = false;  // --index: one even for a small trace (analysis/index.h)
   bool live = false;
   std::vector<std::string> command;
 };
@@ -54,6 +55,10 @@ void say_missing(const std::string& path) {
              path);
 }
 
+analysis::IndexWhen index_when(const RunOptions& o) {
+  return o.index ? analysis::IndexWhen::Always : analysis::IndexWhen::IfItPays;
+}
+
 // After the program exited: finalise (or just report) what it wrote.
 // `following`: the launched program's trace, followed while it ran.
 void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles& before, int pid,
@@ -71,7 +76,7 @@ void finish_traces(const RunOptions& o, const OutputPlan& plan, const TraceFiles
         following->finish(final_path);
         known_end = following->end_reason();
       } else {
-        finalize_and_report(raw, final_path, finalize);
+        finalize_and_report(raw, final_path, finalize, index_when(o));
       }
       if (raw != final_path) std::remove(raw.c_str());
     } else {
@@ -154,7 +159,7 @@ int run(const RunOptions& o) {
   if (!o.no_symbolize) {
     request.while_running = [&, then = std::move(request.while_running)](int pid) {
       const std::string raw = expand(plan->pattern, pid);
-      following = std::make_unique<FollowingFinaliser>(raw, [&before, raw] { return before.written(raw); });
+      following = std::make_unique<FollowingFinaliser>(raw, [&before, raw] { return before.written(raw); }, index_when(o));
       if (then) then(pid);
     };
   }
@@ -189,6 +194,7 @@ Command add_run_command(CLI::App& app) {
                 "too, into TRACE.1, TRACE.2, ...)");
   sub->add_flag("--no-symbolize", o->no_symbolize,
                 "Leave the trace as recorded (symbolise later with `memloupe symbolize`)");
+  sub->add_flag("--index", o->index, index_flag_help());
   sub->add_option("--snapshot-signal", o->snapshot_signal,
                   "Take a heap snapshot whenever the program gets this signal (USR2, ...; needs --all; "
                   "`memloupe snapshot PID` sends it)");

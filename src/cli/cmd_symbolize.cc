@@ -18,6 +18,7 @@ struct SymbolizeOptions {
   std::string output;
   bool force = false;
   bool no_index = false;
+  bool index = false;
   bool no_types = false;
 };
 
@@ -35,7 +36,11 @@ int symbolize(const SymbolizeOptions& o) {
   }
   finalize::FinalizeOptions options;
   options.resymbolize = o.force;
-  return finalize_and_report(o.trace, o.output.empty() ? o.trace : o.output, options, !o.no_index, !o.no_types);
+  return finalize_and_report(o.trace, o.output.empty() ? o.trace : o.output, options,
+                             o.no_index ? analysis::IndexWhen::Never
+                             : o.index  ? analysis::IndexWhen::Always
+                                        : analysis::IndexWhen::IfItPays,
+                             !o.no_types);
 }
 
 }  // namespace
@@ -49,6 +54,7 @@ Command add_symbolize_command(CLI::App& app) {
   sub->add_flag("--force", o->force, "Symbolise again a trace that already has symbols");
   sub->add_flag("--no-index", o->no_index,
                 "Write no analysis index (summary and report then read all the events each time)");
+  sub->add_flag("--index", o->index, index_flag_help())->excludes("--no-index");
   sub->add_flag("--no-types", o->no_types, "Infer no C++ types of allocation sites (`memloupe types` then has none)");
   return {sub, [o] { return symbolize(*o); }};
 }

@@ -33,7 +33,8 @@ void print_damage(const std::string& path, const Error& damage, uint64_t events)
 // by bench/suite (symbolize with and without --no-index).
 class IndexTap : public finalize::FinalizeTap {
  public:
-  void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info); }
+  explicit IndexTap(analysis::IndexWhen when) : when_(when) {}
+  void begin(const format::TraceInfo& info) override { builder_ = std::make_unique<analysis::IndexBuilder>(info, when_); }
   void event(const format::Event& e) override { keyed_event(e, {}); }
   void keyed_event(const format::Event& e, const reader::BacktraceKey& key) override {
     builder_->add(e, key);
@@ -79,6 +80,7 @@ class IndexTap : public finalize::FinalizeTap {
   void counted() { events_.store(events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   enum class Stage : uint8_t { Reading, Aggregate, Writing };
+  analysis::IndexWhen when_;
   std::unique_ptr<analysis::IndexBuilder> builder_;
   std::atomic<uint64_t> events_{0};
   std::atomic<Stage> stage_{Stage::Reading};
@@ -122,10 +124,17 @@ int report(Expected<finalize::FinalizeStats>& stats, const std::string& input, c
 
 }  // namespace
 
-int finalize_and_report(const std::string& input, const std::string& output,
-                        finalize::FinalizeOptions options, bool with_index, bool with_types) {
+std::string index_flag_help() {
+  return fmt::format("Write an analysis index even for a trace of fewer than {} events (the views then read "
+                     "its events, in a few tens of milliseconds)",
+                     analysis::kIndexMinEvents);
+}
+
+int finalize_and_report(const std::string& input, const std::string& output, finalize::FinalizeOptions options,
+                        analysis::IndexWhen index, bool with_types) {
+  const bool with_index = index != analysis::IndexWhen::Never;
   warn_on_stderr(options);
-  IndexTap tap;
+  IndexTap tap(index);
   if (with_index) options.tap = &tap;
   types::TypesAddon types;
   if (with_types) options.addon = &types;
@@ -140,14 +149,15 @@ int finalize_and_report(const std::string& input, const std::string& output,
 }
 
 struct FollowingFinaliser::Parts {
+  explicit Parts(analysis::IndexWhen index) : tap(index) {}
   IndexTap tap;
   types::TypesAddon types;
   finalize::FinalizeOptions options;
   std::optional<finalize::TraceFollower> follower;
 };
 
-FollowingFinaliser::FollowingFinaliser(std::string raw, std::function<bool()> written)
-    : raw_(std::move(raw)), parts_(std::make_unique<Parts>()) {
+FollowingFinaliser::FollowingFinaliser(std::string raw, std::function<bool()> written, analysis::IndexWhen index)
+    : raw_(std::move(raw)), index_(index), parts_(std::make_unique<Parts>(index)) {
   Parts& p = *parts_;
   warn_on_stderr(p.options);
   p.options.tap = &p.tap;
@@ -174,7 +184,7 @@ int FollowingFinaliser::finish(const std::string& output) {
   if (!followed) {
     // Nothing is lost: the file is read again, with a tap and addon of its own.
     p.follower.reset();
-    return finalize_and_report(raw_, output, {});
+    return finalize_and_report(raw_, output, {}, index_);
   }
   ended_known_ = static_cast<bool>(stats);
   return report(stats, raw_, output, p.options, p.types, true, true);

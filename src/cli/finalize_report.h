@@ -12,17 +12,22 @@
 #include <optional>
 #include <string>
 
+#include "analysis/index.h"
 #include "finalize/finalize.h"
 #include "format/events.h"
 
 namespace memloupe::cli {
 
 // Returns kOk, kDamaged (written, but the input was cut short or damaged) or
-// kFailed (nothing written; the input is unchanged). `with_index`: also build
-// the analysis index on the finaliser's reads and append it. `with_types`: also
+// kFailed (nothing written; the input is unchanged). `index`: whether to build
+// the analysis index on the finaliser's reads and append it (analysis/index.h:
+// by default when the trace has enough events for it to pay). `with_types`: also
 // infer the allocation sites' types and append the types table (src/types/).
-int finalize_and_report(const std::string& input, const std::string& output,
-                        finalize::FinalizeOptions options, bool with_index = true, bool with_types = true);
+int finalize_and_report(const std::string& input, const std::string& output, finalize::FinalizeOptions options,
+                        analysis::IndexWhen index = analysis::IndexWhen::IfItPays, bool with_types = true);
+
+// The help of `run`'s and `symbolize`'s --index (IndexWhen::Always).
+std::string index_flag_help();
 
 // `memloupe run`'s finalising of the launched program's trace: begun while the
 // program runs (the events are read as they are written, finalize/follow.h),
@@ -30,8 +35,9 @@ int finalize_and_report(const std::string& input, const std::string& output,
 // the trace could not be followed it is finalised as finalize_and_report does.
 class FollowingFinaliser {
  public:
-  // Starts following `raw`; `written` as for finalize::TraceFollower.
-  FollowingFinaliser(std::string raw, std::function<bool()> written);
+  // Starts following `raw`; `written` as for finalize::TraceFollower; `index`
+  // as for finalize_and_report (never Never: `run --no-index` does not exist).
+  FollowingFinaliser(std::string raw, std::function<bool()> written, analysis::IndexWhen index);
   ~FollowingFinaliser();
   FollowingFinaliser(const FollowingFinaliser&) = delete;
   FollowingFinaliser& operator=(const FollowingFinaliser&) = delete;
@@ -47,6 +53,7 @@ class FollowingFinaliser {
  private:
   struct Parts;
   std::string raw_;
+  analysis::IndexWhen index_;
   std::unique_ptr<Parts> parts_;
   bool ended_known_ = false;
 };

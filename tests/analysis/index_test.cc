@@ -85,13 +85,14 @@ class AnalysisIndex : public ::testing::Test {
   static void record_traces() {
     const std::string bin = std::string(MEMLOUPE_BINARY_DIR) + "/bin/";
     const std::string prog = quote(bin + "analysis_pattern");
-    Result r = memloupe("run --all -o " + quote(path("all.trace")) + " -- " + prog);
+    // --index: the program's few thousand events get none by default (index.h).
+    Result r = memloupe("run --all --index -o " + quote(path("all.trace")) + " -- " + prog);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("memloupe: analysis index: "), std::string::npos) << r.err;
-    r = memloupe("run --every 64KiB -o " + quote(path("sampled.trace")) + " -- " + prog, "MEMLOUPE_SEED=7");
+    r = memloupe("run --every 64KiB --index -o " + quote(path("sampled.trace")) + " -- " + prog, "MEMLOUPE_SEED=7");
     ASSERT_EQ(r.status, 0) << r.err;
     // The same program with --all's times in µs, as before format version 2.
-    r = memloupe("run --all --time-unit 1 -o " + quote(path("all_us.trace")) + " -- " + prog);
+    r = memloupe("run --all --time-unit 1 --index -o " + quote(path("all_us.trace")) + " -- " + prog);
     ASSERT_EQ(r.status, 0) << r.err;
   }
   void SetUp() override {
@@ -294,7 +295,7 @@ TEST_F(AnalysisIndex, EveryTruncationOfARealIndexIsRefused) {
 
 TEST_F(AnalysisIndex, RefinalisingReplacesTheIndex) {
   fs::copy_file(path("all.trace"), path("again.trace"), fs::copy_options::overwrite_existing);
-  Result r = memloupe("symbolize --force " + quote(path("again.trace")));
+  Result r = memloupe("symbolize --force --index " + quote(path("again.trace")));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(index_chunks(read_file(path("again.trace"))).size(), 1u);
   auto m = analyze("again.trace", {});
@@ -336,7 +337,7 @@ TEST_F(AnalysisIndex, EventReadersStepOverIt) {
 TEST_F(AnalysisIndex, AnIndexLargerThanAChunkIsSplit) {
   const std::string trace = path("many.trace");
   const std::string prog = quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/many_stacks");
-  const Result run = memloupe("run --all -o " + quote(trace) + " -- " + prog);
+  const Result run = memloupe("run --all --index -o " + quote(trace) + " -- " + prog);
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.err.find("memloupe: analysis index: "), std::string::npos) << run.err;
   const std::vector<uint8_t> file = read_file(trace);
@@ -358,6 +359,37 @@ TEST_F(AnalysisIndex, AnIndexLargerThanAChunkIsSplit) {
     EXPECT_EQ(a.out, b.out) << view;
     EXPECT_EQ(a.err, "") << view;
   }
+}
+
+// A trace of fewer than kIndexMinEvents events gets no index unless asked
+// for one: the same events, and `info` says why.
+TEST_F(AnalysisIndex, ASmallTraceGetsOneOnlyWhenAsked) {
+  const std::string prog = quote(std::string(MEMLOUPE_BINARY_DIR) + "/bin/analysis_pattern");
+  const std::string small = path("small.trace");
+  const Result run = memloupe("run --all -o " + quote(small) + " -- " + prog);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err.find("analysis index"), std::string::npos) << run.err;
+  const std::vector<uint8_t> file = read_file(small);
+  EXPECT_TRUE(index_chunks(file).empty());
+  const Result info = memloupe("info " + quote(small));
+  EXPECT_NE(info.out.find("analysis index: none (finalised without one: fewer than " +
+                          std::to_string(analysis::kIndexMinEvents) + " events"),
+            std::string::npos)
+      << info.out;
+  auto m = analyze("small.trace", {});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_FALSE(m->from_index);
+  EXPECT_LT(m->overview.events, analysis::kIndexMinEvents);
+  // Asked for, the index answers as the events did.
+  const Result streamed = memloupe("summary " + quote(small));
+  const Result again = memloupe("symbolize --force --index " + quote(small));
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("memloupe: analysis index: "), std::string::npos) << again.err;
+  m = analyze("small.trace", {});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_TRUE(m->from_index);
+  EXPECT_EQ(memloupe("summary " + quote(small)).out, streamed.out);
+  EXPECT_NE(memloupe("symbolize --force --index --no-index " + quote(small)).status, 0);  // one or the other
 }
 
 // A trace without an index says why in `info`.
@@ -409,37 +441,54 @@ TEST_F(AnalysisIndex, TheTimeUnitChangesOnlyTimes) {
   EXPECT_NE(life.out.find("whole ticks of 32.0 µs"), std::string::npos) << life.out;
 }
 
+// A stored trace with an older index: it reads as the events do, from the
+// index (no "index ignored" warning), in every view the index answers.
+void expect_stored_index_answers(const std::string& dir_name, const std::string& name, uint8_t index_version) {
+  const auto bytes = read_file(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/data/" + dir_name + "/" + name);
+  ASSERT_GT(bytes.size(), format::kPrologueSize) << name;
+  const auto index = index_payload(bytes);
+  ASSERT_FALSE(index.empty()) << name;
+  EXPECT_EQ(index[0], index_version) << name;
+  write_file(path(name), bytes);
+  auto m = analysis::analyze_file(path(name), {}, {}, analysis::UseIndex::IfFresh);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_TRUE(m->from_index) << name;
+  for (const char* view : {"summary", "top --csv -n 0", "leaks --csv", "lifetimes --csv", "timeline --csv"}) {
+    const Result indexed = memloupe(std::string(view) + " " + quote(path(name)));
+    const Result streamed = memloupe(std::string(view) + " --no-index " + quote(path(name)));
+    EXPECT_EQ(indexed.status, 0) << view << indexed.err;
+    EXPECT_EQ(indexed.err, "") << view;  // no "index ignored" warning
+    EXPECT_EQ(indexed.out, streamed.out) << view << " on " << name;
+  }
+}
+
 // Traces written before format version 2, with their version-2 indexes (the
 // fuzz seeds of that round, kept in tests/data/format_v1): they read as
 // before, times in µs, and their indexes still answer.
 TEST_F(AnalysisIndex, VersionOneTracesAndVersionTwoIndexesAreRead) {
   for (const std::string name : {"all_indexed.mlt", "sampled_indexed.mlt"}) {
-    const auto bytes = read_file(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/data/format_v1/" + name);
-    ASSERT_GT(bytes.size(), format::kPrologueSize) << name;
+    expect_stored_index_answers("format_v1", name, 2);
+    const auto bytes = read_file(path(name));
     EXPECT_EQ(format::get_u32(bytes.data() + 8), 1u);
-    const auto index = index_payload(bytes);
-    ASSERT_FALSE(index.empty()) << name;
-    EXPECT_EQ(index[0], 2);  // the index's version
-    write_file(path(name), bytes);
     auto m = analyze(name, {});
     ASSERT_TRUE(m) << m.error().message;
-    EXPECT_TRUE(m->from_index) << name;
     EXPECT_EQ(m->overview.info.time_unit_us, 1u);
-    for (const char* view : {"summary", "top --csv -n 0", "leaks --csv", "lifetimes --csv", "timeline --csv"}) {
-      const Result indexed = memloupe(std::string(view) + " " + quote(path(name)));
-      const Result streamed = memloupe(std::string(view) + " --no-index " + quote(path(name)));
-      EXPECT_EQ(indexed.status, 0) << view << indexed.err;
-      EXPECT_EQ(indexed.err, "") << view;  // no "index ignored" warning
-      EXPECT_EQ(indexed.out, streamed.out) << view << " on " << name;
-    }
   }
 }
 
-// Version 3's index is what the finaliser writes now.
-TEST_F(AnalysisIndex, NewIndexesAreVersion3) {
+// Version 3's indexes (a frame pool, stacks as its ranges, timelines as plain
+// differences), as the fuzz seeds of the last round that wrote them
+// (tests/data/index_v3): still answered from.
+TEST_F(AnalysisIndex, VersionThreeIndexesAreRead) {
+  for (const std::string name : {"all_indexed.mlt", "sampled_indexed.mlt"}) expect_stored_index_answers("index_v3", name, 3);
+}
+
+// Version 4's index is what the finaliser writes now.
+TEST_F(AnalysisIndex, NewIndexesAreVersion4) {
   for (const char* trace : {"all.trace", "sampled.trace"}) {
     const auto index = index_payload(read_file(path(trace)));
     ASSERT_FALSE(index.empty()) << trace;
+    EXPECT_EQ(index[0], 4);
     EXPECT_EQ(index[0], analysis::kIndexVersion) << trace;
   }
 }
