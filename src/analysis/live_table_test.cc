@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <random>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace memloupe::analysis {
 namespace {
@@ -121,6 +123,31 @@ TEST(LiveTable, StepsAndJumpsBehaveLikeAMap) {
     ASSERT_EQ(table.size(), reference.size());
   }
   holds_the_same(table, reference);
+}
+
+// An id one window past a live one, which shares its slot, is absent, and
+// the walk gives each live block's own id as the window moves on.
+TEST(LiveTable, AnIdAWindowAheadIsNotTheOneInItsSlot) {
+  LiveTable<uint64_t, 64> table;
+  table.insert(5, 50);
+  uint64_t out = 0;
+  EXPECT_FALSE(table.take(5 + 64, out));
+  EXPECT_EQ(table.find(5 + 64), nullptr);
+  EXPECT_EQ(*table.find(5), 50u);
+  for (uint64_t id = 60; id < 100; ++id) table.insert(id, id * 10);  // the window moves to [36, 100)
+  EXPECT_FALSE(table.take(60 + 64, out));  // slot 60 holds 60
+  EXPECT_EQ(table.find(60 + 64), nullptr);
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
+  table.for_each([&](uint64_t key, uint64_t value) { seen.emplace_back(key, value); });
+  std::sort(seen.begin(), seen.end());
+  ASSERT_EQ(seen.size(), 41u);
+  EXPECT_EQ(seen.front(), std::make_pair(uint64_t{5}, uint64_t{50}));  // left behind: the hash part
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_EQ(seen[i], std::make_pair(59 + i, (59 + i) * 10));
+  ASSERT_TRUE(table.take(5, out));
+  EXPECT_EQ(out, 50u);
+  ASSERT_TRUE(table.take(99, out));
+  EXPECT_EQ(out, 990u);
+  EXPECT_EQ(table.size(), 39u);
 }
 
 TEST(LiveTable, InsertOverwrites) {
