@@ -3,7 +3,9 @@
 
 Reads a finalised trace (column-form events chunks, type 4), inflates each chunk
 with the zstd command-line tool, splits it into its eight streams and compresses
-each stream of each chunk alone at --level (6: the finaliser's). Prints, per
+each stream of each chunk alone at --level (6: the finaliser's). Version 5's
+laned streams (head, word, size, ref) are compressed as their lanes one after
+the other, as the chunk lays them out; its order stream is a column of its own. Prints, per
 column, the raw and the compressed bytes per call, then the file's bytes per
 call. Row-form chunks (type 2, not finalised) are counted whole, as "rows".
 The analysis index (type 5) and the rest of the file (header, symbols, types,
@@ -20,6 +22,7 @@ import struct
 import subprocess
 
 STREAMS = ["head", "time", "word", "size", "addr", "ref", "stack", "misc"]
+LANED = {"head", "word", "size", "ref"}  # version 5 (docs/FORMAT.md §5.8)
 
 
 def varint(buf, at):
@@ -75,7 +78,8 @@ def main():
     p.add_argument("--level", type=int, default=6)
     a = p.parse_args()
     data = open(a.trace, "rb").read()
-    raw = {s: 0 for s in STREAMS + ["rows"]}
+    laned = struct.unpack_from("<I", data, 8)[0] >= 5
+    raw = {s: 0 for s in ["order"] + STREAMS + ["rows"]}
     packed = dict(raw)
     stored_by_type = {}
     at = 16
@@ -99,17 +103,25 @@ def main():
             packed["rows"] += len(zstd(payload, a.level))
             continue
         pos = 17  # u64 start time, u64 id base, u8 stream count
+        lanes = 1
+        names = STREAMS
+        if laned:  # u8 lane count, the order stream, each laned stream's lanes
+            lanes = payload[pos]
+            pos += 1
+            names = ["order"] + [s for s in STREAMS for _ in range(lanes if s in LANED else 1)]
         lengths = []
-        for _ in STREAMS:
+        for _ in names:
             n, pos = varint(payload, pos)
             lengths.append(n)
-        for name, n in zip(STREAMS, lengths):
-            stream = payload[pos:pos + n]
+        column = {}
+        for name, n in zip(names, lengths):
+            column[name] = column.get(name, b"") + payload[pos:pos + n]
             pos += n
-            raw[name] += n
-            packed[name] += len(zstd(stream, a.level)) if n else 0
+        for name, stream in column.items():
+            raw[name] += len(stream)
+            packed[name] += len(zstd(stream, a.level)) if stream else 0
     print(f"{'column':8} {'raw B/call':>11} {'zstd B/call':>12}")
-    for name in STREAMS + ["rows"]:
+    for name in ["order"] + STREAMS + ["rows"]:
         if raw[name]:
             print(f"{name:8} {raw[name] / a.calls:11.3f} {packed[name] / a.calls:12.3f}")
     print(f"{'events':8} {sum(raw.values()) / a.calls:11.3f} {sum(packed.values()) / a.calls:12.3f}")

@@ -20,26 +20,28 @@ using format::ChunkType;
 using reader::append_chunk_compressed;
 using reader::chunk_payload;
 using reader::ChunkList;
+using reader::Columns;
+using reader::ColumnTaps;
 using reader::ChunkView;
 using reader::Cursor;
 using reader::EventDecoder;
-using reader::kStreams;
 using reader::parse_header;
 using reader::read_columns;
 using reader::scan_chunks;
 using reader::TappedStreams;
-using reader::Taps;
-using reader::write_columns;
 
 Cursor payload_cursor(const ChunkView& c, std::span<const uint8_t> payload) {
   const bool packed = c.flags & format::kChunkZstd;
   return Cursor(payload, packed ? c.offset : c.offset + format::kChunkHeaderSize, packed);
 }
 
-// Collects the streams of one output chunk.
+// Collects the streams of one output chunk, in the column form of the trace's
+// version (its lanes, from version 5).
 class ColumnChunk {
  public:
-  explicit ColumnChunk(ChunkWriter& out) : out_(out) {}
+  ColumnChunk(ChunkWriter& out, const format::TraceInfo& info) : out_(out) {
+    taps_.configure(info.version >= format::kLanesVersion, format::lane_bound(info.mode));
+  }
 
   bool open() const { return open_; }
   void start(uint64_t time_ticks, uint64_t id_base) {
@@ -47,32 +49,24 @@ class ColumnChunk {
     id_base_ = id_base;
     open_ = true;
   }
-  Taps& taps() { return taps_; }
-  size_t size() const {
-    size_t n = 0;
-    for (const auto& t : taps_) n += t.size();
-    return n;
-  }
-  // Keeps only the first sizes[i] bytes of each stream (drops a half-read event).
-  void truncate(const std::array<size_t, kStreams>& sizes) {
-    for (size_t i = 0; i < kStreams; ++i) taps_[i].truncate(sizes[i]);
-  }
+  ColumnTaps& taps() { return taps_; }
+  size_t size() const { return taps_.size(); }
   void flush() {
     if (open_ && size() != 0) {
       std::vector<uint8_t> payload(16);
-      payload.reserve(16 + 1 + kStreams * format::kMaxVarint + size());
+      payload.reserve(16 + 2 + (1 + reader::kStreams * format::kMaxLanes) * format::kMaxVarint + size());
       format::put_u64(payload.data(), time_ticks_);
       format::put_u64(payload.data() + 8, id_base_);
-      write_columns(payload, taps_);
+      taps_.write(payload);
       out_.append(ChunkType::EventsColumns, std::move(payload));
     }
-    for (auto& t : taps_) t.clear();
+    taps_.clear();
     open_ = false;
   }
 
  private:
   ChunkWriter& out_;
-  Taps taps_;
+  ColumnTaps taps_;
   uint64_t time_ticks_ = 0, id_base_ = 0;
   bool open_ = false;
 };
@@ -97,11 +91,13 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
   ChunkWriter writer(out.bytes, opt.zstd_level);
   writer.append(ChunkType::Header, {header->begin(), header->end()});
   auto decoder = std::make_unique<EventDecoder>(info);
-  ColumnChunk columns(writer);
+  ColumnChunk columns(writer, info);
   TappedStreams in;
+  ColumnTaps::Mark before;  // the output before each event
   in.set_taps(&columns.taps());
   const size_t cap = std::min<size_t>(opt.max_events_payload, format::kMaxChunkRaw / 2);
 
+  auto cols = std::make_unique<Columns>();
   reader::ChunkInflater inflater;
   for (size_t i = 1; i < list.chunks.size() && !out.damage; ++i) {
     const ChunkView& c = list.chunks[i];
@@ -117,22 +113,20 @@ Expected<Compacted> compact_trace(std::span<const uint8_t> trace, const CompactO
       continue;
     }
     Cursor cur = payload_cursor(c, *payload);
-    std::array<Cursor, kStreams> cols;
     if ((out.damage = decoder->begin_chunk(cur))) break;
     if (rows) {
       in.set_row(cur);
-    } else if ((out.damage = read_columns(cur, cols))) {
+    } else if ((out.damage = read_columns(cur, version, *cols))) {
       break;
     } else {
-      in.set_columns(cols);
+      in.set_columns(*cols);
     }
     for (;;) {
       if (!columns.open()) columns.start(decoder->time_ticks(), decoder->allocs());
-      std::array<size_t, kStreams> before;
-      for (size_t s = 0; s < kStreams; ++s) before[s] = columns.taps()[s].size();
+      columns.taps().mark(before);
       const format::Event* event = decoder->next(in, out.damage);
       if (event == nullptr) {
-        if (out.damage) columns.truncate(before);
+        if (out.damage) columns.taps().rewind(before);
         break;
       }
       if (opt.on_event) opt.on_event(*event, decoder->fresh_frames());

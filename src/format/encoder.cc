@@ -119,6 +119,8 @@ void Encoder::start(ChunkSink& sink, Mode mode, Options options) noexcept {
   state_.addresses = mode == Mode::All && options.addresses;
   state_.columns = options.columns;
   state_.out.rows = !options.columns;
+  state_.b = &buffers_;
+  state_.lane_bound = options.columns ? lane_bound(mode) : 1;
   state_.unit_shift = static_cast<unsigned>(std::bit_width(encodable_time_unit(options.time_unit_us)) - 1);
 }
 
@@ -128,6 +130,7 @@ uint32_t encodable_time_unit(uint64_t us) noexcept {
 
 void Encoder::reset() noexcept {
   // Not `state_ = State{}`: a 0.5 MB temporary would not fit on every stack.
+  // (The buffers are left as they are: start() finds them again.)
   std::destroy_at(&state_);
   std::construct_at(&state_);
 }

@@ -131,6 +131,7 @@ class Encoder {
  private:
   using State = encoder_detail::State;
   State state_;
+  encoder_detail::Buffers buffers_;
   State& s() noexcept { return state_; }
   const State& s() const noexcept { return state_; }
 };

@@ -15,6 +15,7 @@
 #include "format/events.h"
 #include "format/frame_cache.h"
 #include "format/history.h"
+#include "format/lanes.h"
 #include "format/shared_frames.h"
 #include "format/varint.h"
 #include "format/wire.h"
@@ -27,13 +28,23 @@ namespace encoder_detail {
 
 inline constexpr size_t kChunkPayload = 64 * 1024;  // row form (ChunkType::Events)
 inline constexpr size_t kEventsPrefix = 16;  // u64 start time (µs), u64 alloc-id base
-// Column form (ChunkType::EventsColumns, docs/FORMAT.md §5.8): each stream has a
-// buffer of its own; the chunk is cut when one of them runs short.
+// Column form (ChunkType::EventsColumns, docs/FORMAT.md §5.8): each stream, and
+// each lane of a laned stream, has a buffer of its own, as has the order
+// stream; the chunk is cut when one of them runs short or when all of them
+// together near kColumnsBudget (the sealed chunk's room).
 inline constexpr size_t kStreamCount = static_cast<size_t>(Stream::Count);
 inline constexpr size_t kStreamPayload = 512 * 1024;
-inline constexpr size_t kColumnsPrefix = kEventsPrefix + 1 + kStreamCount * kMaxVarint;
-inline constexpr size_t kColumnsChunk = kChunkHeaderSize + kColumnsPrefix + kStreamCount * kStreamPayload;
+inline constexpr size_t kColumnsBudget = kStreamCount * kStreamPayload;
+inline constexpr size_t kSubStreams = 1 + kStreamCount * kMaxLanes;  // at most: order and every lane
+inline constexpr size_t kColumnsPrefix = kEventsPrefix + 2 + kSubStreams * kMaxVarint;
+inline constexpr size_t kColumnsChunk = kChunkHeaderSize + kColumnsPrefix + kColumnsBudget;
 static_assert(kColumnsChunk - kChunkHeaderSize <= kMaxChunkRaw);
+// The laned streams' places in Buffers::lanes (wire.h, laned()).
+inline constexpr unsigned kLanedStreams = 4;
+inline constexpr unsigned laned_index(Stream s) {
+  return s == Stream::Head ? 0 : s == Stream::Word ? 1 : s == Stream::Size ? 2 : 3;
+}
+static_assert(laned(Stream::Head) && laned(Stream::Word) && laned(Stream::Size) && laned(Stream::Ref));
 // Upper bound of one event with everything it may drag along (thread switch,
 // realloc prefix); the encoder never starts an event with less room left (in
 // every stream, in the column form).
@@ -41,6 +52,22 @@ inline constexpr size_t kMaxEvent = 6 + 21 + 11 + 1 + 40 + 2 * kMaxVarint + kMax
 static_assert(kMaxEvent < 8 * 1024);
 static_assert(kMaxString + kMaxBuildId + 64 < 8 * 1024);
 inline constexpr size_t kReserve = 8 * 1024;
+
+// The open chunk's bytes. Apart from State, so that Encoder::reset() (a fork
+// child's new trace) does not write ~20 MB of them: they are written before
+// they are read, and pages of them never written (lanes no thread used, in a
+// static Encoder) cost no memory.
+struct Buffers {
+  alignas(8) uint8_t rows[kChunkHeaderSize + kChunkPayload] = {};  // row form
+  alignas(8) uint8_t streams[kStreamCount][kStreamPayload] = {};   // every stream's lane 0
+  alignas(8) uint8_t lanes[kLanedStreams][kMaxLanes - 1][kStreamPayload] = {};  // the laned streams' lanes 1..
+  alignas(8) uint8_t order[kStreamPayload] = {};
+  alignas(8) uint8_t sealed[kColumnsChunk] = {};  // a sealed column chunk
+
+  uint8_t* stream(Stream s, unsigned lane) noexcept {
+    return lane == 0 ? streams[static_cast<unsigned>(s)] : lanes[laned_index(s)][lane - 1];
+  }
+};
 
 // Where an event's fields go: each to the cursor of its stream (wire.h). In the
 // row form every stream is the one byte sequence, so the fields land
@@ -124,36 +151,74 @@ struct State {
   uint32_t sure_room = 0;  // events the open chunk surely has room for (room())
   uint64_t chunk_us = 0, chunk_id = 0;  // the open chunk's prefix
   // The write cursors of the open chunk, kept from event to event (a copy per
-  // event cost ~50 instructions); Encoder::start sets out.rows.
+  // event cost ~50 instructions); Encoder::start sets out.rows. In the column
+  // form the laned streams' cursors are those of the current lane; the other
+  // lanes' are kept in lane_at.
   Out out = {};
-  alignas(8) uint8_t buf[kChunkHeaderSize + kChunkPayload] = {};  // row form
-  alignas(8) uint8_t streams[kStreamCount][kStreamPayload] = {};  // column form
-  alignas(8) uint8_t columns_buf[kColumnsChunk] = {};  // a sealed column chunk
+  Buffers* b = nullptr;  // Encoder::start
+  // Lanes (column form, docs/FORMAT.md §5.8).
+  unsigned lane_bound = 0;  // lanes a chunk may use (format::lane_bound; Encoder::start)
+  LaneMap lanes;
+  unsigned lane = 0;   // the current lane
+  uint64_t run = 0;    // events in the current lane's run so far, this one included
+  uint8_t* order_at = nullptr;
+  uint8_t* lane_at[kMaxLanes][kStreamCount] = {};  // (laned streams only; the current lane's are in out)
+  // The thread of the previous switch_to, whose lane the cursors are in; in the
+  // column form no thread's (kNoThread) at a chunk's start, where the lanes start anew.
+  static constexpr uint64_t kNoThread = ~uint64_t{0};
+  uint64_t switched = 0;
 
-  uint8_t* payload() noexcept { return buf + kChunkHeaderSize; }
+  uint8_t* payload() noexcept { return b->rows + kChunkHeaderSize; }
+  uint8_t* cursor(Stream s, unsigned l) const noexcept {
+    return !laned(s) || l == lane ? out.at[static_cast<unsigned>(s)] : lane_at[l][static_cast<unsigned>(s)];
+  }
 
-  // Makes room for one event and returns where its fields go.
-  Out& begin() noexcept {
-    if (open && !room()) seal();
-    if (!open) {
-      open = true;
-      sure_room = 0;
-      chunk_us = last_us;
-      chunk_id = next_id;
-      if (columns) {
-        for (size_t i = 0; i < kStreamCount; ++i) out.at[i] = streams[i];
-      } else {
-        uint8_t* p = put_u64(payload(), last_us);
-        out.at[0] = put_u64(p, next_id);
-      }
-    }
+  // Makes room for one event and returns where its fields go. Inline, with the
+  // chunk's opening out of line: grown by the lanes' set-up, begin() was no
+  // longer inlined, and its call cost ~35 instructions an event (callgrind of (b)).
+  [[gnu::always_inline]] Out& begin() noexcept {
+    if (open && !room()) [[unlikely]]
+      seal();
+    if (!open) [[unlikely]]
+      open_chunk();
+    ++run;
     return out;
+  }
+  [[gnu::noinline]] void open_chunk() noexcept {
+    open = true;
+    sure_room = 0;
+    chunk_us = last_us;
+    chunk_id = next_id;
+    if (columns) {
+      for (size_t i = 0; i < kStreamCount; ++i) out.at[i] = b->streams[i];
+      for (unsigned l = 1; l < lane_bound; ++l)
+        for (size_t i = 0; i < kStreamCount; ++i)
+          if (laned(static_cast<Stream>(i))) lane_at[l][i] = b->stream(static_cast<Stream>(i), l);
+      lanes.reset();
+      lane = 0;
+      run = 0;
+      order_at = b->order;
+      switched = kNoThread;
+    } else {
+      uint8_t* p = put_u64(payload(), last_us);
+      out.at[0] = put_u64(p, next_id);
+    }
+  }
+
+  // Calls f(stream, lane, bytes written) for every buffer of the open chunk.
+  template <class F>
+  void each_buffer(F f) const noexcept {
+    for (size_t i = 0; i < kStreamCount; ++i) {
+      const auto s = static_cast<Stream>(i);
+      for (unsigned l = 0, n = laned(s) ? lanes.lanes() : 1; l < n; ++l)
+        f(s, l, static_cast<size_t>(cursor(s, l) - b->stream(s, l)));
+    }
   }
   size_t open_bytes() const noexcept {
     if (!open) return 0;
-    if (!columns) return static_cast<size_t>(out.at[0] - buf) - kChunkHeaderSize;
-    size_t n = 0;
-    for (size_t i = 0; i < kStreamCount; ++i) n += static_cast<size_t>(out.at[i] - streams[i]);
+    if (!columns) return static_cast<size_t>(out.at[0] - b->rows) - kChunkHeaderSize;
+    size_t n = static_cast<size_t>(order_at - b->order);
+    each_buffer([&](Stream, unsigned, size_t used) { n += used; });
     return n;
   }
   // Whether the open chunk can take one more event (kReserve in every stream).
@@ -163,20 +228,38 @@ struct State {
   // looking: the chunks are cut where they were, and the eight streams' ends
   // are compared once per up to 63 events instead of on every one (~20
   // instructions per event on the flush thread).
-  bool room() noexcept {
-    if (sure_room != 0) {
+  [[gnu::always_inline]] bool room() noexcept {
+    if (sure_room != 0) [[likely]] {
       --sure_room;
       return true;
     }
+    return measure_room();
+  }
+  [[gnu::noinline]] bool measure_room() noexcept {
     size_t least;
     if (!columns) {
-      least = static_cast<size_t>(buf + sizeof(buf) - out.at[0]);
+      least = static_cast<size_t>(b->rows + sizeof(b->rows) - out.at[0]);
     } else {
-      least = kStreamPayload;
+      // Every buffer, and all of them together (an event writes fewer than
+      // kReserve bytes in all, whichever lanes it opens). Plain loops: through
+      // each_buffer()'s cursor() this was ~300 instructions a call, 0.4% of
+      // (b)'s recording.
+      size_t total = static_cast<size_t>(order_at - b->order), most = total;
       for (size_t i = 0; i < kStreamCount; ++i) {
-        const auto left = static_cast<size_t>(streams[i] + kStreamPayload - out.at[i]);
-        least = left < least ? left : least;
+        const auto s = static_cast<Stream>(i);
+        const auto used = static_cast<size_t>(out.at[i] - b->stream(s, laned(s) ? lane : 0));
+        total += used;
+        most = used > most ? used : most;
+        if (!laned(s)) continue;
+        for (unsigned l = 0; l < lanes.used; ++l) {
+          if (l == lane) continue;
+          const auto other = static_cast<size_t>(lane_at[l][i] - b->stream(s, l));
+          total += other;
+          most = other > most ? other : most;
+        }
       }
+      least = kStreamPayload - most;
+      least = kColumnsBudget - total < least ? kColumnsBudget - total : least;
     }
     if (least < kReserve) return false;
     sure_room = static_cast<uint32_t>((least - kReserve) / kReserve);
@@ -189,27 +272,31 @@ struct State {
     if (!columns) {
       const size_t len = static_cast<size_t>(out.at[0] - payload());
       if (len <= kEventsPrefix) return;
-      write_chunk_header(buf, ChunkType::Events, 0, {payload(), len}, static_cast<uint32_t>(len));
-      sink->write_chunk({buf, kChunkHeaderSize + len});
+      write_chunk_header(b->rows, ChunkType::Events, 0, {payload(), len}, static_cast<uint32_t>(len));
+      sink->write_chunk({b->rows, kChunkHeaderSize + len});
       bytes_written += kChunkHeaderSize + len;
       return;
     }
-    size_t lengths[kStreamCount], total = 0;
-    for (size_t i = 0; i < kStreamCount; ++i) total += lengths[i] = static_cast<size_t>(out.at[i] - streams[i]);
-    if (total == 0) return;
-    // u64 start time | u64 alloc-id base | u8 stream count | varint lengths | streams
-    uint8_t* const start = columns_buf + kChunkHeaderSize;
+    if (run == 0) return;  // no event
+    order_at = put_varint(order_at, order_entry(run, lane));
+    // u64 start time | u64 alloc-id base | u8 stream count | u8 lane count |
+    // varint lengths | order stream | streams, each laned one lane by lane
+    uint8_t* const start = b->sealed + kChunkHeaderSize;
     uint8_t* p = put_u64(start, chunk_us);
     p = put_u64(p, chunk_id);
     *p++ = static_cast<uint8_t>(kStreamCount);
-    for (size_t n : lengths) p = put_varint(p, n);
-    for (size_t i = 0; i < kStreamCount; ++i) {
-      std::memcpy(p, streams[i], lengths[i]);
-      p += lengths[i];
-    }
+    *p++ = static_cast<uint8_t>(lanes.lanes());
+    p = put_varint(p, static_cast<size_t>(order_at - b->order));
+    each_buffer([&](Stream, unsigned, size_t used) { p = put_varint(p, used); });
+    std::memcpy(p, b->order, static_cast<size_t>(order_at - b->order));
+    p += order_at - b->order;
+    each_buffer([&](Stream s, unsigned l, size_t used) {
+      std::memcpy(p, b->stream(s, l), used);
+      p += used;
+    });
     const size_t n = static_cast<size_t>(p - start);
-    write_chunk_header(columns_buf, ChunkType::EventsColumns, 0, {start, n}, static_cast<uint32_t>(n));
-    sink->write_chunk({columns_buf, kChunkHeaderSize + n});
+    write_chunk_header(b->sealed, ChunkType::EventsColumns, 0, {start, n}, static_cast<uint32_t>(n));
+    sink->write_chunk({b->sealed, kChunkHeaderSize + n});
     bytes_written += kChunkHeaderSize + n;
   }
 
@@ -224,16 +311,36 @@ struct State {
     if (more) o[Stream::Time] = put_varint(o[Stream::Time], dt >> kDtInlineBits);
   }
 
-  void switch_to(Out& o, ThreadId t) noexcept {
-    if (t.value == thread) return;
+  // The thread of the event begun: its lane in the column form (a new run in
+  // the order stream when the lane changes), and a ThreadSwitch when the
+  // thread is not the one last written (row form) or its lane's (columns).
+  [[gnu::always_inline]] void switch_to(Out& o, ThreadId t) noexcept {
+    if (t.value != switched) [[unlikely]]
+      switch_thread(o, t);
+  }
+  [[gnu::noinline]] void switch_thread(Out& o, ThreadId t) noexcept {
+    switched = t.value;
     thread = t.value;
-    const unsigned code = static_cast<unsigned>(Code::ThreadSwitch) << kCodeShift;
-    if (thread < kThreadEscape) {
-      *o[Stream::Head]++ = static_cast<uint8_t>(code | thread);
-      return;
+    if (columns) {
+      const unsigned l = lanes.lane_of(thread, lane_bound);
+      if (l != lane) enter_lane(o, l);
+      if (lanes.thread[l] == thread) return;
+      lanes.thread[l] = thread;
     }
-    *o[Stream::Head]++ = static_cast<uint8_t>(code | kThreadEscape);
-    o[Stream::Misc] = put_varint(o[Stream::Misc], thread);
+    *o[Stream::Head]++ = switch_head(thread);
+    if (thread >= kThreadEscape) o[Stream::Misc] = put_varint(o[Stream::Misc], thread);
+  }
+  // Ends the current lane's run before this event (begin() counted it in) and
+  // moves the laned streams' cursors to lane l's.
+  void enter_lane(Out& o, unsigned l) noexcept {
+    if (run > 1) order_at = put_varint(order_at, order_entry(run - 1, lane));
+    run = 1;
+    for (size_t i = 0; i < kStreamCount; ++i) {
+      if (!laned(static_cast<Stream>(i))) continue;
+      lane_at[lane][i] = o.at[i];
+      o.at[i] = lane_at[l][i];
+    }
+    lane = l;
   }
 
   // Opens an Ext event and writes its header; the event's fields go to the

@@ -26,8 +26,12 @@ inline constexpr uint8_t kFileMagic[8] = {0x8a, 'M', 'L', 'T', 'R', 'A', 'C', 'E
 // 2: the header ends with the time unit (docs/FORMAT.md §4) and the backtrace
 // hash folds the frames outermost first (§5.5). 3: events chunks may be pieces
 // of one zstd stream (kChunkZstdStream). 4: block references name their block
-// from three landmarks per thread over a longer window (§5.6). Readers read 1 to 4.
-inline constexpr uint32_t kFormatVersion = 4;
+// from three landmarks per thread over a longer window (§5.6). 5: column-form
+// chunks keep each thread's head, word, size and ref fields in a lane of their
+// own, with an order stream (§5.8, kMaxLanes). Readers read 1 to 5.
+inline constexpr uint32_t kFormatVersion = 5;
+// The first version whose column chunks have lanes.
+inline constexpr uint32_t kLanesVersion = 5;
 inline constexpr size_t kPrologueSize = 16;
 
 inline constexpr uint32_t kChunkMagic = 0x4b434c4d;  // "MLCK" read as little-endian u32
@@ -58,6 +62,18 @@ enum class Stream : uint8_t {
   Misc = 7,   // everything else: alloc func, alignment, n_samples, thread ids, Ext fields
   Count = 8,
 };
+
+// Version 5's lanes (docs/FORMAT.md §5.8): in a column chunk the streams below
+// have one sub-stream per lane, a lane per thread in the chunk's order of
+// appearance up to kMaxLanes (later threads share the last one), so that zstd
+// sees each thread's fields together instead of interleaved in ticket order.
+// The others stay shared: splitting them measured no gain (§9, "Version 5").
+inline constexpr unsigned kMaxLanes = 8;
+inline constexpr unsigned kLaneBits = 3;  // the order stream's lane field
+static_assert(kMaxLanes == 1u << kLaneBits);
+inline constexpr bool laned(Stream s) {
+  return s == Stream::Head || s == Stream::Word || s == Stream::Size || s == Stream::Ref;
+}
 inline constexpr uint8_t kChunkZstd = 1;  // flags bit 0: payload is zstd-compressed: one frame
 // Bit 1, with bit 0, on events chunks only (docs/FORMAT.md §3): the payload is
 // the next piece of the file's events zstd stream, ended at a flush, so it

@@ -236,7 +236,8 @@ TEST(ChunkIo, NewerVersionIsRefused) {
   format::put_u32(s.bytes.data() + 8, format::kFormatVersion + 1);
   std::string error;
   EXPECT_TRUE(testing::read_all(s.bytes, &error).empty());
-  EXPECT_EQ(error, "trace format version 5 is newer than this memloupe (reads up to 4)");
+  EXPECT_EQ(error, "trace format version " + std::to_string(format::kFormatVersion + 1) +
+                       " is newer than this memloupe (reads up to " + std::to_string(format::kFormatVersion) + ")");
 }
 
 TEST(ChunkIo, NotATrace) {

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "finalize/compact.h"
+#include "format/chunk.h"
 #include "format/symbols_encoder.h"
 #include "reader/chunk_io.h"
+#include "reader/cursor.h"
 #include "reader/reader.h"
 #include "support/test_streams.h"
 
@@ -94,6 +96,76 @@ TEST_P(Corruption, EveryTruncationPoint) {
       EXPECT_EQ(error, "") << what;
     }
   }
+}
+
+// Version 5's order stream (docs/FORMAT.md §5.8), edited in a valid trace: a
+// run naming a lane the chunk does not have, or an entry cut short, is damage
+// at its byte, and the events of the runs before it are delivered.
+struct OrderStream {
+  testing::Stream t;
+  size_t chunk = 0;       // the events chunk's offset
+  size_t at = 0;          // its order stream's first byte, in the file
+  size_t end = 0;         // and the byte after it
+  unsigned lanes = 0;
+  uint64_t first_run = 0;  // events in the first run
+  size_t second = 0;       // the second entry's first byte, in the file
+
+  OrderStream() {
+    // Six threads at most (ids below 32): lane 7 is one the chunk has not.
+    t = testing::make_stream(5, {.mode = format::Mode::All, .addresses = false, .events = 400,
+                                 .rare_events = false, .huge_thread_ids = false, .columns = true});
+    for (const ChunkView& c : scan_chunks(t.bytes).chunks) {
+      if (c.type != static_cast<uint8_t>(format::ChunkType::EventsColumns)) continue;
+      chunk = c.offset;
+      Cursor p(c.stored, c.offset + format::kChunkHeaderSize, false);
+      uint64_t v = 0, order_len = 0;
+      uint8_t b = 0;
+      EXPECT_TRUE(p.u64(v) && p.u64(v) && p.u8(b) && p.u8(b) && p.varint(order_len));
+      lanes = b;
+      for (unsigned i = 0; i < 4 * lanes + 4; ++i) EXPECT_TRUE(p.varint(v));
+      at = chunk + format::kChunkHeaderSize + p.pos();
+      end = at + order_len;
+      EXPECT_TRUE(p.varint(v));
+      first_run = (v >> format::kLaneBits) + 1;
+      second = chunk + format::kChunkHeaderSize + p.pos();
+      break;
+    }
+  }
+  // The chunk's CRCs after an edit.
+  void reseal() {
+    auto c = read_chunk(t.bytes, chunk);
+    ASSERT_FALSE(c.ok());  // the edit broke the payload CRC
+    const uint32_t len = format::get_u32(t.bytes.data() + chunk + 8);
+    uint8_t* h = t.bytes.data() + chunk;
+    format::write_chunk_header(h, format::ChunkType::EventsColumns, 0, {h + format::kChunkHeaderSize, len}, len);
+  }
+};
+
+TEST(LaneOrder, ALaneTheChunkHasNotIsDamage) {
+  OrderStream o;
+  ASSERT_NE(o.chunk, 0u);
+  ASSERT_LT(o.lanes, 7u);
+  ASSERT_LT(o.second, o.end);
+  o.t.bytes[o.second] |= 7;  // the lane is the low bits of the varint's first byte
+  o.reseal();
+  std::string error;
+  const std::vector<std::string> got = testing::read_all(o.t.bytes, &error);
+  EXPECT_EQ(error, "at offset " + std::to_string(o.second) + ": expected a lane below the chunk's " +
+                       std::to_string(o.lanes) + ", found 7");
+  ASSERT_EQ(got.size(), o.first_run);
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), o.t.expected.begin()));
+}
+
+TEST(LaneOrder, AnEntryCutShortIsDamage) {
+  OrderStream o;
+  ASSERT_NE(o.chunk, 0u);
+  o.t.bytes[o.end - 1] |= 0x80;  // the last entry runs past the stream's end
+  o.reseal();
+  std::string error;
+  const std::vector<std::string> got = testing::read_all(o.t.bytes, &error);
+  EXPECT_NE(error.find(": expected an order stream entry (varint)"), std::string::npos) << error;
+  EXPECT_LT(got.size(), o.t.expected.size());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), o.t.expected.begin()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Corruption,

@@ -33,7 +33,43 @@ std::optional<Error> EventDecoder::begin_chunk(Cursor& c) {
   if (id_base != next_id_)
     return c.expected_at(8, "allocation-id base " + std::to_string(next_id_) + ", found " +
                                 std::to_string(id_base));
+  // Version 5's lanes start anew in every chunk, each at thread 0 (format/lanes.h).
+  run_left_ = 0;
+  lane_ = 0;
+  lane_thread_.fill(0);
   return std::nullopt;
+}
+
+// The next run of a laned chunk from its order stream (false: none, the end of
+// the chunk, or damage in `err`); a chunk without lanes is one run.
+template <class In>
+bool EventDecoder::next_run(In& in, std::optional<Error>& err) {
+  if (!in.laned()) {
+    run_left_ = ~uint64_t{0};
+    return true;
+  }
+  Cursor& order = in.order();
+  if (order.at_end()) {  // the end of the chunk: every stream must be used up
+    err = in.unfinished();
+    return false;
+  }
+  const size_t at = order.pos();
+  uint64_t v;
+  if (!order.varint(v)) {
+    err = order.expected("an order stream entry (varint)");
+    return false;
+  }
+  const unsigned lane = v & (format::kMaxLanes - 1);
+  if (lane >= in.lane_count()) {
+    err = order.expected_at(at, "a lane below the chunk's " + std::to_string(in.lane_count()) + ", found " +
+                                    std::to_string(lane));
+    return false;
+  }
+  run_left_ = (v >> format::kLaneBits) + 1;
+  lane_ = lane;
+  thread_ = lane_thread_[lane];
+  in.select_lane(lane);
+  return true;
 }
 
 template <class In>
@@ -240,25 +276,36 @@ const format::Event* EventDecoder::next(In& in, std::optional<Error>& err) {
     return &event_;
   }
   for (;;) {
+    if (run_left_ == 0 && !next_run(in, err)) [[unlikely]]
+      return nullptr;
     const size_t start = in.pos(S::Head);
     uint8_t h;
-    if (!in.u8(S::Head, h)) {  // end of the chunk: every stream must be used up
-      if (const S s = in.unfinished(); s != S::Count)
-        err = in.expected(s, "the end of stream " + std::to_string(static_cast<int>(s)) +
-                                 " with the last event");
+    if (!in.head(h)) {
+      if (in.laned()) {
+        err = in.expected(S::Head, "an event header (lane " + std::to_string(lane_) + "'s run has " +
+                                       std::to_string(run_left_) + " events left)");
+      } else {  // end of the chunk: every stream must be used up
+        err = in.unfinished();
+      }
       return nullptr;
     }
     const Code code = static_cast<Code>(h >> format::kCodeShift);
     const uint8_t arg = h & 0x1f;
+    if (code == Code::ThreadSwitch) {
+      // Read untapped: the transposer writes the switches of its own lanes.
+      if (arg != format::kThreadEscape) {
+        thread_ = arg;
+      } else if (!in.at(S::Misc).varint_max(thread_, UINT32_MAX)) {
+        err = in.expected(S::Misc, "a thread id (varint, 32 bits)");
+        return nullptr;
+      }
+      lane_thread_[lane_] = thread_;
+      in.thread_switch(thread_);
+      continue;
+    }
+    --run_left_;
+    in.event(h, code != Code::Ext, thread_);
     switch (code) {
-      case Code::ThreadSwitch:
-        if (arg != format::kThreadEscape) {
-          thread_ = arg;
-        } else if (!in.varint_max(S::Misc, thread_, UINT32_MAX)) {
-          err = in.expected(S::Misc, "a thread id (varint, 32 bits)");
-          return nullptr;
-        }
-        continue;
       case Code::AllocCached:
       case Code::AllocCachedX:
       case Code::Alloc:
@@ -286,6 +333,8 @@ const format::Event* EventDecoder::next(In& in, std::optional<Error>& err) {
 // The two forms of the field streams (streams.h): the readers' and the transposer's.
 template const format::Event* EventDecoder::next(Streams&, std::optional<Error>&);
 template const format::Event* EventDecoder::next(TappedStreams&, std::optional<Error>&);
+template bool EventDecoder::next_run(Streams&, std::optional<Error>&);
+template bool EventDecoder::next_run(TappedStreams&, std::optional<Error>&);
 template std::optional<Error> EventDecoder::timed_long(Streams&, uint8_t, uint64_t&);
 template std::optional<Error> EventDecoder::timed_long(TappedStreams&, uint8_t, uint64_t&);
 

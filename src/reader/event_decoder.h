@@ -121,6 +121,8 @@ class EventDecoder {
   [[gnu::always_inline]] inline std::optional<Error> address(In& in, unsigned form, uint64_t size, uint64_t& addr);
   template <class In>
   std::optional<Error> ext(In& in, uint8_t arg);
+  template <class In>
+  bool next_run(In& in, std::optional<Error>& err);
 
   bool addresses_;  // Mode::All with per-event addresses
   uint32_t version_;  // the trace's format version: which backtrace hash places the cache
@@ -144,6 +146,11 @@ class EventDecoder {
   uint64_t max_ticks_;
   format::Func last_alloc_func_ = format::Func::Malloc;
   uint32_t thread_ = 0;
+  // Version 5's lanes (docs/FORMAT.md §5.8): the events left in the current
+  // run (of a chunk without lanes: all, ~0), its lane, and each lane's thread.
+  uint64_t run_left_ = 0;
+  unsigned lane_ = 0;
+  std::array<uint32_t, format::kMaxLanes> lane_thread_{};
   uint32_t rate_ = 0;  // the last RateChange's mean (0: none yet, the header's)
   uint64_t next_id_ = 0;
   uint64_t last_tick_ = 0;

@@ -155,12 +155,11 @@ class NativeReader final : public Reader {
       if (rows) {
         streams_.set_row(cursor_);
       } else {
-        std::array<Cursor, kStreams> c;
-        if ((error_ = read_columns(cursor_, c))) {
+        if ((error_ = read_columns(cursor_, info_.version, columns_))) {
           done_ = true;
           return;
         }
-        streams_.set_columns(c);
+        streams_.set_columns(columns_);
       }
       in_ = ChunkType::Events;
     } else {
@@ -217,6 +216,7 @@ class NativeReader final : public Reader {
   ChunkType in_ = ChunkType::Header;
   Cursor cursor_;    // the current chunk's payload
   Streams streams_;  // its events' field streams
+  Columns columns_;  // (read_columns: ~3 KB, not on the stack per chunk)
   std::vector<uint8_t> buffer_;  // the current chunk's inflated payload
   ChunkInflater inflater_;        // the events' chunks, in order
   std::unique_ptr<EventDecoder> decoder_;

@@ -1,7 +1,9 @@
 // Traces of older format versions still read (docs/FORMAT.md). tests/data/v1
 // holds traces that the version-1 encoder wrote (backtrace hash folded
 // innermost first, §5.5), tests/data/v3 one that the version-3 encoder wrote
-// (block references from one landmark in a 4096-allocation window, §5.6), for
+// (block references from one landmark in a 4096-allocation window, §5.6),
+// tests/data/v4 one that the version-4 encoder wrote (column chunks without
+// lanes, §5.8), for
 // seeded test streams; the generator's own record of the events it asked for
 // is the expected result, and today's encoder must give the same events from
 // different bytes.
@@ -50,7 +52,7 @@ void expect_reads_as_stream(const std::string& path, uint32_t version, uint64_t 
   EXPECT_EQ(error, "");
 }
 
-// (The options are those tests/data/v1/README.md and v3/README.md name for each file.)
+// (The options are those tests/data/v*/README.md name for each file.)
 TEST(Version1, AllModeColumnsTraceReads) {
   expect_reads_as_stream("v1/all_columns_seed11.trace", 1, 11,
                          {.mode = Mode::All, .addresses = false, .events = 3000, .max_depth = 200, .columns = true});
@@ -64,6 +66,13 @@ TEST(Version3, AllModeAddressesTraceReads) {
   expect_reads_as_stream("v3/all_addresses_seed13.trace", 3, 13,
                          {.mode = Mode::All, .addresses = true, .events = 12000, .max_depth = 6, .rare_events = false,
                           .columns = true});
+}
+
+// Eight threads (escaped ids among them), ThreadSwitches between them in
+// one stream per column, Ext events of every kind.
+TEST(Version4, AllModeColumnsTraceReads) {
+  expect_reads_as_stream("v4/all_columns_seed14.trace", 4, 14,
+                         {.mode = Mode::All, .addresses = false, .events = 3000, .max_depth = 8, .columns = true});
 }
 
 }  // namespace

@@ -80,6 +80,44 @@ TEST(RoundTrip, DirectColumnsEqualCompactedRows) {
   }
 }
 
+// The lane count of the first column-form events chunk (docs/FORMAT.md §5.8:
+// after the 16-byte prefix and the stream count).
+unsigned first_lane_count(const std::vector<uint8_t>& bytes) {
+  for (const ChunkView& c : scan_chunks(bytes).chunks)
+    if (c.type == static_cast<uint8_t>(format::ChunkType::EventsColumns) && !(c.flags & format::kChunkZstd))
+      return c.stored[17];
+  return 0;
+}
+
+// More threads than lanes: the later ones share the last lane, whose
+// ThreadSwitches then alternate (format/lanes.h); the finaliser's regrouping
+// places them as the encoder does.
+TEST(RoundTrip, ThreadsShareTheLastLane) {
+  for (uint64_t seed = 20; seed < 24; ++seed) {
+    StreamOptions o{.mode = Mode::All, .addresses = seed % 2 == 0, .events = 1500, .rare_events = false,
+                    .many_threads = true};
+    const testing::Stream rows = make_stream(seed, o);
+    o.columns = true;
+    const testing::Stream columns = make_stream(seed, o);
+    ASSERT_EQ(columns.chunk_ends.size(), 1u);
+    EXPECT_EQ(first_lane_count(columns.bytes), format::kMaxLanes);  // every lane in use
+    expect_round_trip(seed, o);
+    auto compacted = finalize::compact_trace(rows.bytes, {.zstd_level = 0});
+    ASSERT_TRUE(compacted.ok()) << compacted.error().message;
+    EXPECT_EQ(compacted->bytes, columns.bytes) << "seed " << seed;
+    // Many chunks, through the finaliser's cuts: the lanes start anew in each.
+    o.events = 20000;
+    o.flush_often = true;
+    expect_round_trip(seed, o);
+    const testing::Stream many = make_stream(seed, o);
+    auto recut = finalize::compact_trace(many.bytes, {.zstd_level = 1, .max_events_payload = 30000});
+    ASSERT_TRUE(recut.ok()) << recut.error().message;
+    std::string error;
+    EXPECT_EQ(read_all(recut->bytes, &error), many.expected) << "seed " << seed;
+    EXPECT_EQ(error, "");
+  }
+}
+
 TEST(RoundTrip, DirectColumnsManyChunks) {
   for (uint64_t seed = 400; seed < 406; ++seed) {
     for (const bool addresses : {true, false}) {

@@ -4,32 +4,136 @@
 
 namespace memloupe::reader {
 
-std::optional<Error> read_columns(Cursor& c, std::array<Cursor, kStreams>& out) {
+using format::laned;
+
+std::optional<Error> read_columns(Cursor& c, uint32_t version, Columns& out) {
   uint8_t count;
   if (!c.u8(count) || count != kStreams)
     return c.expected("a stream count of " + std::to_string(kStreams));
-  uint64_t lengths[kStreams];
+  out.laned = version >= format::kLanesVersion;
+  out.lane_count = 1;
+  if (out.laned) {
+    uint8_t lanes;
+    if (!c.u8(lanes) || lanes == 0 || lanes > format::kMaxLanes)
+      return c.expected("a lane count from 1 to " + std::to_string(format::kMaxLanes));
+    out.lane_count = lanes;
+  }
+  // The sub-streams in payload order: the order stream, then each stream's lanes.
+  Cursor* subs[1 + kStreams * format::kMaxLanes];
+  size_t n = 0;
+  if (out.laned) subs[n++] = &out.order;
+  for (size_t i = 0; i < kStreams; ++i)
+    for (unsigned l = 0, k = laned(static_cast<Stream>(i)) ? out.lane_count : 1; l < k; ++l)
+      subs[n++] = &out.lanes[l][i];
+  uint64_t lengths[std::size(subs)];
   uint64_t total = 0;
-  for (uint64_t& n : lengths) {
+  for (size_t i = 0; i < n; ++i) {
     // Each length is bounded by what remains, so the sum cannot overflow.
-    if (!c.varint_max(n, c.remaining()))
+    if (!c.varint_max(lengths[i], c.remaining()))
       return c.expected("a stream length (varint) within the chunk");
-    total += n;
+    total += lengths[i];
   }
   const size_t table_end = c.pos();
   if (total != c.remaining())
     return c.expected_at(table_end, "streams filling the rest of the chunk (" +
                                         std::to_string(c.remaining()) + " bytes), found " +
                                         std::to_string(total));
-  for (size_t i = 0; i < kStreams; ++i) (void)c.split(lengths[i], out[i]);
+  for (size_t i = 0; i < n; ++i) (void)c.split(lengths[i], *subs[i]);
   return std::nullopt;
 }
 
-void write_columns(std::vector<uint8_t>& payload, const Taps& streams) {
-  payload.push_back(static_cast<uint8_t>(kStreams));
+// Written anew (a valid trace's are the same bytes).
+void ColumnTaps::thread_switch(uint32_t t) {
+  if (!laned_) write_switch(t);  // else event() writes the lane's own
+}
+
+// The encoder's rule (format/encoder_state.h, State::switch_to).
+void ColumnTaps::event(uint8_t h, bool threaded, uint32_t t) {
+  if (laned_ && threaded && t != switched_) {
+    switched_ = t;
+    const unsigned l = map_.lane_of(t, bound_);
+    if (l != lane_) {
+      if (run_ != 0) {
+        uint8_t buf[format::kMaxVarint];
+        order_.append(buf, static_cast<size_t>(format::put_varint(buf, format::order_entry(run_, lane_)) - buf));
+      }
+      run_ = 0;
+      lane_ = l;
+    }
+    if (map_.thread[l] != t) {
+      map_.thread[l] = t;
+      write_switch(t);
+    }
+  }
+  ++run_;
+  at(Stream::Head).push(h);
+}
+
+void ColumnTaps::write_switch(uint32_t t) {
+  at(Stream::Head).push(format::switch_head(t));
+  if (t >= format::kThreadEscape) {
+    uint8_t buf[format::kMaxVarint];
+    at(Stream::Misc).append(buf, static_cast<size_t>(format::put_varint(buf, t) - buf));
+  }
+}
+
+size_t ColumnTaps::size() const {
+  size_t n = order_.size();
+  for (const auto& lane : taps_)
+    for (const TapBuffer& t : lane) n += t.size();
+  return n;
+}
+
+void ColumnTaps::mark(Mark& m) const {
+  for (unsigned l = 0; l < map_.lanes(); ++l)
+    for (size_t i = 0; i < kStreams; ++i) m.sizes[l][i] = taps_[l][i].size();
+  m.order = order_.size();
+  m.map = map_;
+  m.lane = lane_;
+  m.run = run_;
+  m.switched = switched_;
+}
+
+void ColumnTaps::rewind(const Mark& m) {
+  // Lanes opened by the dropped event are emptied.
+  for (unsigned l = 0; l < format::kMaxLanes; ++l)
+    for (size_t i = 0; i < kStreams; ++i) taps_[l][i].truncate(l < m.map.lanes() ? m.sizes[l][i] : 0);
+  order_.truncate(m.order);
+  map_ = m.map;
+  lane_ = m.lane;
+  run_ = m.run;
+  switched_ = m.switched;
+}
+
+void ColumnTaps::write(std::vector<uint8_t>& payload) {
   uint8_t buf[format::kMaxVarint];
-  for (const TapBuffer& s : streams) payload.insert(payload.end(), buf, format::put_varint(buf, s.size()));
-  for (const TapBuffer& s : streams) payload.insert(payload.end(), s.bytes().begin(), s.bytes().end());
+  auto varint = [&](uint64_t v) { payload.insert(payload.end(), buf, format::put_varint(buf, v)); };
+  if (laned_ && run_ != 0) {
+    order_.append(buf, static_cast<size_t>(format::put_varint(buf, format::order_entry(run_, lane_)) - buf));
+  }
+  const unsigned lanes = laned_ ? map_.lanes() : 1;
+  payload.push_back(static_cast<uint8_t>(kStreams));
+  if (laned_) {
+    payload.push_back(static_cast<uint8_t>(lanes));
+    varint(order_.size());
+  }
+  auto each = [&](auto f) {
+    for (size_t i = 0; i < kStreams; ++i)
+      for (unsigned l = 0, n = laned(static_cast<Stream>(i)) ? lanes : 1; l < n; ++l) f(taps_[l][i]);
+  };
+  each([&](const TapBuffer& t) { varint(t.size()); });
+  if (laned_) payload.insert(payload.end(), order_.bytes().begin(), order_.bytes().end());
+  each([&](const TapBuffer& t) { payload.insert(payload.end(), t.bytes().begin(), t.bytes().end()); });
+}
+
+void ColumnTaps::clear() {
+  for (auto& lane : taps_)
+    for (TapBuffer& t : lane) t.clear();
+  order_.clear();
+  map_.reset();
+  lane_ = 0;
+  run_ = 0;
+  switched_ = kNoThread;
 }
 
 }  // namespace memloupe::reader

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "format/lanes.h"
 #include "format/wire.h"
 #include "reader/cursor.h"
 
@@ -38,6 +39,7 @@ class TapBuffer {
   size_t size() const { return used_; }
   void truncate(size_t n) { used_ = std::min(used_, n); }
   void clear() { used_ = 0; }
+  void push(uint8_t b) { append(&b, 1); }
   std::span<const uint8_t> bytes() const { return {storage_.data(), used_}; }
 
  private:
@@ -45,7 +47,64 @@ class TapBuffer {
   std::vector<uint8_t> storage_;
   size_t used_ = 0;
 };
-using Taps = std::array<TapBuffer, kStreams>;
+
+// The column form's cursors (read_columns): [lane][stream], the streams that are
+// not laned (format::laned) in lane 0 only; version 5's order stream.
+struct Columns {
+  std::array<std::array<Cursor, kStreams>, format::kMaxLanes> lanes{};
+  Cursor order;
+  unsigned lane_count = 1;
+  bool laned = false;  // version 5: lanes and an order stream
+};
+
+// The transposer's output (TappedStreams' taps): one output chunk's streams as
+// the decoder's reads split them off, in the column form of the trace's
+// version. With lanes (version 5) it places each event as the encoder does
+// (format::LaneMap): the decoder hands it every event's header byte and every
+// ThreadSwitch instead of letting them through the taps (event(),
+// thread_switch()), so the input's ThreadSwitches, which are those of its
+// chunks and lanes, are written anew for the output's.
+class ColumnTaps {
+ public:
+  // `laned`: version 5's form; `bound`: the lanes a chunk may use (format::lane_bound).
+  void configure(bool laned, unsigned bound) {
+    laned_ = laned;
+    bound_ = laned ? bound : 1;
+  }
+  TapBuffer& at(Stream s) { return taps_[format::laned(s) ? lane_ : 0][static_cast<size_t>(s)]; }
+  // A ThreadSwitch read (thread `t`): kept without lanes, else left to event().
+  void thread_switch(uint32_t t);
+  // An event's header byte, `threaded` if it belongs to thread `t` (not Ext).
+  void event(uint8_t h, bool threaded, uint32_t t);
+  size_t size() const;
+
+  // The state before an event, to drop a half-read one (rewind).
+  struct Mark {
+    std::array<std::array<size_t, kStreams>, format::kMaxLanes> sizes;  // lanes < map.used (and lane 0)
+    size_t order;
+    format::LaneMap map;
+    unsigned lane;
+    uint64_t run, switched;
+  };
+  void mark(Mark& m) const;
+  void rewind(const Mark& m);
+  // Appends the chunk's layout after the 16-byte prefix (docs/FORMAT.md §5.8).
+  void write(std::vector<uint8_t>& payload);
+  // Empties the taps for the next chunk, whose lanes start anew.
+  void clear();
+
+ private:
+  static constexpr uint64_t kNoThread = ~uint64_t{0};
+  void write_switch(uint32_t t);
+  std::array<std::array<TapBuffer, kStreams>, format::kMaxLanes> taps_;  // [lane][stream]
+  TapBuffer order_;
+  bool laned_ = false;
+  unsigned bound_ = 1;
+  format::LaneMap map_;
+  unsigned lane_ = 0;
+  uint64_t run_ = 0;  // events in the current lane's run
+  uint64_t switched_ = kNoThread;  // the previous threaded event's thread in this chunk
+};
 
 // kTapped: the transposer's form (TappedStreams), every field read also
 // appended to its stream's tap. The decoder is compiled for each form, so the
@@ -60,28 +119,62 @@ class BasicStreams {
   // Row form: every stream reads from `c`.
   void set_row(const Cursor& c) {
     cursors_[0] = c;
+    laned_ = false;
     at_.fill(&cursors_[0]);
   }
-  // Column form: one cursor per stream.
-  void set_columns(const std::array<Cursor, kStreams>& c) {
-    cursors_ = c;
-    for (size_t i = 0; i < kStreams; ++i) at_[i] = &cursors_[i];
+  // Column form: one cursor per stream, per lane for the laned ones (version 5).
+  void set_columns(const Columns& c) {
+    columns_ = c;
+    laned_ = c.laned;
+    for (size_t i = 0; i < kStreams; ++i) at_[i] = &columns_.lanes[0][i];
   }
-  // Every byte a field consumes is also appended to taps[stream].
-  void set_taps(Taps* taps)
+  // Every byte a field consumes is also appended to its stream's tap.
+  void set_taps(ColumnTaps* taps)
     requires kTapped
   {
     taps_ = taps;
   }
 
+  // Version 5's lanes: whether the chunk has them, its order stream, and the
+  // lane the laned streams are read from.
+  bool laned() const { return laned_; }
+  unsigned lane_count() const { return columns_.lane_count; }
+  Cursor& order() { return columns_.order; }
+  void select_lane(unsigned l) {
+    for (size_t i = 0; i < kStreams; ++i)
+      if (format::laned(static_cast<Stream>(i))) at_[i] = &columns_.lanes[l][i];
+  }
+  // An event's header byte, or a ThreadSwitch's, read without its tap: the
+  // decoder hands it to event() or thread_switch() when it knows which.
+  bool head(uint8_t& h) { return at(Stream::Head).u8(h); }
+  void event(uint8_t h, bool threaded, uint32_t t) {
+    if constexpr (kTapped)
+      if (taps_) taps_->event(h, threaded, t);
+  }
+  void thread_switch(uint32_t t) {
+    if constexpr (kTapped)
+      if (taps_) taps_->thread_switch(t);
+  }
+
   // A load, not a test of the form per field read (the decoder reads ~6 an event).
   Cursor& at(Stream s) { return *at_[static_cast<size_t>(s)]; }
   bool at_end(Stream s) { return at(s).at_end(); }
-  // The first stream (in order) with bytes left, or Stream::Count if none.
-  Stream unfinished() {
+  // At the end of the chunk: the first stream (in order; lane by lane, after
+  // the order stream) with bytes left, as an error.
+  std::optional<Error> unfinished() {
+    if (!laned_) {
+      for (size_t i = 0; i < kStreams; ++i)
+        if (!at(static_cast<Stream>(i)).at_end())
+          return at(static_cast<Stream>(i)).expected("the end of stream " + std::to_string(i) + " with the last event");
+      return std::nullopt;
+    }
+    if (!columns_.order.at_end()) return columns_.order.expected("the end of the order stream with the last event");
     for (size_t i = 0; i < kStreams; ++i)
-      if (!at(static_cast<Stream>(i)).at_end()) return static_cast<Stream>(i);
-    return Stream::Count;
+      for (unsigned l = 0, n = format::laned(static_cast<Stream>(i)) ? lane_count() : 1; l < n; ++l)
+        if (!columns_.lanes[l][i].at_end())
+          return columns_.lanes[l][i].expected("the end of stream " + std::to_string(i) + " (lane " +
+                                               std::to_string(l) + ") with the last event");
+    return std::nullopt;
   }
 
   bool u8(Stream s, uint8_t& v) { return tap(s, [&](Cursor& c) { return c.u8(v); }); }
@@ -113,21 +206,27 @@ class BasicStreams {
     } else {
       const size_t before = c.pos();
       if (!read(c)) return false;
-      if (taps_) (*taps_)[static_cast<size_t>(s)].append(c.data().data() + before, c.pos() - before);
+      if (taps_) taps_->at(s).append(c.data().data() + before, c.pos() - before);
       return true;
     }
   }
 
-  std::array<Cursor, kStreams> cursors_{};
-  std::array<Cursor*, kStreams> at_;  // each stream's cursor: cursors_[0] for all in row form
-  Taps* taps_ = nullptr;  // (kTapped only)
+  std::array<Cursor, kStreams> cursors_{};  // row form: [0]
+  Columns columns_;
+  bool laned_ = false;
+  // Each stream's cursor: cursors_[0] for all in row form, the current lane's
+  // for a laned stream.
+  std::array<Cursor*, kStreams> at_;
+  ColumnTaps* taps_ = nullptr;  // (kTapped only)
 };
 using Streams = BasicStreams<false>;
 using TappedStreams = BasicStreams<true>;
 
-// The column form's layout after the 16-byte prefix: u8 stream count (kStreams),
-// kStreams varint lengths, then the streams in order, which must fill the rest.
-std::optional<Error> read_columns(Cursor& c, std::array<Cursor, kStreams>& out);
-void write_columns(std::vector<uint8_t>& payload, const Taps& streams);
+// The column form's layout after the 16-byte prefix (docs/FORMAT.md §5.8), for
+// a trace of format `version`: u8 stream count (kStreams), then (version 5) u8
+// lane count and the order stream's length, then the streams' varint lengths
+// (a laned stream's lane by lane), then the streams in that order, which must
+// fill the rest.
+std::optional<Error> read_columns(Cursor& c, uint32_t version, Columns& out);
 
 }  // namespace memloupe::reader

@@ -178,7 +178,8 @@ Stream make_stream(uint64_t seed, const StreamOptions& o) {
   auto pick_thread = [&] {
     if (g.chance(0.15)) {
       const uint32_t choices[] = {0, 1, 2, 3, 30, 31, 1000, UINT32_MAX};
-      thread = choices[g.below(o.huge_thread_ids ? 8 : 6)];
+      thread = o.many_threads && g.chance(0.5) ? 100 + static_cast<uint32_t>(g.below(8))
+                                               : choices[g.below(o.huge_thread_ids ? 8 : 6)];
     }
     return ThreadId{thread};
   };

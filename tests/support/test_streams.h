@@ -25,6 +25,7 @@ struct StreamOptions {
   bool flush_often = false;    // many small chunks
   bool rare_events = true;     // threads, modules, markers, totals, ...
   bool huge_thread_ids = true;  // thread ids up to UINT32_MAX (else below 32)
+  bool many_threads = false;   // 16 threads, more than a column chunk's lanes (format::kMaxLanes)
   bool columns = false;        // the encoder writes column chunks (the recorder's form)
   uint32_t time_unit_us = 1;   // µs per tick (a power of two): the reader gives times in whole ticks
 };
