@@ -294,9 +294,10 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   if (sites_later) {
     // An at-exit snapshot's blocks are those live at the end; a block freed
     // after an earlier snapshot is not, and is looked for in the events.
-    const bool from_tap = want_index && options.tap->live_blocks([&](uint64_t id, uint64_t size, std::span<const uint64_t> frames) {
-      snapshots.add_table_block(id, size, frames);
-    });
+    const bool from_tap = want_index && options.tap->live_blocks(
+        [&](uint64_t id, uint64_t size, uint32_t stack, std::span<const uint64_t> frames) {
+          snapshots.add_table_block(id, size, stack, frames);
+        });
     if (!from_tap || !snapshots.sites_complete()) {
       auto again = open_native(input);
       if (!again) return again.error();
