@@ -184,6 +184,13 @@ Kept without(std::span<const uint8_t> trace, bool symbols, const std::optional<E
   return out;
 }
 
+// The snapshots' annex is compressed at level 5 at most: it is made serially
+// after a followed program's exit, and its stacks (varint addresses) took
+// level 6 ~1.8x as long for 1.3% fewer bytes (cc1plus's 3.2 MB annex: 296 ->
+// 300 KB, 0.1% of the finalised file; docs/RECORDER.md, "cc1plus after the
+// exit, 2026-11-26 (fifth round)").
+int annex_level(int level) { return std::min(level, 5); }
+
 // Whether `input` and `output` name one file (the usual finalise: in place).
 bool same_file(const std::string& input, const std::string& output) {
   std::error_code ec;
@@ -328,7 +335,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   for (const std::vector<uint8_t>& payload :
        prepared && !snapshots.empty() ? snapshots.annex_chunks(c.modules, prepared->done().namer())
                                       : snapshots.annex_chunks(c.modules, options.symbolizer))
-    reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, options.zstd_level);
+    reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, annex_level(options.zstd_level));
 
   reader::SymbolTable table;
   if (options.symbolize) {
