@@ -122,10 +122,13 @@ class AggregateBuilder {
                     std::span<const uint64_t> frames);
   Aggregate finish() &&;
   // After finish(), pass 2 as it streams: calls fn(allocation id, size,
-  // backtrace) for each block still live at the end, as its Alloc gave them.
-  // False (and no call) in the other modes or when the filter dropped a
-  // block (its backtrace is not kept).
-  using LiveBlockFn = std::function<void(uint64_t, uint64_t, std::span<const uint64_t>)>;
+  // stack, backtrace) for each block still live at the end, as its Alloc gave
+  // them, `stack` its backtrace's number in the builder's table of stacks
+  // (whose numbers have distinct frames; a number's span stays valid while
+  // the builder and the Aggregate finish() gave live: its frame pool may be
+  // the table's). False (and no call) in the other modes or when the
+  // filter dropped a block (its backtrace is not kept).
+  using LiveBlockFn = std::function<void(uint64_t, uint64_t, uint32_t, std::span<const uint64_t>)>;
   bool for_each_live(const LiveBlockFn& fn) const;
 
  private:

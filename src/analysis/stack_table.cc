@@ -1,6 +1,7 @@
 #include "analysis/stack_table.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace memloupe::analysis {
 namespace {
@@ -35,13 +36,15 @@ std::pair<uint32_t, bool> StackTable::intern(std::span<const uint64_t> frames) {
     if (id == kEmpty) break;
     const Range& r = ranges_[id];
     if (r.hash == tag && r.size == frames.size() &&
-        std::equal(frames.begin(), frames.end(), pool_.begin() + static_cast<ptrdiff_t>(r.begin))) {
+        std::equal(frames.begin(), frames.end(), base_ + r.begin)) {
       return {id, false};
     }
   }
+  assert(base_ == pool_.data());  // (not lent)
   const uint32_t id = static_cast<uint32_t>(ranges_.size());
   ranges_.push_back(Range{pool_.size(), static_cast<uint32_t>(frames.size()), tag});
   pool_.insert(pool_.end(), frames.begin(), frames.end());
+  base_ = pool_.data();
   index_[i] = id;
   if (ranges_.size() * 2 > index_.size()) grow();
   return {id, true};

@@ -47,9 +47,15 @@ class StackTable {
 
   std::span<const uint64_t> frames(uint32_t id) const {
     const Range& r = ranges_[id];
-    return {pool_.data() + r.begin, r.size};
+    return {base_ + r.begin, r.size};
   }
   size_t size() const { return ranges_.size(); }
+
+  // Every stack's frames back to back, in id order (stack id's at
+  // frames(id).data() - pool start), moved out: an Aggregate that keeps every
+  // stack takes them without a copy. frames() still reads them there, so the
+  // vector must outlive its use, and nothing more may be interned.
+  std::vector<uint64_t> lend_pool() { return std::move(pool_); }
 
  private:
   struct Range {
@@ -69,6 +75,7 @@ class StackTable {
   void grow();
 
   std::vector<uint64_t> pool_;
+  const uint64_t* base_ = nullptr;  // pool_'s frames, or where lend_pool() moved them
   std::vector<Range> ranges_;
   std::vector<uint32_t> index_;  // ids by hash slot; kEmpty = free
   size_t mask_ = 0;

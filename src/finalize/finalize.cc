@@ -184,6 +184,13 @@ Kept without(std::span<const uint8_t> trace, bool symbols, const std::optional<E
   return out;
 }
 
+// The snapshots' annex is compressed at level 5 at most: it is made serially
+// after a followed program's exit, and its stacks (varint addresses) took
+// level 6 ~1.8x as long for 1.3% fewer bytes (cc1plus's 3.2 MB annex: 296 ->
+// 300 KB, 0.1% of the finalised file; docs/RECORDER.md, "cc1plus after the
+// exit, 2026-11-26 (fifth round)").
+int annex_level(int level) { return std::min(level, 5); }
+
 // Whether `input` and `output` name one file (the usual finalise: in place).
 bool same_file(const std::string& input, const std::string& output) {
   std::error_code ec;
@@ -294,9 +301,10 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   if (sites_later) {
     // An at-exit snapshot's blocks are those live at the end; a block freed
     // after an earlier snapshot is not, and is looked for in the events.
-    const bool from_tap = want_index && options.tap->live_blocks([&](uint64_t id, uint64_t size, std::span<const uint64_t> frames) {
-      snapshots.add_table_block(id, size, frames);
-    });
+    const bool from_tap = want_index && options.tap->live_blocks(
+        [&](uint64_t id, uint64_t size, uint32_t stack, std::span<const uint64_t> frames) {
+          snapshots.add_table_block(id, size, stack, frames);
+        });
     if (!from_tap || !snapshots.sites_complete()) {
       auto again = open_native(input);
       if (!again) return again.error();
@@ -327,7 +335,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   for (const std::vector<uint8_t>& payload :
        prepared && !snapshots.empty() ? snapshots.annex_chunks(c.modules, prepared->done().namer())
                                       : snapshots.annex_chunks(c.modules, options.symbolizer))
-    reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, options.zstd_level);
+    reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, annex_level(options.zstd_level));
 
   reader::SymbolTable table;
   if (options.symbolize) {

@@ -70,12 +70,13 @@ class FinalizeTap {
   // The finished trace (prologue through symbols); returns the analysis index
   // to append (in as many chunks as its size needs), or nothing. Not called for a damaged input.
   virtual std::optional<std::vector<uint8_t>> index(std::span<const uint8_t> trace) = 0;
-  // After events_over(): calls fn(allocation id, requested size, backtrace) for
-  // each block still live when the events ended, as its Alloc gave them, if
-  // the tap kept them (true); a followed read's snapshots' annex is then made
-  // without reading the events again. One stack's backtrace is the same span
-  // (start and length) for each of its blocks (the tap's table of stacks).
-  using LiveBlockFn = std::function<void(uint64_t, uint64_t, std::span<const uint64_t>)>;
+  // After events_over(): calls fn(allocation id, requested size, stack,
+  // backtrace) for each block still live when the events ended, as its Alloc
+  // gave them, if the tap kept them (true); a followed read's snapshots' annex
+  // is then made without reading the events again. `stack` numbers the tap's
+  // table of stacks: one number per distinct backtrace, the same span for
+  // each of its blocks, valid until the tap is destroyed.
+  using LiveBlockFn = std::function<void(uint64_t, uint64_t, uint32_t, std::span<const uint64_t>)>;
   virtual bool live_blocks(const LiveBlockFn&) const { return false; }
 };
 

@@ -22,7 +22,7 @@ std::vector<std::vector<uint8_t>> snapshot_annex_payloads(uint32_t number, const
   sink.payloads.push_back(snapshot_names_payload(number, annex.names));
   std::vector<uint8_t> buffer(SnapshotWriter::kBufferBytes);
   SnapshotWriter w(sink, buffer.data(), number);
-  for (const std::vector<uint64_t>& s : annex.stacks) w.stack(s);
+  for (std::span<const uint64_t> s : annex.stacks) w.stack(s);
   for (size_t b = 0; b < annex.stack_plus_one.size(); ++b) w.site(annex.stack_plus_one[b], annex.size[b]);
   for (const SnapshotModule& m : annex.modules) w.module(m);
   for (const SnapshotThread& t : annex.threads) w.thread(t);

@@ -26,7 +26,7 @@ std::vector<uint8_t> snapshot_names_payload(uint32_t number, std::span<const Sna
 
 struct SnapshotAnnex {
   std::span<const SnapshotName> names;
-  std::span<const std::vector<uint64_t>> stacks;  // distinct backtraces, innermost first
+  std::span<const std::span<const uint64_t>> stacks;  // distinct backtraces, innermost first
   // Per block, in the snapshot's order: index in `stacks` + 1 (0: no Alloc
   // event known) and the requested size.
   std::span<const uint32_t> stack_plus_one;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <vector>
 
 #include "format/encoder.h"
@@ -144,7 +145,8 @@ struct Annex {
   }
   std::vector<size_t> append(std::vector<uint8_t>& file, uint32_t number) const {
     std::vector<size_t> offsets;
-    for (const auto& p : format::snapshot_annex_payloads(number, {names, stacks, stack_plus_one, size, modules, threads})) {
+    const std::vector<std::span<const uint64_t>> stack_views(stacks.begin(), stacks.end());
+    for (const auto& p : format::snapshot_annex_payloads(number, {names, stack_views, stack_plus_one, size, modules, threads})) {
       offsets.push_back(file.size());
       format::append_chunk(file, format::ChunkType::Snapshot, p);
     }

@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "format/encoder.h"
@@ -54,7 +55,8 @@ std::filesystem::path write_trace(bool damage_snapshot, bool annex = false) {
   w.edge(4, 2, true, 0);
   w.end(64 + 32 + 128 + 72, 10);
   if (annex) {
-    const std::vector<std::vector<uint64_t>> stacks{{0x401000, 0x401500}};
+    const std::vector<uint64_t> frames{0x401000, 0x401500};
+    const std::vector<std::span<const uint64_t>> stacks{frames};
     const std::vector<uint32_t> stack_plus_one{1, 1, 0};  // block 2: no Alloc event
     const std::vector<uint64_t> sizes{30, 31, 0};
     const std::vector<format::SnapshotModule> modules{{0x400000, 0x402000, 0, "/p", {}}};

@@ -47,7 +47,7 @@ std::vector<std::vector<uint8_t>> SnapshotRoots::annex_chunks(const ModuleMap& m
       if (auto n = namer.name(modules, word)) names.emplace(std::pair(n->address, n->name), *n);
     std::vector<format::SnapshotName> sorted;
     for (auto& [address, n] : names) sorted.push_back(std::move(n));
-    const BlockSites sites = sites_.sites(i);
+    const BlockSiteViews sites = sites_.site_views(i);
     for (std::vector<uint8_t>& p : format::snapshot_annex_payloads(
              s.number, {sorted, sites.stacks, sites.stack_plus_one, sites.size, module_records, thread_records}))
       out.push_back(std::move(p));

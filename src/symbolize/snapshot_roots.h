@@ -32,8 +32,8 @@ class SnapshotRoots {
     sites_.add_block(id, size, backtrace);
   }
   // Or from a table of stacks (SnapshotSites::add_table_block).
-  void add_table_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
-    sites_.add_table_block(id, size, backtrace);
+  void add_table_block(uint64_t id, uint64_t size, uint32_t stack, std::span<const uint64_t> backtrace) {
+    sites_.add_table_block(id, size, stack, backtrace);
   }
   bool sites_complete() const { return sites_.complete(); }
 

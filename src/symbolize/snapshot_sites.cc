@@ -46,7 +46,7 @@ void SnapshotSites::add(const format::Event& event) {
   }
 }
 
-uint32_t SnapshotSites::stack_of(std::span<const uint64_t> backtrace) {
+uint32_t SnapshotSites::stack_of(std::span<const uint64_t> backtrace, bool seen) {
   // The annex keeps as many frames as its format allows.
   const auto frames = backtrace.first(std::min(backtrace.size(), format::SnapshotWriter::kMaxAnnexFrames));
   const uint64_t hash = format::backtrace_hash(frames);
@@ -54,7 +54,11 @@ uint32_t SnapshotSites::stack_of(std::span<const uint64_t> backtrace) {
   while (it != end && !std::ranges::equal(stacks_[it->second], frames)) ++it;
   if (it == end) {
     it = stack_index_.emplace(hash, static_cast<uint32_t>(stacks_.size()));
-    stacks_.emplace_back(frames.begin(), frames.end());
+    if (seen) {
+      stacks_.push_back(frames);
+    } else {
+      stacks_.push_back(owned_.emplace_back(frames.begin(), frames.end()));  // (a moved vector keeps its frames)
+    }
   }
   return it->second;
 }
@@ -62,19 +66,27 @@ uint32_t SnapshotSites::stack_of(std::span<const uint64_t> backtrace) {
 void SnapshotSites::add_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
   const size_t i = wanted(id);
   if (i == SIZE_MAX) return;
+  for (uint32_t s : unhashed_) stack_index_.emplace(format::backtrace_hash(stacks_[s]), s);
+  unhashed_.clear();
   stack_plus_one_[i] = stack_of(backtrace) + 1;
   size_[i] = size;
 }
 
-void SnapshotSites::add_table_block(uint64_t id, uint64_t size, std::span<const uint64_t> backtrace) {
+void SnapshotSites::add_table_block(uint64_t id, uint64_t size, uint32_t stack, std::span<const uint64_t> backtrace) {
   const size_t i = wanted(id);
   if (i == SIZE_MAX) return;
-  // (A span not seen before takes add_block's path: the same stack index.
-  // Two spans may share a start, an empty one's and the next.)
-  auto [it, fresh] = by_span_.try_emplace(backtrace.data(), backtrace.size(), 0);
-  if (fresh) it->second.second = stack_of(backtrace);
-  const uint32_t stack = it->second.first == backtrace.size() ? it->second.second : stack_of(backtrace);
-  stack_plus_one_[i] = stack + 1;
+  if (stack >= by_table_stack_.size()) by_table_stack_.resize(std::max<size_t>(stack + 1, 2 * by_table_stack_.size()), 0);
+  uint32_t& known = by_table_stack_[stack];
+  if (known == 0) {
+    if (backtrace.size() >= format::SnapshotWriter::kMaxAnnexFrames) {
+      known = stack_of(backtrace, true) + 1;  // (cut, it may equal another number's frames)
+    } else {
+      unhashed_.push_back(static_cast<uint32_t>(stacks_.size()));
+      stacks_.push_back(backtrace);
+      known = static_cast<uint32_t>(stacks_.size());
+    }
+  }
+  stack_plus_one_[i] = known;
   size_[i] = size;
 }
 
@@ -82,8 +94,8 @@ bool SnapshotSites::complete() const {
   return std::ranges::find(stack_plus_one_, 0u) == stack_plus_one_.end();
 }
 
-BlockSites SnapshotSites::sites(size_t i) const {
-  BlockSites out;
+BlockSiteViews SnapshotSites::site_views(size_t i) const {
+  BlockSiteViews out;
   const std::vector<uint64_t>& ids = alloc_ids_[i];
   out.stack_plus_one.assign(ids.size(), 0);
   out.size.assign(ids.size(), 0);
@@ -99,6 +111,14 @@ BlockSites SnapshotSites::sites(size_t i) const {
     out.stack_plus_one[b] = local;
     out.size[b] = size_[k];
   }
+  return out;
+}
+
+BlockSites SnapshotSites::sites(size_t i) const {
+  BlockSiteViews views = site_views(i);
+  BlockSites out{{}, std::move(views.stack_plus_one), std::move(views.size)};
+  out.stacks.reserve(views.stacks.size());
+  for (std::span<const uint64_t> s : views.stacks) out.stacks.emplace_back(s.begin(), s.end());
   return out;
 }
 
