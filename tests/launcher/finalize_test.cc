@@ -437,8 +437,10 @@ void expect_annexed(const std::string& path, const IndexingTap& followed_tap, co
   }
   // The annex's chunks are compressed at level 5 (finalize.cc, annex_level),
   // the rest at the options' 6: each stored payload is its raw payload's
-  // level-5 frame, which level 6 makes otherwise for one at least.
-  size_t annexed = 0, unlike_level_6 = 0;
+  // level-5 frame. (Whether level 6 would make another frame depends on the
+  // payload, which holds this run's addresses: for this small annex it
+  // sometimes does not, so that is not asserted.)
+  size_t annexed = 0;
   std::vector<uint8_t> buffer;
   for (const reader::ChunkView& chunk : reader::scan_chunks((*out)->data()).chunks) {
     if (chunk.type != static_cast<uint8_t>(format::ChunkType::Snapshot) || !(chunk.flags & format::kChunkZstd)) continue;
@@ -446,15 +448,12 @@ void expect_annexed(const std::string& path, const IndexingTap& followed_tap, co
     ASSERT_TRUE(payload);
     if (payload->empty() || (*payload)[0] < static_cast<uint8_t>(format::SnapshotPart::Names)) continue;  // the recorder's
     ++annexed;
-    std::vector<uint8_t> level_5, level_6;
+    std::vector<uint8_t> level_5;
     reader::append_chunk_compressed(level_5, format::ChunkType::Snapshot, *payload, 5);
-    reader::append_chunk_compressed(level_6, format::ChunkType::Snapshot, *payload, 6);
     const std::span<const uint8_t> stored((*out)->data().data() + chunk.offset, format::kChunkHeaderSize + chunk.stored.size());
     EXPECT_TRUE(std::ranges::equal(stored, level_5));
-    unlike_level_6 += !std::ranges::equal(level_5, level_6);
   }
   EXPECT_GT(annexed, 0u);
-  EXPECT_GT(unlike_level_6, 0u);
 }
 
 TEST(Finalize, FollowingTheWrittenFileChangesNothing) { expect_following_changes_nothing<CountingTap>(false); }
