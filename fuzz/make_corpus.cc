@@ -129,7 +129,8 @@ std::vector<uint8_t> with_snapshots(std::vector<uint8_t> trace) {
 // reach its decoder): names, stacks, sites, modules, threads.
 std::vector<uint8_t> with_annex(std::vector<uint8_t> trace) {
   const std::vector<SnapshotName> names{{0x404000, 16, "g_list", "list.c", 7}, {0x404010, 48, ".data", "", 0}};
-  const std::vector<std::vector<uint64_t>> stacks{{0x401234, 0x401300}, {0x401400}};
+  const uint64_t stack_0[] = {0x401234, 0x401300}, stack_1[] = {0x401400};
+  const std::span<const uint64_t> stacks[] = {stack_0, stack_1};
   const std::vector<uint32_t> stack_plus_one{1, 2, 0};
   const std::vector<uint64_t> sizes{30, 60, 0};
   const uint8_t id[] = {0x12, 0x34};
