@@ -184,12 +184,14 @@ Kept without(std::span<const uint8_t> trace, bool symbols, const std::optional<E
   return out;
 }
 
-// The snapshots' annex is compressed at level 5 at most: it is made serially
+// The snapshots' annex is compressed at level 3 at most: it is made serially
 // after a followed program's exit, and its stacks (varint addresses) took
-// level 6 ~1.8x as long for 1.3% fewer bytes (cc1plus's 3.2 MB annex: 296 ->
-// 300 KB, 0.1% of the finalised file; docs/RECORDER.md, "cc1plus after the
-// exit, 2026-11-26 (fifth round)").
-int annex_level(int level) { return std::min(level, 5); }
+// level 6 ~1.8x as long as level 5 for 1.3% fewer bytes (cc1plus's 3.2 MB
+// annex: 296 -> 300 KB), and level 5 ~11 ms more than level 3 for ~50 KB
+// fewer (1.8% of cc1plus's finalised file, which the smaller index of the
+// same round had made 470 KB smaller; docs/RECORDER.md, "cc1plus after the
+// exit, 2026-11-26 (fifth round)" and "The 2026-11-26 fifth round together").
+int annex_level(int level) { return std::min(level, 3); }
 
 // Whether `input` and `output` name one file (the usual finalise: in place).
 bool same_file(const std::string& input, const std::string& output) {

@@ -435,9 +435,9 @@ void expect_annexed(const std::string& path, const IndexingTap& followed_tap, co
     ASSERT_EQ(s.thread_names.size(), 1u);
     EXPECT_EQ(s.thread_names[0].name, "main");
   }
-  // The annex's chunks are compressed at level 5 (finalize.cc, annex_level),
+  // The annex's chunks are compressed at level 3 (finalize.cc, annex_level),
   // the rest at the options' 6: each stored payload is its raw payload's
-  // level-5 frame. (Whether level 6 would make another frame depends on the
+  // level-3 frame. (Whether level 6 would make another frame depends on the
   // payload, which holds this run's addresses: for this small annex it
   // sometimes does not, so that is not asserted.)
   size_t annexed = 0;
@@ -448,10 +448,10 @@ void expect_annexed(const std::string& path, const IndexingTap& followed_tap, co
     ASSERT_TRUE(payload);
     if (payload->empty() || (*payload)[0] < static_cast<uint8_t>(format::SnapshotPart::Names)) continue;  // the recorder's
     ++annexed;
-    std::vector<uint8_t> level_5;
-    reader::append_chunk_compressed(level_5, format::ChunkType::Snapshot, *payload, 5);
+    std::vector<uint8_t> level_3;
+    reader::append_chunk_compressed(level_3, format::ChunkType::Snapshot, *payload, 3);
     const std::span<const uint8_t> stored((*out)->data().data() + chunk.offset, format::kChunkHeaderSize + chunk.stored.size());
-    EXPECT_TRUE(std::ranges::equal(stored, level_5));
+    EXPECT_TRUE(std::ranges::equal(stored, level_3));
   }
   EXPECT_GT(annexed, 0u);
 }
