@@ -386,6 +386,59 @@ TEST(ThreadedOverview, SeriesLogOfWideFieldsGivesTheBytesOfPassTwo) {
   EXPECT_EQ(one_read(s), want);
 }
 
+// The series log writes its times in the trace's ticks (SeriesLog::set_tick):
+// traces whose times are whole ticks of 32 µs, of 3 µs (the header takes any
+// unit) and of 1 µs, with free steps and lifetimes of none to hours of ticks,
+// several blocks freed at one time, and the same with one time that is not a
+// whole tick halfway (the log goes on in ns from there), exact and sampled,
+// give pass 2's bytes.
+TEST(ThreadedOverview, SeriesLogInTicksGivesTheBytesOfPassTwo) {
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    for (uint32_t unit_us : {32u, 3u, 1u}) {
+      for (bool stray : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(mode) << ", unit " << unit_us << " µs"
+                                        << (stray ? ", a stray time" : ""));
+        Script s(mode, 4096);
+        s.info.time_unit_us = unit_us;
+        const uint64_t tick = uint64_t{unit_us} * 1000;
+        struct Block {
+          uint64_t at, until, size, stack;
+        };
+        std::vector<Block> blocks;
+        uint64_t t = 5 * tick;
+        for (uint64_t i = 0; i < 12000; ++i) {
+          if (i % 3 != 0) t += (i % 997 == 996 ? (uint64_t{1} << 30) : i % 4) * tick;
+          const uint64_t lifetime = (i % 4 == 0 ? 0 : i % 4 == 1 ? i % 200 : i % 4 == 2 ? (uint64_t{1} << 28) + i : 3) * tick;
+          blocks.push_back({t, t + lifetime, 1 + i % 300, 0x1000 + (i * 7919) % 300});
+        }
+        if (stray) blocks[6000].until += 7;  // not a whole tick
+        std::vector<std::tuple<uint64_t, int, size_t>> order;  // (time, 0 alloc / 1 free, block)
+        for (size_t b = 0; b < blocks.size(); ++b) {
+          order.emplace_back(blocks[b].at, 0, b);
+          order.emplace_back(blocks[b].until, 1, b);
+        }
+        std::sort(order.begin(), order.end());
+        std::vector<format::AllocId> ids(blocks.size());
+        for (const auto& [time, kind, b] : order) {
+          if (kind == 0) {
+            ids[b] = s.alloc(time, blocks[b].size, {blocks[b].stack, 0x2000});
+          } else {
+            s.free(ids[b], time);
+          }
+          t = time;
+        }
+        s.end(t + tick);
+        const auto [overview, expected] = pass_two(s);
+        ASSERT_GT(expected.totals[Metric::Freed].blocks, 0u);
+        const std::vector<uint8_t> want = encoded(overview, expected);
+        ASSERT_FALSE(want.empty());
+
+        EXPECT_EQ(one_read(s), want);
+      }
+    }
+  }
+}
+
 // The peak moves: a site's blocks freed before a later, higher peak are not
 // live at it, those freed after it are; the thread's figures follow.
 TEST(ThreadedOverview, PeakIsTheLastNewMaximum) {
