@@ -552,9 +552,14 @@ class SeriesLog {
   // knows); false, with nothing written, for times that are not whole ticks.
   [[gnu::always_inline]] bool put(bool exact, uint32_t stack, uint64_t alloc_ns, uint64_t free_ns, uint64_t size,
                                   uint64_t n_samples, uint32_t bytes_per_sample, uint64_t blocks) {
-    const uint64_t step = tick_.of(free_ns - free_ns_);  // the clock is monotone
+    // (The free time seldom moves: its step is tested, and divided, when it does.)
     const uint64_t lifetime = tick_.of(free_ns - alloc_ns);
-    if ((step > tick_.most) | (lifetime > tick_.most)) [[unlikely]] return false;
+    if (lifetime > tick_.most) [[unlikely]] return false;
+    uint64_t step = 0;
+    if (free_ns != free_ns_) [[unlikely]] {
+      step = tick_.of(free_ns - free_ns_);  // the clock is monotone
+      if (step > tick_.most) return false;
+    }
     uint8_t* const start = blocks_.back().data() + used_;
     const bool other_samples = exact && n_samples != blocks;
     const bool other_blocks = exact && blocks != 1;

@@ -342,16 +342,40 @@ TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
   EXPECT_EQ(one_read(s), want);
 }
 
+// A block of a series-log test: allocated `at`, freed `until`.
+struct TimedBlock {
+  uint64_t at, until, size, stack;
+};
+
+// `blocks`' allocations and frees added to `s` in time order, then its end
+// `after` the last of them.
+void add_in_time_order(Script& s, const std::vector<TimedBlock>& blocks, uint64_t after) {
+  std::vector<std::tuple<uint64_t, int, size_t>> order;  // (time, 0 alloc / 1 free, block)
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    order.emplace_back(blocks[b].at, 0, b);
+    order.emplace_back(blocks[b].until, 1, b);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<format::AllocId> ids(blocks.size());
+  uint64_t t = 0;
+  for (const auto& [time, kind, b] : order) {
+    if (kind == 0) {
+      ids[b] = s.alloc(time, blocks[b].size, {blocks[b].stack, 0x2000});
+    } else {
+      s.free(ids[b], time);
+    }
+    t = time;
+  }
+  s.end(t + after);
+}
+
 // A Mode::All series log stores each field in as many bytes as it needs
 // (SeriesLog::put): free steps, lifetimes and sizes of 0 to 6 bytes
 // (freed where allocated; times past 2^40 ns; sizes past 2^32), stack ids of
 // 1 and 2 bytes, block counts other than 1, give pass 2's bytes.
 TEST(ThreadedOverview, SeriesLogOfWideFieldsGivesTheBytesOfPassTwo) {
   Script s(format::Mode::All, 4096);
-  struct Block {
-    uint64_t at, until, size, stack;
-  };
-  std::vector<Block> blocks;
+  std::vector<TimedBlock> blocks;
   uint64_t t = uint64_t{1} << 41;
   for (uint64_t i = 0; i < 20000; ++i) {
     // Several blocks of one stack at one time (summed into one entry), gaps
@@ -361,23 +385,7 @@ TEST(ThreadedOverview, SeriesLogOfWideFieldsGivesTheBytesOfPassTwo) {
     const uint64_t size = i % 11 == 0 ? (uint64_t{1} << 33) + i : i % 3 == 0 ? 300 + i : 1 + i % 100;
     blocks.push_back({t, t + lifetime, size, 0x1000 + (i * 7919) % 400});
   }
-  // In time order: (time, 0 for an allocation and 1 for a free, block).
-  std::vector<std::tuple<uint64_t, int, size_t>> order;
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    order.emplace_back(blocks[b].at, 0, b);
-    order.emplace_back(blocks[b].until, 1, b);
-  }
-  std::sort(order.begin(), order.end());
-  std::vector<format::AllocId> ids(blocks.size());
-  for (const auto& [time, kind, b] : order) {
-    if (kind == 0) {
-      ids[b] = s.alloc(time, blocks[b].size, {blocks[b].stack, 0x2000});
-    } else {
-      s.free(ids[b], time);
-    }
-    t = time;
-  }
-  s.end(t + 10);
+  add_in_time_order(s, blocks, 10);
   const auto [overview, expected] = pass_two(s);
   ASSERT_GT(expected.totals[Metric::Freed].blocks, 19000u);
   const std::vector<uint8_t> want = encoded(overview, expected);
@@ -401,10 +409,7 @@ TEST(ThreadedOverview, SeriesLogInTicksGivesTheBytesOfPassTwo) {
         Script s(mode, 4096);
         s.info.time_unit_us = unit_us;
         const uint64_t tick = uint64_t{unit_us} * 1000;
-        struct Block {
-          uint64_t at, until, size, stack;
-        };
-        std::vector<Block> blocks;
+        std::vector<TimedBlock> blocks;
         uint64_t t = 5 * tick;
         for (uint64_t i = 0; i < 12000; ++i) {
           if (i % 3 != 0) t += (i % 997 == 996 ? (uint64_t{1} << 30) : i % 4) * tick;
@@ -412,22 +417,7 @@ TEST(ThreadedOverview, SeriesLogInTicksGivesTheBytesOfPassTwo) {
           blocks.push_back({t, t + lifetime, 1 + i % 300, 0x1000 + (i * 7919) % 300});
         }
         if (stray) blocks[6000].until += 7;  // not a whole tick
-        std::vector<std::tuple<uint64_t, int, size_t>> order;  // (time, 0 alloc / 1 free, block)
-        for (size_t b = 0; b < blocks.size(); ++b) {
-          order.emplace_back(blocks[b].at, 0, b);
-          order.emplace_back(blocks[b].until, 1, b);
-        }
-        std::sort(order.begin(), order.end());
-        std::vector<format::AllocId> ids(blocks.size());
-        for (const auto& [time, kind, b] : order) {
-          if (kind == 0) {
-            ids[b] = s.alloc(time, blocks[b].size, {blocks[b].stack, 0x2000});
-          } else {
-            s.free(ids[b], time);
-          }
-          t = time;
-        }
-        s.end(t + tick);
+        add_in_time_order(s, blocks, tick);
         const auto [overview, expected] = pass_two(s);
         ASSERT_GT(expected.totals[Metric::Freed].blocks, 0u);
         const std::vector<uint8_t> want = encoded(overview, expected);
