@@ -53,10 +53,7 @@ void ColumnTaps::event(uint8_t h, bool threaded, uint32_t t) {
     switched_ = t;
     const unsigned l = map_.lane_of(t, bound_);
     if (l != lane_) {
-      if (run_ != 0) {
-        uint8_t buf[format::kMaxVarint];
-        order_.append(buf, static_cast<size_t>(format::put_varint(buf, format::order_entry(run_, lane_)) - buf));
-      }
+      end_run();
       run_ = 0;
       lane_ = l;
     }
@@ -71,10 +68,11 @@ void ColumnTaps::event(uint8_t h, bool threaded, uint32_t t) {
 
 void ColumnTaps::write_switch(uint32_t t) {
   at(Stream::Head).push(format::switch_head(t));
-  if (t >= format::kThreadEscape) {
-    uint8_t buf[format::kMaxVarint];
-    at(Stream::Misc).append(buf, static_cast<size_t>(format::put_varint(buf, t) - buf));
-  }
+  if (t >= format::kThreadEscape) at(Stream::Misc).put_varint(t);
+}
+
+void ColumnTaps::end_run() {
+  if (run_ != 0) order_.put_varint(format::order_entry(run_, lane_));
 }
 
 size_t ColumnTaps::size() const {
@@ -108,9 +106,7 @@ void ColumnTaps::rewind(const Mark& m) {
 void ColumnTaps::write(std::vector<uint8_t>& payload) {
   uint8_t buf[format::kMaxVarint];
   auto varint = [&](uint64_t v) { payload.insert(payload.end(), buf, format::put_varint(buf, v)); };
-  if (laned_ && run_ != 0) {
-    order_.append(buf, static_cast<size_t>(format::put_varint(buf, format::order_entry(run_, lane_)) - buf));
-  }
+  if (laned_) end_run();
   const unsigned lanes = laned_ ? map_.lanes() : 1;
   payload.push_back(static_cast<uint8_t>(kStreams));
   if (laned_) {

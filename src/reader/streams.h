@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "format/lanes.h"
+#include "format/varint.h"
 #include "format/wire.h"
 #include "reader/cursor.h"
 
@@ -40,6 +41,10 @@ class TapBuffer {
   void truncate(size_t n) { used_ = std::min(used_, n); }
   void clear() { used_ = 0; }
   void push(uint8_t b) { append(&b, 1); }
+  void put_varint(uint64_t v) {
+    uint8_t buf[format::kMaxVarint];
+    append(buf, static_cast<size_t>(format::put_varint(buf, v) - buf));
+  }
   std::span<const uint8_t> bytes() const { return {storage_.data(), used_}; }
 
  private:
@@ -96,6 +101,7 @@ class ColumnTaps {
  private:
   static constexpr uint64_t kNoThread = ~uint64_t{0};
   void write_switch(uint32_t t);
+  void end_run();  // the current lane's run, if any, into the order stream
   std::array<std::array<TapBuffer, kStreams>, format::kMaxLanes> taps_;  // [lane][stream]
   TapBuffer order_;
   bool laned_ = false;
