@@ -26,18 +26,26 @@ constinit NoDestructor<AddressTable> g_trackers_storage;
 AddressTable& g_trackers = g_trackers_storage.value;
 constinit SpinLock g_trackers_lock;
 
+bool no_alloc_callback() noexcept {
+  return g_on_alloc.load(std::memory_order_seq_cst) == nullptr &&
+         g_on_track.load(std::memory_order_seq_cst) == nullptr;
+}
+
 }  // namespace
 
+void sync_lean_callback_bit() noexcept { sync_lean_bit(kLeanNoCallback, no_alloc_callback); }
+
 // The allocation callback is stored last: a hook that sees it finds the others
-// in place.
+// in place. Sequentially consistent, as the lean gate's sync wants.
 void set_callbacks(const CallbackSet& c, void* user) noexcept {
-  g_on_alloc.store(nullptr, std::memory_order_release);
-  g_on_track.store(nullptr, std::memory_order_release);
+  g_on_alloc.store(nullptr, std::memory_order_seq_cst);
+  g_on_track.store(nullptr, std::memory_order_seq_cst);
   g_user.store(user, std::memory_order_release);
   g_on_free.store(c.on_free, std::memory_order_release);
   g_on_untrack.store(c.on_untrack, std::memory_order_release);
-  g_on_track.store(c.on_track, std::memory_order_release);
-  g_on_alloc.store(c.on_alloc, std::memory_order_release);
+  g_on_track.store(c.on_track, std::memory_order_seq_cst);
+  g_on_alloc.store(c.on_alloc, std::memory_order_seq_cst);
+  sync_lean_callback_bit();
 }
 
 bool notify_alloc(const SampledBlock& b) noexcept {

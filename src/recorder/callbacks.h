@@ -42,6 +42,9 @@ inline bool has_alloc_callback() noexcept {
   return callback_detail::g_on_alloc.load(std::memory_order_acquire) != nullptr ||
          callback_detail::g_on_track.load(std::memory_order_acquire) != nullptr;
 }
+// The lean gate's kLeanNoCallback bit (session.h) set from the callbacks now
+// installed: by set_callbacks, and by a session's start.
+void sync_lean_callback_bit() noexcept;
 // True when the callback asked to be told when this block is freed.
 bool notify_alloc(const SampledBlock& block) noexcept;
 void notify_free(uint64_t id, void* address) noexcept;

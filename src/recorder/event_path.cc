@@ -180,17 +180,10 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
                      RealCall real, Applied& out) noexcept {
   const bool old_maybe =
       tracking() && slot.announced && event_detail::may_be_recorded(block.old_address);
-  std::optional<LockGuard> realloc_guard;
-  if (old_maybe && g_session.staging.active()) {
-    realloc_guard.emplace(g_session.realloc_lock);
-    g_session.realloc_old.store(block.old_address, std::memory_order_relaxed);
-  }
   const auto keep = [&out](const Applied& a) { out = a; };
-  if (old_maybe && event_detail::staged()) {
-    block.address = reinterpret_cast<uintptr_t>(real());
-    commit<StagedKind::Realloc>(block, bt, &slot.staged, sample, keep);
-    return reinterpret_cast<void*>(block.address);
-  }
+  if (old_maybe && event_detail::staged()) return stage_realloc(slot, block, bt, real, keep);
+  std::optional<ReallocHold> realloc_hold;
+  if (old_maybe && g_session.staging.active()) realloc_hold.emplace(block.old_address);
   // Direct: a recorded old block's end and the new block are written together,
   // with the real realloc inside the lock.
   bool recorded = false;
@@ -203,7 +196,7 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
       out = end_realloc(enc, *old, block, trace_ns_of(block.time_ns), bt, sample, in_traced_process());
     }
   }
-  realloc_guard.reset();  // record_alloc waits for it
+  realloc_hold.reset();  // record_alloc waits for it
   if (recorded) return reinterpret_cast<void*>(block.address);
   void* const p = real();
   if (p != nullptr && block.sampled) {

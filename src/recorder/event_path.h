@@ -129,6 +129,13 @@ inline bool may_be_recorded(uintptr_t address) noexcept {
   return !(g_table_failed.load(std::memory_order_relaxed) && g_table_failed.exchange(false));
 }
 
+// stage(), and the caller's `after` when the consumer has failed since.
+template <class After>
+[[gnu::always_inline]] inline void stage_then(const StagedRecord& rec, std::span<const uint64_t> bt,
+                                              StagedFrames* frames, After after) noexcept {
+  if (!stage(rec, bt, frames)) [[unlikely]] after(Applied{.stored = false});
+}
+
 }  // namespace event_detail
 
 // Under the trace lock, on the direct path: what record `s` (of kind K) does to
@@ -140,10 +147,7 @@ Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint6
 template <StagedKind K, class After>
 [[gnu::always_inline]] inline void commit(const StagedRecord& s, std::span<const uint64_t> bt,
                                           StagedFrames* frames, Sample sample, After after) noexcept {
-  if (event_detail::staged()) {
-    if (!event_detail::stage(s, bt, frames)) [[unlikely]] after(Applied{.stored = false});
-    return;
-  }
+  if (event_detail::staged()) return event_detail::stage_then(s, bt, frames, after);
   // A copy for apply(): the slow paths' record then never has its address
   // taken, and gcc keeps it in registers on the staged path instead of
   // building it on the stack for put(). (apply() by value instead cost sampled
@@ -173,18 +177,6 @@ inline void wait_for_reallocs(uintptr_t p) noexcept {
     g_session.realloc_lock.wait_until_free();
 }
 
-// record_alloc once its tests have passed (the thread is announced, new blocks
-// are recorded; --all mode's lean branch tests that before the real call, and
-// a session ended or paused during it is the consumer's to see: apply() tests
-// it again).
-template <class After>
-[[gnu::always_inline]] inline void commit_alloc(ThreadSlot& slot, const StagedRecord& block,
-                                                std::span<const uint64_t> bt, Sample sample,
-                                                After after) noexcept {
-  if (g_session.staging.active()) wait_for_reallocs(block.address);
-  commit<StagedKind::Alloc>(block, bt, &slot.staged, sample, after);
-}
-
 // A new block `block` (kind Alloc, address and size filled in), after the real
 // call returned it.
 template <class After>
@@ -192,17 +184,15 @@ template <class After>
                                                 std::span<const uint64_t> bt, Sample sample,
                                                 After after) noexcept {
   if (!slot.announced || !sampling()) return;
-  commit_alloc(slot, block, bt, sample, after);
+  if (g_session.staging.active()) wait_for_reallocs(block.address);
+  commit<StagedKind::Alloc>(block, bt, &slot.staged, sample, after);
 }
 
-// record_free once its tests have passed (the thread is announced, the session
-// tracks frees, `p` may be recorded): the record and its commit.
-template <class After>
-[[gnu::always_inline]] inline void commit_free(const ThreadSlot& slot, format::Func f, void* p,
-                                               After after) noexcept {
-  StagedRecord rec = call_record(StagedKind::Free, slot, f, trace_stamp());
+// The record of a free of `p` by the thread of `slot` at `now`.
+inline StagedRecord free_record(const ThreadSlot& slot, format::Func f, void* p, uint64_t now) noexcept {
+  StagedRecord rec = call_record(StagedKind::Free, slot, f, now);
   rec.address = reinterpret_cast<uintptr_t>(p);
-  commit<StagedKind::Free>(rec, {}, nullptr, {}, after);
+  return rec;
 }
 
 // The end of the block at `p` (not null), before the real free.
@@ -211,7 +201,49 @@ template <class After>
                                                After after) noexcept {
   const auto key = reinterpret_cast<uintptr_t>(p);
   if (!slot.announced || !tracking() || !event_detail::may_be_recorded(key)) return;
-  commit_free(slot, f, p, after);
+  commit<StagedKind::Free>(free_record(slot, f, p, trace_stamp()), {}, nullptr, {}, after);
+}
+
+// --all mode's lean branch (record.cc, records_every_call), for record_alloc
+// and record_free: with the lean gate open (session.h) the thread is
+// announced, the ring is mapped, no callback wants ids at once and new blocks
+// are recorded, so a record goes into the ring without their tests and
+// commit()'s. (A session paused or ended meanwhile is the consumer's to see:
+// apply() tests it again.)
+template <class After>
+[[gnu::always_inline]] inline void stage_alloc(ThreadSlot& slot, const StagedRecord& block,
+                                               std::span<const uint64_t> bt, After after) noexcept {
+  wait_for_reallocs(block.address);
+  event_detail::stage_then(block, bt, &slot.staged, after);
+}
+template <class After>
+[[gnu::always_inline]] inline void stage_free(const ThreadSlot& slot, format::Func f, void* p,
+                                              After after) noexcept {
+  event_detail::stage_then(free_record(slot, f, p, ring_stamp()), {}, nullptr, after);
+}
+
+// The realloc lock, held by a realloc of the recorded block at `old` from
+// before its real call until its record is in the order (see the invariants).
+class ReallocHold {
+ public:
+  explicit ReallocHold(uintptr_t old) noexcept : guard_(g_session.realloc_lock) {
+    g_session.realloc_old.store(old, std::memory_order_relaxed);
+  }
+
+ private:
+  LockGuard guard_;
+};
+
+// A realloc whose old block may be recorded, into the ring: record_realloc's
+// staged way, and --all mode's lean branch. Runs `real` under the realloc
+// lock, and returns its result.
+template <class Real, class After>
+[[gnu::always_inline]] inline void* stage_realloc(ThreadSlot& slot, StagedRecord& block,
+                                                  std::span<const uint64_t> bt, Real real, After after) noexcept {
+  ReallocHold hold(block.old_address);
+  block.address = reinterpret_cast<uintptr_t>(real());
+  event_detail::stage_then(block, bt, &slot.staged, after);
+  return reinterpret_cast<void*>(block.address);
 }
 
 // A realloc of `block.old_address` (kind Realloc; size, alignment and `sampled`

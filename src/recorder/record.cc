@@ -182,18 +182,21 @@ void* realloc_from_pool(void* old, uint64_t size) noexcept {
   return enter_cold(t, size, after);
 }
 
-// --all mode while recording, on a thread the trace has announced: every call
-// is recorded with one sample, so there is no sampling decision, no gap or rate
-// to keep and no free filter to ask, and the countdown stays parked. The slow
+// --all mode while recording through the staging ring with no callback, on a
+// thread the trace has announced: every call is recorded with one sample, so
+// there is no sampling decision, no gap or rate to keep and no free filter to
+// ask, the countdown stays parked, and the record goes into the ring. The slow
 // paths take a lean branch then (decide() and gap_for_next_call() cost ~60
-// instructions a call there, to answer what this one test says); everything
-// else (sampled mode, a paused or ended session, a vfork child, a thread not yet
-// announced) takes the general branch as before. Sampled mode pays this test on
-// its slow paths only (a sampled call, a free the filter could not rule out),
-// and its first load, the mode, fails it.
+// instructions a call there, to answer what this test says); everything else
+// (sampled mode, a paused or ended session, a callback, a fork child our
+// handler did not see, a thread not yet announced) takes the general branch.
+// The lean gate (session.h) folds the process-wide tests into one load and
+// compare, kept up to date by whoever changes them (a pause, the session's
+// end, a callback's registration; a fork child finds it wiped): the tests
+// it replaces were ~30 instructions a call. Sampled mode pays this test on
+// its slow paths only (a sampled call, a free the filter could not rule out).
 [[gnu::always_inline]] inline bool records_every_call(const ThreadSlot& slot) noexcept {
-  return config().mode == format::Mode::All && slot.announced && state() == State::Recording &&
-         in_traced_process();
+  return lean_gate_open() && slot.announced;
 }
 
 void leave(ThreadState& t, Gap next) noexcept {
@@ -233,15 +236,15 @@ class ErrnoKeeper {
 [[gnu::always_inline]] inline void* allocate_all(const ThreadState& t, const AllocRequest& r, RealCall call,
                                                  ErrnoKeeper& program_errno) noexcept {
   ThreadSlot& slot = *t.slot;
-  const uint64_t now = trace_stamp();
+  const uint64_t now = ring_stamp();
   sync_modules_if_due(now);
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
   const std::span<const uint64_t> bt = capture_backtrace(r, frames, slot.staged);
   void* const p = program_errno.real(call);
   if (p != nullptr)
-    commit_alloc(slot, block_record(StagedKind::Alloc, t, r, p, now), bt, {}, [&](const Applied& a) {
-      after_event(a, {a.id ? a.id->value : 0, 1, r.func, r.size, p, bt});
-    });  // record_alloc's tests are records_every_call's
+    stage_alloc(slot, block_record(StagedKind::Alloc, t, r, p, now), bt, [&](const Applied& a) {
+      after_event(a, {0, 1, r.func, r.size, p, bt});  // the table's failure (staged: no id)
+    });
   return p;
 }
 
@@ -306,11 +309,28 @@ namespace {
     if (!a.stored) after_event(a, {});
   };
   if (p != nullptr) {
-    if (every_call) commit_free(*t.slot, f, p, after_free);  // record_free's tests are records_every_call's
+    if (every_call) stage_free(*t.slot, f, p, after_free);
     else record_free(*t.slot, f, p, after_free);
   }
   if (real_free) program_errno.real_free(p);
   leave(t, next);
+}
+
+// reallocate_slow's lean branch (records_every_call): the same steps as its
+// general branch with one sample, no stale mean, and the old block maybe
+// recorded (no free filter in --all mode).
+[[gnu::always_inline]] inline void* reallocate_all(const ThreadState& t, const AllocRequest& r, void* old,
+                                                   RealCall call, ErrnoKeeper& program_errno) noexcept {
+  ThreadSlot& slot = *t.slot;
+  const uint64_t now = ring_stamp();
+  sync_modules_if_due(now);
+  uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];
+  const std::span<const uint64_t> bt = capture_backtrace(r, frames, slot.staged);
+  StagedRecord block = block_record(StagedKind::Realloc, t, r, nullptr, now);
+  block.old_address = reinterpret_cast<uintptr_t>(old);
+  return stage_realloc(slot, block, bt, [&] { return program_errno.real(call); }, [&](const Applied& a) {
+    after_event(a, {0, 1, r.func, r.size, reinterpret_cast<void*>(block.address), bt});  // the table's failure
+  });
 }
 
 }  // namespace
@@ -325,6 +345,11 @@ void* reallocate_slow(const AllocRequest& r, void* old, RealCall call) noexcept 
   int64_t after;
   if (!enter(t, r.size, after)) return program_errno.real(call);  // `old` came from the real allocator: it is known
   t.slot->counters.add(r.func, r.size);
+  if (records_every_call(*t.slot)) {
+    void* const p = reallocate_all(t, r, old, call, program_errno);
+    leave(t, {kParked, 0});
+    return p;
+  }
   const Decision d = decide(t, after, r.size);
   const uint64_t now = trace_stamp();
   uint64_t frames[format::Encoder::kMaxFrames + kOwnFramesMax];

@@ -20,7 +20,6 @@ namespace memloupe::recorder {
 using detail::g_alive_page;
 using detail::g_alive_wipes;
 using detail::g_config;
-using detail::g_state;
 
 namespace {
 
@@ -40,11 +39,18 @@ void init_alive_page() noexcept {
     g_alive_wipes = sys_call(SYS_madvise, reinterpret_cast<long>(page.data()), 4096, MADV_WIPEONFORK) == 0;
     g_alive_page = static_cast<volatile uint8_t*>(page.data());
     page.abandon();  // read by every slow path until the process ends
+    // The lean gate is only as safe as the wipe (session.h).
+    if (g_alive_wipes)
+      detail::g_lean_gate.store(
+          reinterpret_cast<const uint32_t*>(const_cast<uint8_t*>(g_alive_page) + detail::kLeanGateOffset),
+          std::memory_order_release);
   }
   *g_alive_page = 1;
 }
 
-void on_output_failure() noexcept { g_state.store(State::Ended, std::memory_order_release); }
+bool ring_mode() noexcept { return g_config.mode == format::Mode::All && g_session.staging.active(); }
+
+void on_output_failure() noexcept { set_state(State::Ended); }
 
 // The file header's strings, read once into static buffers.
 struct HeaderText {
@@ -90,13 +96,13 @@ void start_session() noexcept {
   if (!expand_output_path(g_config.output, g_session.pid, path, sizeof(path))) {
     (LogLine() << "cannot write trace '" << g_config.output << "': path too long; recording disabled")
         .emit();
-    g_state.store(State::Ended, std::memory_order_release);
+    set_state(State::Ended);
     return;
   }
   const bool never_overwrite = image_role(g_config, g_session.pid) != ImageRole::First;
   if (!g_session.output.open(path, never_overwrite, on_output_failure, g_config.zstd_level,
                              g_config.mode == format::Mode::All)) {
-    g_state.store(State::Ended, std::memory_order_release);
+    set_state(State::Ended);
     return;
   }
   // A new encoder: the first session's is as constant-initialised (its 0.5 MB of
@@ -109,7 +115,11 @@ void start_session() noexcept {
   if (g_config.mode == format::Mode::All) (void)g_session.staging.init();
   write_file_header();
   init_alive_page();
-  g_state.store(g_config.start_paused ? State::Paused : State::Recording, std::memory_order_release);
+  // Every bit of the lean gate, which a fork child finds wiped; the state's in
+  // set_state below.
+  sync_lean_bit(kLeanRing, ring_mode);
+  sync_lean_callback_bit();
+  set_state(g_config.start_paused ? State::Paused : State::Recording);
   forget_modules();
   sync_modules(/*force=*/true);
 }
@@ -126,7 +136,7 @@ void ensure_process_init() noexcept {
   set_backtrace_depth(g_config.depth);
   if (!g_config.enabled() ||
       image_role(g_config, static_cast<uint32_t>(::getpid())) == ImageRole::Untraced) {
-    g_state.store(State::Off, std::memory_order_release);
+    set_state(State::Off);
     return;
   }
   start_session();
@@ -235,7 +245,7 @@ void end_session(format::EndReason reason, bool wait_for_lock) noexcept {
     write_call_totals();
     trace_encoder().trace_end(trace_now_ns(), reason);
     trace_encoder().flush();
-    g_state.store(State::Ended, std::memory_order_release);
+    set_state(State::Ended);
   }
   g_session.lock.unlock();
   if (ours) g_session.output.close();
@@ -251,7 +261,7 @@ bool restart_in_fork_child(ThreadState& t) noexcept {
   const State s = state();
   if (s != State::Recording && s != State::Paused) return false;
   if (!g_config.follow_fork) {
-    g_state.store(State::Ended, std::memory_order_release);
+    set_state(State::Ended);
     return false;
   }
   const Phase phase = t.phase;

@@ -98,10 +98,51 @@ extern constinit Config g_config;
 extern volatile uint8_t* g_alive_page;
 extern bool g_alive_wipes;
 bool pid_is_session_owner() noexcept;
+// Where the alive page keeps the lean gate (below), past its first byte.
+inline constexpr size_t kLeanGateOffset = 8;
 }  // namespace detail
 
 inline State state() noexcept { return detail::g_state.load(std::memory_order_acquire); }
 inline const Config& config() noexcept { return detail::g_config; }
+
+// Every change of the state goes through here: it keeps the lean gate's
+// Recording bit (below) in step.
+void set_state(State s) noexcept;
+
+// --all mode's lean gate: one word that says, with one load and compare, what
+// the slow paths asked with ~30 instructions of tests on every call (record.cc,
+// records_every_call): every call is recorded through the staging ring. It is
+// kLeanOpen while
+//   kLeanRing        the session is in --all mode with its ring mapped,
+//   kLeanRecording   the state is Recording (not paused, not ended),
+//   kLeanNoCallback  no program callback wants ids at once (callbacks.h),
+// and it lives in the alive page, which a fork child that our handler did not
+// see finds zeroed: there the gate is shut as in_traced_process() is false.
+// Where the kernel cannot wipe the page the hooks read a word that stays 0,
+// and every call takes the general branch.
+//
+// Each condition's writer changes its variable (sequentially consistent) and
+// then calls sync_lean_bit, which sets or clears the bit and reads the
+// condition again until what it wrote agrees with what it then reads: whatever
+// the interleaving of writers, the last bit operation's writer read the
+// condition after the last change to it (both are in the one sequentially
+// consistent order), so the bit ends equal to its condition. A call already
+// past the gate when the condition changes is recorded as one racing the
+// change, as with the tests it replaces, and the consumer asks the state
+// again (event_path.cc, apply_as).
+inline constexpr uint32_t kLeanRing = 1;
+inline constexpr uint32_t kLeanRecording = 2;
+inline constexpr uint32_t kLeanNoCallback = 4;
+inline constexpr uint32_t kLeanOpen = kLeanRing | kLeanRecording | kLeanNoCallback;
+void sync_lean_bit(uint32_t bit, bool (*holds)() noexcept) noexcept;
+namespace detail {
+// The word the hooks read: a constant 0, or the alive page's gate once the
+// page is known to be wiped in a fork child (recorder.cc, init_alive_page).
+extern std::atomic<const uint32_t*> g_lean_gate;
+}  // namespace detail
+[[gnu::always_inline]] inline bool lean_gate_open() noexcept {
+  return __atomic_load_n(detail::g_lean_gate.load(std::memory_order_relaxed), __ATOMIC_ACQUIRE) == kLeanOpen;
+}
 
 // Trace time: nanoseconds since the session started (every recorded call reads it).
 inline uint64_t trace_now_ns() noexcept { return g_session.clock.now_ns() - g_session.start_mono_ns; }
@@ -110,12 +151,17 @@ inline uint64_t trace_now_ns() noexcept { return g_session.clock.now_ns() - g_se
 // ns. The program's threads only read the TSC; whoever applies the record
 // converts it (trace_ns_of, under the trace lock) with the line published
 // when it was read (docs/RECORDER.md, "The writers' side in --all mode").
+// ring_stamp(): the stamp of a record for the staging ring (a caller that
+// knows the ring is mapped: the lean gate is open).
+[[gnu::always_inline]] inline uint64_t ring_stamp() noexcept {
+  const uint64_t s = g_session.clock.stamp();
+  return s & TraceClock::kTicks ? s : s - g_session.start_mono_ns;
+}
 [[gnu::always_inline]] inline uint64_t trace_stamp() noexcept {
   // Without the ring (sampled mode) records are applied at once: ns, read
   // before the trace lock rather than converted under it.
   if (!g_session.staging.active()) return trace_now_ns();
-  const uint64_t s = g_session.clock.stamp();
-  return s & TraceClock::kTicks ? s : s - g_session.start_mono_ns;
+  return ring_stamp();
 }
 inline uint64_t trace_ns_of(uint64_t stamp) noexcept {
   if (!(stamp & TraceClock::kTicks)) return stamp;

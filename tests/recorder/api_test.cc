@@ -1,5 +1,6 @@
 // The public C API (include/memloupe/memloupe.h): weak symbols, markers,
 // stop/start, flush, sampling callbacks, and thread names.
+#include <algorithm>
 #include <sstream>
 
 #include "fixture.h"
@@ -7,7 +8,44 @@
 namespace memloupe::recorder_test {
 namespace {
 
-class ApiTest : public PreloadTest {};
+// What recorder_api_user printed and recorded.
+struct ApiRun {
+  int stopped = -1, started = -1;
+  unsigned long allocs = 0, samples = 0, tracked = 0, freed = 0, matched = 0, again = 0;
+  // Blocks in the trace: between the markers (77777 and 300 bytes) and their
+  // samples, of 77777 bytes, allocated while stopped (1 and 2 MiB), and of 333
+  // and 444 bytes (after the markers, without and with a callback).
+  unsigned long in_window = 0, window_samples = 0, big = 0, stopped_blocks = 0, after_333 = 0, after_444 = 0;
+};
+
+class ApiTest : public PreloadTest {
+ protected:
+  ApiRun run_api_user(std::vector<std::string> env) {
+    env.push_back("MEMLOUPE_OUTPUT=" + trace_path().string());
+    const RunResult r = run({binary("recorder_api_user")}, {.preload = true, .env = env});
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    ApiRun a;
+    std::istringstream out(r.out);
+    std::string word;
+    out >> word >> a.stopped >> word >> a.started >> word >> a.allocs >> word >> a.samples >> word >>
+        a.tracked >> word >> a.freed >> word >> a.matched >> word >> a.again;
+    const TraceData t = complete_trace(trace_path(), format::EndReason::Exit);
+    // (--all mode adds the exit's snapshot marker after them.)
+    const size_t first = std::min<size_t>(t.markers.size(), 2);
+    EXPECT_EQ(std::vector<std::string>(t.markers.begin(), t.markers.begin() + first),
+              (std::vector<std::string>{"start", "end"}));
+    EXPECT_EQ(t.thread_names.at(0), "api-main");
+    for (const auto& b : t.allocs) {
+      const uint64_t size = b.event.size;
+      a.big += size == 77777;
+      a.stopped_blocks += size == (1u << 20) || size == (2u << 20);
+      a.after_333 += size == 333;
+      a.after_444 += size == 444;
+      if (size == 77777 || size == 300) ++a.in_window, a.window_samples += b.event.n_samples;
+    }
+    return a;
+  }
+};
 
 TEST_F(ApiTest, WithoutTheLibraryTheWeakFunctionsAreNull) {
   const RunResult r = run({binary("recorder_api_user")});
@@ -19,37 +57,38 @@ TEST_F(ApiTest, WithoutTheLibraryTheWeakFunctionsAreNull) {
 }
 
 TEST_F(ApiTest, MarkersStopStartCallbacksAndNames) {
-  const RunResult r = run({binary("recorder_api_user")},
-                          {.preload = true,
-                           .env = {"MEMLOUPE_OUTPUT=" + trace_path().string(), "MEMLOUPE_EVERY=4KiB"}});
-  ASSERT_TRUE(r.exited(0)) << r.describe();
-  std::istringstream out(r.out);
-  std::string word;
-  int stopped = -1, started = -1;
-  unsigned long allocs = 0, samples = 0, tracked = 0, freed = 0, matched = 0;
-  out >> word >> stopped >> word >> started >> word >> allocs >> word >> samples >> word >> tracked >>
-      word >> freed >> word >> matched;
-  EXPECT_EQ(stopped, 0);
-  EXPECT_EQ(started, 0);
-
-  const TraceData t = complete_trace(trace_path(), format::EndReason::Exit);
-  EXPECT_EQ(t.markers, (std::vector<std::string>{"start", "end"}));
-  EXPECT_EQ(t.thread_names.at(0), "api-main");
+  const ApiRun a = run_api_user({"MEMLOUPE_EVERY=4KiB"});
+  EXPECT_EQ(a.stopped, 0);
+  EXPECT_EQ(a.started, 0);
   // Between the markers the program allocates only 77777-, 1 MiB- and 300-byte
   // blocks: the callbacks saw exactly the sampled ones.
-  unsigned long in_window = 0, window_samples = 0, big = 0, stopped_blocks = 0;
-  for (const auto& a : t.allocs) {
-    big += a.event.size == 77777;
-    stopped_blocks += a.event.size == (1u << 20);
-    if (a.event.size == 77777 || a.event.size == 300) ++in_window, window_samples += a.event.n_samples;
-  }
-  EXPECT_EQ(allocs, in_window);
-  EXPECT_EQ(samples, window_samples);
-  EXPECT_EQ(big, 20u);             // 77777 bytes at a 4 KiB mean: always sampled
-  EXPECT_EQ(stopped_blocks, 0u);   // 100 MiB allocated while stopped, none sampled
-  EXPECT_EQ(tracked, 20u);
-  EXPECT_EQ(freed, 20u);
-  EXPECT_EQ(matched, 20u);
+  EXPECT_EQ(a.allocs, a.in_window);
+  EXPECT_EQ(a.samples, a.window_samples);
+  EXPECT_EQ(a.big, 20u);             // 77777 bytes at a 4 KiB mean: always sampled
+  EXPECT_EQ(a.stopped_blocks, 0u);   // 300 MiB allocated while stopped, none sampled
+  EXPECT_EQ(a.tracked, 20u);
+  EXPECT_EQ(a.freed, 20u);
+  EXPECT_EQ(a.matched, 20u);
+  EXPECT_EQ(a.again, a.after_444);
+}
+
+// --all mode records through its staging ring behind the lean gate
+// (docs/RECORDER.md, "The slow paths"): a callback's registration and a
+// pause must shut it at once, and their end open it again.
+TEST_F(ApiTest, StopStartAndCallbacksInAllMode) {
+  const ApiRun a = run_api_user({"MEMLOUPE_MODE=all"});
+  EXPECT_EQ(a.stopped, 0);
+  EXPECT_EQ(a.started, 0);
+  EXPECT_EQ(a.in_window, 1020u);     // every call between the markers
+  EXPECT_EQ(a.allocs, 1020u);        // and the callback saw each one
+  EXPECT_EQ(a.samples, 1020u);
+  EXPECT_EQ(a.stopped_blocks, 0u);   // none while stopped, with a callback or without
+  EXPECT_EQ(a.tracked, 20u);
+  EXPECT_EQ(a.freed, 20u);
+  EXPECT_EQ(a.matched, 20u);
+  EXPECT_EQ(a.after_333, 100u);      // staged again once the callback was gone
+  EXPECT_EQ(a.after_444, 100u);
+  EXPECT_EQ(a.again, 100u);          // a callback installed later sees every call
 }
 
 }  // namespace

@@ -52,6 +52,23 @@ TEST_F(ProcessTest, FollowForkGivesTheChildItsOwnTrace) {
   EXPECT_EQ(child.thread_starts[0].os_tid, child.info.pid);
 }
 
+// A child cloned without glibc's fork (no fork handler ran) passes through: the
+// parent's trace holds its own calls only, and is whole.
+TEST_F(ProcessTest, ChildClonedWithoutForkHandlersRunsUntraced) {
+  for (const bool follow : {false, true}) {
+    const RunResult r = run_both({binary("recorder_process_zoo"), "raw_fork"}, env(follow));
+    EXPECT_EQ(r.out, "raw child ok\nparent ok, child 0\n");
+    const auto files = traces();
+    ASSERT_EQ(files.size(), 1u);
+    const TraceData t = complete_trace(files[0], EndReason::Exit);
+    EXPECT_GE(mallocs(t), 2000u);  // the parent's two rounds
+    EXPECT_LT(mallocs(t), 3000u);  // none of the child's 40,000
+    EXPECT_EQ(t.alloc_events(format::Func::Malloc), mallocs(t));
+    EXPECT_TRUE(t.order_errors.empty());
+    fs::remove(files[0]);
+  }
+}
+
 // A child forked while another thread held the recorder's locks runs (and, with
 // --follow-fork, records) normally; the run's timeout catches a hang.
 TEST_F(ProcessTest, ForkWhileAnotherThreadReallocates) {

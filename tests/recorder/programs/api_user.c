@@ -55,8 +55,19 @@ int main(void) {
   memloupe_marker("end");
   const struct counts seen = c;
   memloupe_set_callbacks(NULL, NULL, NULL);
+  // Without callbacks --all mode records through its staging ring again; a
+  // pause there still records nothing, and a callback installed again sees
+  // every call.
+  memloupe_stop();
+  for (int i = 0; i < 100; ++i) free(sink = malloc(2 << 20));  // not sampled while stopped
+  memloupe_start();
+  for (int i = 0; i < 100; ++i) free(sink = malloc(333));
+  static struct counts again;
+  memloupe_set_callbacks(on_alloc, NULL, &again);
+  for (int i = 0; i < 100; ++i) free(sink = malloc(444));
+  memloupe_set_callbacks(NULL, NULL, NULL);
   memloupe_flush();
-  printf("stop %d start %d allocs %lu samples %lu tracked %lu freed %lu matched %lu\n", stopped, started,
-         seen.allocs, seen.samples, seen.tracked, seen.freed, seen.ids_matched);
+  printf("stop %d start %d allocs %lu samples %lu tracked %lu freed %lu matched %lu again %lu\n", stopped,
+         started, seen.allocs, seen.samples, seen.tracked, seen.freed, seen.ids_matched, again.allocs);
   return 0;
 }
