@@ -13,30 +13,27 @@
 // heap needs their sizes when they are freed.
 //
 // Pass 2 as the events stream (driving an OverviewBuilder, as the one pass
-// does): pass 2's settle() at each free, with the three things that need the
+// does): pass 2's settle() at each free, with the two things that need the
 // finished Overview deferred to finish() (aggregate.h): PeakSince per site and
-// thread, the SeriesLog, and the blocks still live.
+// thread, and the blocks still live.
+//
+// The series (Query::series_buckets) are built online in every mode, their
+// bucket width doubling as the trace goes on (Impl::widen_series).
 #include <algorithm>
-#include <atomic>
-#include <bit>
 #include <cassert>
-#include <exception>
-#include <thread>
 
 #include "analysis/event_time.h"
 #include "analysis/frame_names.h"
 #include "analysis/live_table.h"
 #include "analysis/model.h"
 #include "analysis/stack_table.h"
-#include "analysis/usable_cpus.h"
-#include "analysis/zeroed_pages.h"
-#include "format/varint.h"
 
 namespace memloupe::analysis {
 namespace {
 
 constexpr uint32_t kMaxThreads = 1u << 20;
 constexpr uint32_t kDropped = ~uint32_t{0};  // Block::stack of a block the filter dropped
+constexpr unsigned kMaxSeriesShift = 63;  // the series' widest bucket: 2^63 ns
 
 struct Block {
   uint64_t time = 0;
@@ -69,49 +66,55 @@ void add_masked(Metrics& m, unsigned mask, const Count& c, bool exact) {
   for (; mask != 0; mask &= mask - 1) add_block(m.counts[static_cast<size_t>(__builtin_ctz(mask))], c, exact);
 }
 
-// The bucket `index` of a stack's sparse series (sorted by `index`: a
-// SeriesBucket, or SparseSeries' cells), added if it is not there.
+// The bucket `index` of a stack's series (sorted by `index`: SeriesBucket,
+// or TallyCell), added if it is not there.
 template <class Bucket>
 Bucket& bucket_at(std::vector<Bucket>& series, uint32_t index) {
-  // Most blocks die young, in the bucket of the latest event: the last one.
-  if (!series.empty() && series.back().index == index) return series.back();
-  auto it = std::lower_bound(series.begin(), series.end(), index,
+  // Most blocks die young, in the bucket of the latest event or one of the
+  // few before it: the last ones, searched from the end (a binary search of
+  // the row was ~70 instructions a block freed in a later bucket than its
+  // allocation's, one in nine on the suite's (a) and (b)).
+  size_t end = series.size();
+  for (size_t tries = 0; end > 0 && tries < 4; --end, ++tries) {
+    Bucket& b = series[end - 1];
+    if (b.index == index) return b;
+    if (b.index < index) break;
+  }
+  auto it = std::lower_bound(series.begin(), series.begin() + static_cast<std::ptrdiff_t>(end), index,
                              [](const Bucket& b, uint32_t i) { return b.index < i; });
   if (it == series.end() || it->index != index) it = series.insert(it, Bucket{index});
   return *it;
 }
 
-void add_series(std::vector<SeriesBucket>& series, uint32_t index, Count SeriesBucket::*field, const Count& c,
-                bool exact) {
-  add_block(bucket_at(series, index).*field, c, exact);
+void add_bucket(SeriesBucket& into, const SeriesBucket& from) {
+  into.allocated += from.allocated;
+  into.freed += from.freed;
+  into.leaked += from.leaked;
 }
 
-// The series' bucket of a time (Impl::series_index: min(buckets - 1, t /
-// width)), remembering the last bucket's bounds: a time inside them needs no
-// division.
-class BucketCache {
- public:
-  BucketCache(uint64_t width, uint32_t buckets) : width_(width), last_(buckets - 1) {}
-  uint32_t operator()(uint64_t t) {
-    if (t - low_ < span_) return index_;  // (t < low_ wraps round to a miss)
-    index_ = static_cast<uint32_t>(std::min<uint64_t>(last_, t / width_));
-    low_ = index_ * width_;
-    span_ = index_ == last_ ? ~uint64_t{0} - low_ : width_;  // (a time below low_ still misses)
-    return index_;
+// A stack's series in buckets twice as wide (Impl::widen_series): bucket i
+// becomes i / 2, its odd neighbour added to the even one (so pass 2 and the
+// streaming pass, which widen at the same blocks, sum a sampled trace's
+// doubles in the same order).
+template <class Bucket>
+void merge_pairs(std::vector<Bucket>& series) {
+  size_t kept = 0;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const uint32_t index = series[i].index >> 1;
+    if (kept > 0 && series[kept - 1].index == index) {
+      add_bucket(series[kept - 1], series[i]);
+      continue;
+    }
+    if (kept != i) series[kept] = series[i];
+    series[kept++].index = index;
   }
-
- private:
-  uint64_t width_;
-  uint32_t last_;
-  uint32_t index_ = 0;
-  uint64_t low_ = 0;
-  uint64_t span_ = 0;  // nothing cached yet
-};
+  series.resize(kept);
+}
 
 // Mode::All blocks' Counts summed as integers: pass 2's freed blocks as it
 // streams, for a query that keeps every freed block (the index's,
-// AggregateBuilder::Impl::tallied), and the series replay's buckets
-// (DenseSeries). Each such Count is {1 block, n_samples, size,
+// AggregateBuilder::Impl::tallied), and their series' buckets (TallyCell).
+// Each such Count is {1 block, n_samples, size,
 // 1.0 object} (Estimator::block), so a sum of them is its block count, samples
 // and bytes, with the block count as its objects (a double, exact below 2^53 in
 // any order): three integer adds per stack, thread and lifetime bucket per free
@@ -140,135 +143,6 @@ struct Tally {
     return c;
   }
 };
-
-// The series replay's tables, one per part (AggregateBuilder::Impl::
-// replay_tallies), each made on its part's thread.
-template <class Table>
-using Parts = std::vector<std::unique_ptr<Table>>;
-
-// Mode::All's series replayed into a table (AggregateBuilder::Impl::
-// replay_series): per stack a row of buckets, each the Tally of the blocks
-// allocated and of those freed in it: whole numbers, so the sums are pass 2's
-// in any order.
-class DenseSeries {
- public:
-  static constexpr bool kDealt = true;  // the log's blocks dealt to the parts as they ask (replay_tallies)
-  // Whether a table for `stacks` x `buckets` is small enough to be worth it
-  // (the suite's (b): 726 stacks, 3.5 MB; cc1plus's 67 k stacks are not).
-  static bool fits(size_t stacks, uint32_t buckets) {
-    return stacks * buckets * sizeof(Cells) <= (size_t{16} << 20);
-  }
-  // A row of cells per bucket, not per stack: the log's entries come in free
-  // order, so the frees of a stretch of it fall in one bucket's row (726
-  // stacks of (b): 35 KB) and most allocations in a few recent rows; a row
-  // per stack spread them over the whole table (3.5 MB for (b)), a cache miss
-  // on most allocations' cell (2026-11-26, docs/RECORDER.md).
-  DenseSeries(size_t stacks, uint32_t buckets) : stacks_(stacks), buckets_(buckets), cells_(stacks * buckets) {}
-  // A block allocated (`freed` false) or freed in `bucket`.
-  void add(uint32_t stack, uint32_t bucket, bool freed, const Tally& blocks) {
-    Cells& cells = cells_[size_t{bucket} * stacks_ + stack];
-    (freed ? cells.freed : cells.allocated) += blocks;
-  }
-  // Adds each bucket that has blocks in any of `tables` (the replay's parts)
-  // to its stack's series, for stacks [first, last): the parts' cells summed
-  // first (whole numbers: the same Counts as adding them one part at a time),
-  // so each series is reserved once, and each range of stacks can go to a
-  // thread of its own (AggregateBuilder::Impl::replay_tallies).
-  static void add_to(const Parts<DenseSeries>& tables, std::vector<StackStats>& stacks, size_t first,
-                     size_t last) {
-    if (tables.empty()) return;
-    const uint32_t buckets = tables.front()->buckets_;
-    std::vector<Cells> sum(buckets);
-    for (size_t s = first; s < last; ++s) {
-      size_t n = 0;
-      for (uint32_t b = 0; b < buckets; ++b) {
-        Cells& into = sum[b];
-        into = tables.front()->cell(b, s);
-        for (size_t t = 1; t < tables.size(); ++t) into += tables[t]->cell(b, s);
-        n += into.used() ? 1 : 0;
-      }
-      if (n == 0) continue;
-      std::vector<SeriesBucket>& series = stacks[s].series;
-      series.reserve(series.size() + n);
-      for (uint32_t b = 0; b < buckets; ++b) {
-        const Cells& cells = sum[b];
-        if (!cells.used()) continue;
-        SeriesBucket& to = bucket_at(series, b);
-        add_block(to.allocated, cells.allocated.count(), true);
-        add_block(to.freed, cells.freed.count(), true);
-      }
-    }
-  }
-
- private:
-  struct Cells {
-    Tally allocated, freed;
-
-    bool used() const { return allocated.blocks != 0 || freed.blocks != 0; }
-    Cells& operator+=(const Cells& o) {
-      allocated += o.allocated;
-      freed += o.freed;
-      return *this;
-    }
-  };
-  const Cells& cell(uint32_t bucket, size_t stack) const { return cells_[size_t{bucket} * stacks_ + stack]; }
-
-  size_t stacks_;
-  uint32_t buckets_;
-  ZeroedPages<Cells> cells_;  // by bucket, then stack
-};
-
-// Mode::All's series replayed into rows of cells for more stacks than a
-// DenseSeries takes (cc1plus: 67 k stacks, most with a few buckets): per
-// stack its buckets' Tallies, sorted by bucket (56 bytes a cell where a
-// SeriesBucket is 200), the rows' headers together where the stacks' series
-// are ~420 bytes apart (StackStats), added to the stacks' series at the end
-// (docs/RECORDER.md, "The series replay after the exit").
-class SparseSeries {
- public:
-  static constexpr bool kDealt = false;  // a contiguous share of the log's blocks per part (replay_tallies)
-  explicit SparseSeries(size_t stacks) : rows_(stacks) {}
-  // A block allocated (`freed` false) or freed in `bucket`.
-  void add(uint32_t stack, uint32_t bucket, bool freed, const Tally& blocks) {
-    Cells& cells = bucket_at(rows_[stack], bucket);
-    (freed ? cells.freed : cells.allocated) += blocks;
-  }
-  // Adds each bucket that has blocks in any of `tables` (the replay's parts)
-  // to its stack's series, for stacks [first, last), each series reserved
-  // once for all parts (DenseSeries::add_to).
-  static void add_to(const Parts<SparseSeries>& tables, std::vector<StackStats>& stacks, size_t first,
-                     size_t last) {
-    for (size_t s = first; s < last; ++s) {
-      size_t n = 0;
-      for (const auto& t : tables) n += t->rows_[s].size();
-      if (n == 0) continue;
-      std::vector<SeriesBucket>& series = stacks[s].series;
-      series.reserve(series.size() + n);
-      for (const auto& t : tables) {
-        for (const Cells& cells : t->rows_[s]) {
-          SeriesBucket& to = bucket_at(series, cells.index);
-          add_block(to.allocated, cells.allocated.count(), true);
-          add_block(to.freed, cells.freed.count(), true);
-        }
-      }
-    }
-  }
-
- private:
-  struct Cells {
-    uint32_t index = 0;  // the bucket's
-    Tally allocated, freed;
-  };
-  std::vector<std::vector<Cells>> rows_;  // by stack, each sorted by bucket (bucket_at)
-};
-
-// `into` += a bucket of another part's series (`from`'s Counts added as a whole).
-void add_bucket(std::vector<SeriesBucket>& into, const SeriesBucket& from) {
-  SeriesBucket& to = bucket_at(into, from.index);
-  to.allocated += from.allocated;
-  to.freed += from.freed;
-  to.leaked += from.leaked;
-}
 
 // One site's (or thread's) live blocks, and what they were when the heap last
 // reached a new maximum. `epoch` is the number of new maxima seen when the
@@ -316,298 +190,38 @@ struct FreedTally {
   Tally freed, temporary;
 };
 
-// Exact division by the trace's tick (ns), and the test that a time is a
-// whole number of ticks, in a multiplication and a rotation (Granlund and
-// Montgomery): ns = odd << shift; a multiple of ns times the odd part's
-// inverse (mod 2^64), rotated right by shift, is its quotient, at most
-// `most`; any other value comes out above `most`.
-struct Ticks {
-  uint64_t ns = 1;
-  uint64_t inverse = 1;
-  unsigned shift = 0;
-  uint64_t most = ~uint64_t{0};
-
-  explicit Ticks(uint64_t tick_ns = 1) : ns(std::max<uint64_t>(tick_ns, 1)) {
-    shift = static_cast<unsigned>(std::countr_zero(ns));
-    const uint64_t odd = ns >> shift;
-    inverse = odd;  // right in 3 bits (odd * odd = 1 mod 8); each step doubles them
-    for (int i = 0; i < 5; ++i) inverse *= 2 - odd * inverse;
-    most = ~uint64_t{0} / ns;
-  }
-  // v / ns if v is a whole number of ticks, else a value above `most`.
-  uint64_t of(uint64_t v) const { return std::rotr(v * inverse, static_cast<int>(shift)); }
+// Pass 2 as it streams, when `tallied`: a bucket of a stack's series, the
+// Tallies of its freed blocks allocated in it and freed in it (56 bytes
+// where a SeriesBucket's Counts are 200), made the stack's SeriesBuckets at
+// finish() (the blocks still live are settled into those: Leaked).
+struct TallyCell {
+  uint32_t index = 0;
+  Tally allocated, freed;
 };
 
-// Pass 2 as it streams: the series of the freed blocks, which need the
-// duration for their bucket width, kept until finish() as a few bytes per
-// block in the order pass 2 settles them (so each bucket's doubles are summed
-// in pass 2's order): stack, free time (from the previous), lifetime, size,
-// n_samples, bytes_per_sample; varints, in blocks appended to without moving.
-// A Mode::All log (exact(): its Counts ignore bytes_per_sample, estimate.cc,
-// and n_samples is 1 but for damage) stores neither, and one entry stands for
-// every block of a stack allocated and freed at the same two times (below):
-// the stack's varint carries three bits that say a free step other than 0
-// (on the suite's (b) one entry in 200: ~130 blocks are freed a tick), a
-// block count other than 1, and a samples sum other than the block count,
-// follow. The times are written in the trace's ticks (set_tick; a decoded
-// trace's are whole ticks, 32 µs on the suite's runs: a lifetime of a few
-// ticks is 1 byte, 3 in ns); a time that is not (a CTF import, a hand-made
-// trace) starts a log block in ns, which the rest of the log keeps. The
-// replay after the program's exit decodes what is left of it
-// (docs/RECORDER.md, "What is left after the exit, third round", "fourth
-// round", and "The series log in ticks").
-class SeriesLog {
- public:
-  void set_exact(bool exact) { exact_ = exact; }
-  // Before the first entry: the trace's tick (format::TraceInfo::time_unit_ns).
-  void set_tick(uint64_t tick_ns) { tick_ = Ticks(tick_ns); }
-  struct Entry {
-    uint32_t stack = 0;
-    uint64_t alloc_ns = 0, free_ns = 0;
-    uint64_t size = 0;  // the blocks' bytes
-    uint64_t n_samples = 0;
-    uint32_t bytes_per_sample = 0;
-    uint64_t blocks = 1;  // (Mode::All's entries: how many blocks; n_samples their sum)
-    // A Mode::All entry's blocks: the sum of their Counts is its count().
-    Tally tally() const { return {blocks, n_samples, size}; }
-  };
-  // A freed block's entry. Inline for a Mode::All block that joins a sum
-  // pending for its free time (on the suite's (a) nine in ten), the rest out
-  // of line (append_block): the Entry built per block by the caller and the
-  // call were a third of the log's instructions.
-  void append(const Block& b, uint64_t free_ns) {
-    if (exact_ && bypass_ == 0 && free_ns == pending_free_ns_) {
-      Entry& at = pending_[slot_of(b.stack, b.time)];
-      if (joins(at, b.stack, b.time)) {
-        ++window_blocks_;
-        return add_to(at, b.size, b.n_samples, 1);
-      }
-    }
-    append_block(b, free_ns);
-  }
-  // A Mode::All block in a pause of the sums (below; most of (b)'s freed
-  // blocks) is written from its fields (write_block), without the Entry and
-  // the pending sums' tests, in calls that save no registers: ~95
-  // instructions a block, ~105 through append_entry. (The pause's test inline
-  // in append(), or write_block taking the Block by reference, cost (a),
-  // whose sums seldom pause, ~15 instructions a Free in on_free's registers.)
-  [[gnu::noinline]] void append_block(const Block& b, uint64_t free_ns) {
-    if (exact_ && bypass_ > 0) {
-      --bypass_;
-      return write_block(b.stack, b.time, free_ns, b.size, b.n_samples);
-    }
-    append_other(b, free_ns);
-  }
-  [[gnu::noinline]] void append_other(const Block& b, uint64_t free_ns) {
-    append_entry({b.stack, b.time, free_ns, b.size, b.n_samples, b.bytes_per_sample});
-  }
-  [[gnu::always_inline]] void append_entry(const Entry& e) {
-    if (!exact_) return write(e);
-    if (bypass_ == 0 && e.free_ns != pending_free_ns_) flush_pending(e.free_ns);
-    // (Nothing is pending in a pause, which begins in flush_pending(): the
-    // log's free times stay in order.)
-    if (bypass_ > 0) {
-      --bypass_;
-      return write(e);
-    }
-    // Mode::All: times are whole ticks of the trace's time unit (32 µs on
-    // the suite's runs, which free ~130 blocks a tick, mostly of a few stacks
-    // allocated in the same tick), and its Counts are sums of integers, the
-    // same in any grouping: the blocks freed at one time are summed per
-    // (stack, allocation time) and written once the time moves on.
-    ++window_blocks_;
-    const uint16_t slot = slot_of(e.stack, e.alloc_ns);
-    Entry& at = pending_[slot];
-    if (joins(at, e.stack, e.alloc_ns)) return add_to(at, e.size, e.n_samples, e.blocks);
-    if (at.blocks != 0) {
-      write(at);
-      ++window_entries_;
-    } else {
-      used_slots_.push_back(slot);
-    }
-    at = e;
-  }
-  // The log is read in blocks (in parts, on several threads: replay_series):
-  // append() is over.
-  size_t blocks() {
-    flush_pending(pending_free_ns_);
-    if (!blocks_.empty()) blocks_.back().resize(used_);
-    return blocks_.size();
-  }
-  // Calls fn(entry) for each entry of blocks [first, last), in order.
-  template <class Fn>
-  void read(size_t first, size_t last, Fn&& fn) const {
-    for (size_t i = first; i < last; ++i) {
-      uint64_t free_ns = starts_[i];
-      const uint64_t tick_ns = tick_ns_[i];
-      const uint8_t* p = blocks_[i].data();
-      const uint8_t* const end = p + blocks_[i].size();
-      while (p < end) {
-        Entry e;
-        const uint64_t stack = get(p);
-        e.stack = static_cast<uint32_t>(exact_ ? stack >> 3 : stack);
-        if (!exact_ || stack & 4) free_ns += get(p) * tick_ns;
-        e.free_ns = free_ns;
-        e.alloc_ns = free_ns - get(p) * tick_ns;
-        e.size = get(p);
-        if (!exact_) {
-          e.n_samples = get(p);
-          e.bytes_per_sample = static_cast<uint32_t>(get(p));
-        } else {
-          e.blocks = stack & 2 ? get(p) : 1;
-          e.n_samples = stack & 1 ? get(p) : e.blocks;
-        }
-        fn(e);
-      }
-    }
-  }
-  void clear() {
-    blocks_ = {};
-    starts_ = {};
-    tick_ns_ = {};
-    free_ns_ = 0;
-    used_ = 0;
-  }
+void add_bucket(TallyCell& into, const TallyCell& from) {
+  into.allocated += from.allocated;
+  into.freed += from.freed;
+}
 
- private:
-  static constexpr size_t kBlock = size_t{1} << 20;
-  static constexpr unsigned kSlotBits = 9;
-  static constexpr uint64_t kWindow = 4096, kBypass = 65536;
-
-  // One slot per key, no probing: a slot held by another key writes that
-  // one's sum out early (any grouping gives the same sums).
-  static uint16_t slot_of(uint32_t stack, uint64_t alloc_ns) {
-    const uint64_t key = (alloc_ns ^ uint64_t{stack} << 40) * 0x9E3779B97F4A7C15ull;
-    return static_cast<uint16_t>(key >> (64 - kSlotBits));
-  }
-  static bool joins(const Entry& at, uint32_t stack, uint64_t alloc_ns) {
-    return at.blocks != 0 && at.stack == stack && at.alloc_ns == alloc_ns;
-  }
-  static void add_to(Entry& at, uint64_t size, uint64_t n_samples, uint64_t blocks) {
-    at.size += size;
-    at.n_samples += n_samples;
-    at.blocks += blocks;
-  }
-
-  // Writes the pending sums out, in the order their slots were taken; the
-  // next ones are for `free_ns`.
-  // A window of blocks whose entries were more than half their number (the
-  // suite's (b): deep stacks freed together, allocated at other times, 1.4
-  // blocks an entry) stops the summing for the next kBypass blocks: the slot's
-  // check then costs more than the replay saves.
-  void flush_pending(uint64_t free_ns) {
-    window_entries_ += used_slots_.size();
-    for (uint16_t slot : used_slots_) {
-      write(pending_[slot]);
-      pending_[slot].blocks = 0;
-    }
-    used_slots_.clear();
-    pending_free_ns_ = free_ns;
-    if (window_blocks_ < kWindow) return;
-    if (window_entries_ * 2 > window_blocks_) bypass_ = kBypass;
-    window_blocks_ = window_entries_ = 0;
-  }
-  [[gnu::always_inline]] void write(const Entry& e) {
-    if (!room()) [[unlikely]] next_block();
-    if (!put(exact_, e.stack, e.alloc_ns, e.free_ns, e.size, e.n_samples, e.bytes_per_sample, e.blocks)) [[unlikely]]
-      write_in_ns(e);
-  }
-  [[gnu::noinline]] void write_in_ns(const Entry& e) {
-    leave_ticks();
-    write(e);
-  }
-  // A Mode::All block's entry of its own: an Entry of one block. (A new
-  // block of the log is a tail call: a call here made every entry save and
-  // restore six registers.)
-  [[gnu::noinline]] void write_block(uint32_t stack, uint64_t alloc_ns, uint64_t free_ns, uint64_t size,
-                                     uint32_t n_samples) {
-    if (!room()) [[unlikely]] return write_block_in_next(stack, alloc_ns, free_ns, size, n_samples);
-    if (!put(true, stack, alloc_ns, free_ns, size, n_samples, 0, 1)) [[unlikely]]
-      return write_block_in_ns(stack, alloc_ns, free_ns, size, n_samples);
-  }
-  [[gnu::noinline]] void write_block_in_next(uint32_t stack, uint64_t alloc_ns, uint64_t free_ns, uint64_t size,
-                                             uint32_t n_samples) {
-    next_block();
-    write_block(stack, alloc_ns, free_ns, size, n_samples);
-  }
-  [[gnu::noinline]] void write_block_in_ns(uint32_t stack, uint64_t alloc_ns, uint64_t free_ns, uint64_t size,
-                                           uint32_t n_samples) {
-    leave_ticks();
-    write_block(stack, alloc_ns, free_ns, size, n_samples);
-  }
-  // A time that is not a whole number of ticks: the log goes on in ns, from
-  // a block of its own (the unit is the block's).
-  void leave_ticks() {
-    tick_ = Ticks(1);
-    next_block();
-  }
-  // Whether the last block has room for an entry. It is kBlock bytes, of
-  // which used_ are written (it is cut to used_ when the next one starts, and
-  // by blocks()).
-  bool room() const {
-    constexpr size_t kMaxEntry = 6 * format::kMaxVarint;
-    return !blocks_.empty() && kBlock - used_ >= kMaxEntry;
-  }
-  // An entry's varints, where room() (`exact`: exact_, which write_block
-  // knows); false, with nothing written, for times that are not whole ticks.
-  [[gnu::always_inline]] bool put(bool exact, uint32_t stack, uint64_t alloc_ns, uint64_t free_ns, uint64_t size,
-                                  uint64_t n_samples, uint32_t bytes_per_sample, uint64_t blocks) {
-    // (The free time seldom moves: its step is tested, and divided, when it does.)
-    const uint64_t lifetime = tick_.of(free_ns - alloc_ns);
-    if (lifetime > tick_.most) [[unlikely]] return false;
-    uint64_t step = 0;
-    if (free_ns != free_ns_) [[unlikely]] {
-      step = tick_.of(free_ns - free_ns_);  // the clock is monotone
-      if (step > tick_.most) return false;
-    }
-    uint8_t* const start = blocks_.back().data() + used_;
-    const bool other_samples = exact && n_samples != blocks;
-    const bool other_blocks = exact && blocks != 1;
-    const bool stepped = exact && step != 0;
-    uint8_t* p = format::put_varint(start, exact ? uint64_t{stack} << 3 | (stepped ? 4 : 0) | (other_blocks ? 2 : 0) |
-                                                       (other_samples ? 1 : 0)
-                                                 : stack);
-    if (!exact || stepped) p = format::put_varint(p, step);
-    p = format::put_varint(p, lifetime);
-    p = format::put_varint(p, size);
-    if (other_blocks) p = format::put_varint(p, blocks);
-    if (!exact || other_samples) p = format::put_varint(p, n_samples);
-    if (!exact) p = format::put_varint(p, bytes_per_sample);
-    free_ns_ = free_ns;
-    used_ += static_cast<size_t>(p - start);
-    return true;
-  }
-  [[gnu::noinline]] void next_block() {
-    if (!blocks_.empty()) blocks_.back().resize(used_);
-    blocks_.emplace_back(kBlock);
-    starts_.push_back(free_ns_);
-    tick_ns_.push_back(tick_.ns);
-    used_ = 0;
-  }
-  // Our own bytes, written by write(): no bounds to check.
-  static uint64_t get(const uint8_t*& p) {
-    uint64_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-      const uint8_t b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-  }
-  std::vector<std::vector<uint8_t>> blocks_;
-  std::vector<uint64_t> starts_;  // by block: the free time its first entry's is relative to
-  std::vector<uint64_t> tick_ns_;  // by block: its times' unit
-  Ticks tick_;  // the unit of the times written now
-  size_t used_ = 0;  // bytes written in the last block
-  uint64_t free_ns_ = 0;
-  bool exact_ = false;
-  // Mode::All's sums for one free time, by slot (blocks 0: empty).
-  std::vector<Entry> pending_ = std::vector<Entry>(size_t{1} << kSlotBits, Entry{.blocks = 0});
-  std::vector<uint16_t> used_slots_;  // the slots taken, in order
-  uint64_t window_blocks_ = 0, window_entries_ = 0, bypass_ = 0;
-  uint64_t pending_free_ns_ = 0;
+// A stack's FreedTally and its series' TallyCells, side by side: a free
+// adds to both (AggregateBuilder::Impl::settle_tallied).
+struct StackTally : FreedTally {
+  std::vector<TallyCell> series;  // sorted by index
 };
 
 }  // namespace
+
+uint64_t series_width(uint64_t last_ns, uint32_t buckets) {
+  unsigned shift = 0;
+  while (shift < kMaxSeriesShift && (last_ns >> shift) >= buckets) ++shift;
+  return uint64_t{1} << shift;
+}
+
+uint32_t series_buckets_covering(const Aggregate& a, uint64_t duration_ns) {
+  if (a.series_buckets == 0) return 0;
+  return static_cast<uint32_t>(std::min<uint64_t>(a.series_buckets, duration_ns / a.series_bucket_ns + 1));
+}
 
 struct AggregateBuilder::Impl {
   // Pass 2: the finished Overview; one pass and pass 2 as it streams: the
@@ -633,15 +247,15 @@ struct AggregateBuilder::Impl {
   bool peak_passed = false;
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
-  SeriesLog series_log;
-  std::shared_ptr<void> retired_tables;  // the series replay's (replay_tallies)
   // Pass 2 as it streams, when `tallied`: by StackTable id / thread id /
   // lifetime bucket, and the immediate frees (Tally).
   bool tallied = false;
-  std::vector<FreedTally> stack_tally, thread_tally;
+  std::vector<StackTally> stack_tally;
+  std::vector<FreedTally> thread_tally;
   std::array<Tally, LifetimeHistogram::kBuckets> lifetime_tally{};
   Tally immediate_tally;
-  bool series_ready = true;  // the bucket width is known (not yet, while streaming)
+  // The series' bucket width is 1 << series_shift ns (widen_series).
+  unsigned series_shift = 0;
   uint64_t maxima_seen = 0;
   std::optional<format::AllocId> peak_so_far;
 
@@ -649,8 +263,7 @@ struct AggregateBuilder::Impl {
       : symbols(s), keeps_every_alloc(keeps_every(q.filter)) {
     a.query = q;
     a.estimator = Estimator(info);
-    series_log.set_exact(a.estimator.exact());
-    series_log.set_tick(info.time_unit_ns());
+    a.series_buckets = q.series_buckets;
   }
 
   const std::vector<ModuleInfo>& modules() const {
@@ -658,9 +271,6 @@ struct AggregateBuilder::Impl {
   }
   bool one_pass() const { return alongside && !streaming; }
   uint64_t duration() const { return overview ? overview->duration_ns : alongside->last_time(); }
-  void set_series_width(uint64_t duration_ns) {
-    a.series_bucket_ns = std::max<uint64_t>(1, duration_ns / a.series_buckets + 1);
-  }
 
   bool stack_passes_focus(std::span<const uint64_t> frames) const {
     const Filter& f = a.query.filter;
@@ -670,8 +280,37 @@ struct AggregateBuilder::Impl {
     });
   }
 
-  uint32_t series_index(uint64_t t) const {
-    return static_cast<uint32_t>(std::min<uint64_t>(a.series_buckets - 1, t / a.series_bucket_ns));
+  // The series' bucket of a time, the width doubled first while it falls
+  // past the last bucket (times never go back, so the buckets cover
+  // [0, latest]).
+  uint32_t series_index(uint64_t t) {
+    if ((t >> series_shift) >= a.series_buckets) [[unlikely]] return widen_series(t);
+    return static_cast<uint32_t>(t >> series_shift);
+  }
+  // The series online, in every mode: its bucket width is a power of two of
+  // ns, from 1 ns, doubled (each stack's buckets merged in pairs) when a
+  // block's time falls past the last of the query's buckets, as the heap's
+  // Timeline does (timeline_builder.h); finish() widens it to cover the
+  // duration, so every mode ends at series_width(duration) with the same
+  // buckets. Pass 2 and the streaming pass add the same blocks in the same
+  // order (at each free, and the blocks still live at the end), so they
+  // widen at the same blocks and a sampled trace's doubles are summed alike.
+  // ns, not the trace's ticks: a bucket is a shift, not a division, and a
+  // time that is not a whole tick (a CTF import) needs no other path.
+  // Returns t's bucket; the last for a time past 2^63 ns with one bucket
+  // (damage: the width stops at 2^63).
+  [[gnu::noinline]] uint32_t widen_series(uint64_t t) {
+    while (series_shift < kMaxSeriesShift && (t >> series_shift) >= a.series_buckets) {
+      ++series_shift;
+      for (StackStats& s : stacks) merge_pairs(s.series);
+      for (StackTally& s : stack_tally) merge_pairs(s.series);
+    }
+    return static_cast<uint32_t>(std::min<uint64_t>(t >> series_shift, a.series_buckets - 1));
+  }
+  // A block's allocation bucket, given its end's `last` (series_index, which
+  // may widen: first).
+  uint32_t series_first(const Block& b, uint32_t last) const {
+    return std::min(static_cast<uint32_t>(b.time >> series_shift), last);
   }
 
   Metrics* thread_metrics(uint32_t thread) {
@@ -798,8 +437,6 @@ struct AggregateBuilder::Impl {
     if (stack) {
       count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
       track(b, c, true);
-      if (a.series_buckets > 0)
-        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
     }
     alongside->add_alloc(e, c);  // after track(): a new maximum must follow this block's count
   }
@@ -865,22 +502,9 @@ struct AggregateBuilder::Impl {
         mask |= bit(Metric::Peak);
       }
     }
-    if (a.series_buckets > 0) {
-      if (!series_ready) {
-        log_series(b, free_t);
-      } else {
-        add_series(stacks[b.stack].series, series_index(b.time), &SeriesBucket::allocated, c, a.estimator.exact());
-      }
-    }
     // One count() for these metrics and end_of()'s (other metrics: each
     // Count gets the same additions in the same order as with two).
     end_of(b, c, free_t, freed, free_thread, end, immediate, mask);
-  }
-
-  // Pass 2 as it streams, the series' width not yet known: a block's entry in
-  // the log (end_of() adds nothing to the series then: the entry stands for both).
-  void log_series(const Block& b, uint64_t free_t) {
-    series_log.append(b, free_t);
   }
 
   // settle() of a freed block, when `tallied`: the filter keeps it, in the
@@ -888,12 +512,12 @@ struct AggregateBuilder::Impl {
   void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak, bool immediate,
                       const Count& c) {
     if (at_peak) peak_since(b, c);
-    if (a.series_buckets > 0) log_series(b, free_t);
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
-    FreedTally& s = stack_tally[b.stack];
+    StackTally& s = stack_tally[b.stack];
     s.freed.add(b.size, b.n_samples);
     if (temp) s.temporary.add(b.size, b.n_samples);
+    if (a.series_buckets > 0) tally_series(s.series, b, free_t);
     if (thread_metrics(b.thread)) {
       FreedTally& t = thread_tally[b.thread];
       t.freed.add(b.size, b.n_samples);
@@ -903,13 +527,49 @@ struct AggregateBuilder::Impl {
     if (immediate) immediate_tally.add(b.size, b.n_samples);
   }
 
-  // The tallies into the metrics (finish_streaming).
+  // settle_tallied()'s series: the block allocated in its bucket and freed
+  // in the latest, at its Free (as pass 2 adds them). Inline for a block
+  // freed in the bucket it was allocated in, whose stack has freed in it
+  // already: one cell, the stack's last (on the suite's (b) and (a) ~88% of
+  // the frees: the buckets are narrow early on). Counting it allocated at
+  // its Alloc instead, in the stack's latest cell, cost more at the Alloc
+  // than it saved here (docs/RECORDER.md, "The series online").
+  void tally_series(std::vector<TallyCell>& series, const Block& b, uint64_t free_t) {
+    const uint32_t freed = series_index(free_t);  // (first: it may widen)
+    const uint32_t allocated = series_first(b, freed);
+    if (allocated == freed && !series.empty() && series.back().index == freed) [[likely]] {
+      TallyCell& cell = series.back();
+      cell.allocated.add(b.size, b.n_samples);
+      cell.freed.add(b.size, b.n_samples);
+      return;
+    }
+    tally_series_apart(series, b, allocated, freed);
+  }
+  [[gnu::noinline]] static void tally_series_apart(std::vector<TallyCell>& series, const Block& b,
+                                                   uint32_t allocated, uint32_t freed) {
+    bucket_at(series, allocated).allocated.add(b.size, b.n_samples);
+    bucket_at(series, freed).freed.add(b.size, b.n_samples);
+  }
+
+  // The tallies into the metrics, and their series into the stacks'
+  // (finish_streaming, at the final width: nothing else has added to the
+  // stacks' series yet).
   void add_tallies() {
     auto add = [](Metrics& m, const FreedTally& t) {
       add_masked(m, bit(Metric::Allocated) | bit(Metric::Freed), t.freed.count(), true);
       add_block(m[Metric::Temporary], t.temporary.count(), true);
     };
-    for (size_t i = 0; i < stacks.size(); ++i) add(stacks[i].metrics, stack_tally[i]);
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      add(stacks[i].metrics, stack_tally[i]);
+      std::vector<SeriesBucket>& series = stacks[i].series;
+      series.reserve(series.size() + stack_tally[i].series.size());
+      for (const TallyCell& cell : stack_tally[i].series) {
+        SeriesBucket& to = bucket_at(series, cell.index);
+        add_block(to.allocated, cell.allocated.count(), true);
+        add_block(to.freed, cell.freed.count(), true);
+      }
+      stack_tally[i].series = {};
+    }
     for (size_t i = 0; i < threads.size(); ++i) add(threads[i], thread_tally[i]);
     for (size_t i = 0; i < LifetimeHistogram::kBuckets; ++i)
       add_block(a.lifetimes.freed[i], lifetime_tally[i].count(), true);
@@ -942,23 +602,23 @@ struct AggregateBuilder::Impl {
     } else {
       add_block(a.lifetimes.never_freed, c, exact);
     }
-    if (a.series_buckets > 0 && series_ready) {
+    if (a.series_buckets > 0) {
+      // Allocated in its bucket, then freed or leaked: in every mode at the
+      // block's end, in pass 2's order (the one pass too: its series are
+      // pass 2's, to the bit).
+      const uint32_t last = series_index(freed ? free_t : b.time);  // (first: it may widen)
+      const uint32_t first = series_first(b, last);
       std::vector<SeriesBucket>& series = stacks[b.stack].series;
-      if (freed) add_series(series, series_index(free_t), &SeriesBucket::freed, c, exact);
-      if (!freed) add_series(series, series_index(b.time), &SeriesBucket::leaked, c, exact);
+      add_block(bucket_at(series, first).allocated, c, exact);
+      add_block(freed ? bucket_at(series, last).freed : bucket_at(series, first).leaked, c, exact);
     }
   }
 
   // Pass 2 as it streams: what needed the finished Overview, now that the
-  // events are over: the series' width and what the freed blocks add to them,
-  // the peak's freed part, then the blocks still live, as pass 2 ends.
+  // events are over: the peak's freed part, then the blocks still live, as
+  // pass 2 ends.
   void finish_streaming() {
     if (tallied) add_tallies();
-    if (a.series_buckets > 0) {
-      set_series_width(duration());
-      series_ready = true;
-      replay_series();
-    }
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
     live.for_each([&](uint64_t id, const Block& b) {
@@ -966,117 +626,11 @@ struct AggregateBuilder::Impl {
     });
   }
 
-  // What the freed blocks add to the series, from the log (finish_streaming).
-  // This is most of what a followed finalise has left after the program's
-  // exit, where the machine's CPUs are free: Mode::All's Counts are sums of
-  // integers (no weights, estimate.h), the same in any order, so its log is
-  // replayed in parts on up to 4 threads, each into buckets of its own that
-  // are then added to the stacks' (the same bytes: aggregate_test). A sampled
-  // trace's weights are doubles, whose sums depend on the order: one pass.
-  void replay_series() {
-    const size_t blocks = series_log.blocks();
-    const bool exact = a.estimator.exact();
-    const size_t parts = exact ? std::clamp<size_t>(std::min<size_t>(usable_cpus(), 4), 1, std::max<size_t>(blocks, 1)) : 1;
-    auto first = [&](size_t p) { return blocks * p / parts; };  // part p: blocks [first(p), first(p + 1))
-    if (blocks > 0 && exact) {
-      // Mode::All: each part counts into a table of its own (a DenseSeries
-      // when it fits: no search, no insert), added to the stacks' series at
-      // the end; a time's bucket is mostly the last one's (free times are
-      // monotone, most blocks are freed in the bucket they were allocated
-      // in), found by its bounds, not a division.
-      if (DenseSeries::fits(stacks.size(), a.series_buckets)) {
-        replay_tallies<DenseSeries>(parts, blocks, first, [&] { return DenseSeries(stacks.size(), a.series_buckets); });
-      } else {
-        replay_tallies<SparseSeries>(parts, blocks, first, [&] { return SparseSeries(stacks.size()); });
-      }
-      return;
-    }
-    using Series = std::vector<std::vector<SeriesBucket>>;  // by stack
-    std::vector<Series> partial(parts - 1, Series(stacks.size()));
-    in_parts(parts, [&](size_t p) {
-      Series* into = p == 0 ? nullptr : &partial[p - 1];
-      BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
-      BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
-      series_log.read(first(p), first(p + 1), [&](const SeriesLog::Entry& e) {
-        const Count c = exact ? e.tally().count()
-                              : a.estimator.block(e.size, static_cast<uint32_t>(e.n_samples), e.bytes_per_sample);
-        std::vector<SeriesBucket>& series = into ? (*into)[e.stack] : stacks[e.stack].series;
-        add_block(bucket_at(series, alloc_bucket(e.alloc_ns)).allocated, c, exact);
-        add_block(bucket_at(series, free_bucket(e.free_ns)).freed, c, exact);
-      });
-    });
-    for (const Series& part : partial)
-      for (size_t s = 0; s < part.size(); ++s)
-        for (const SeriesBucket& b : part[s]) add_bucket(stacks[s].series, b);
-    series_log.clear();
-  }
-
-  // replay_series() of a Mode::All log's `blocks` on `parts` threads, each
-  // into the Table make() gives it (part p's share, if not dealt: blocks
-  // [first(p), first(p + 1))).
-  template <class Table, class First, class Make>
-  void replay_tallies(size_t parts, size_t blocks, const First& first, const Make& make) {
-    Parts<Table> tables(parts);
-    // A DenseSeries part takes the log's next block (1 MiB) until none is
-    // left, not a fixed share: after the exit the symbolisation runs beside
-    // the parts, and a part whose core it took kept the others waiting at the
-    // join. A SparseSeries part keeps a contiguous share: its rows grow with
-    // the buckets it sees, and blocks dealt in turn gave every part every
-    // bucket (cc1plus after the exit: ~50 ms slower).
-    std::atomic<size_t> next{0};
-    in_parts(parts, [&](size_t p) {
-      BucketCache alloc_bucket(a.series_bucket_ns, a.series_buckets);
-      BucketCache free_bucket(a.series_bucket_ns, a.series_buckets);
-      tables[p] = std::make_unique<Table>(make());  // here: its zeroing and page faults beside the others'
-      Table& into = *tables[p];
-      auto replay = [&](size_t from, size_t to) {
-        series_log.read(from, to, [&](const SeriesLog::Entry& e) {
-          into.add(e.stack, alloc_bucket(e.alloc_ns), false, e.tally());
-          into.add(e.stack, free_bucket(e.free_ns), true, e.tally());
-        });
-      };
-      if constexpr (!Table::kDealt) return replay(first(p), first(p + 1));
-      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) replay(i, i + 1);
-    });
-    // The parts' buckets go to the stacks' series in ranges of stacks, on
-    // as many threads: this was serial after the parts, with each stack's
-    // series reserved again for each part (page faults of the moved series).
-    in_parts(parts, [&](size_t p) {
-      Table::add_to(tables, stacks, stacks.size() * p / parts, stacks.size() * (p + 1) / parts);
-    });
-    // Left to the builder's end, not freed here: after a followed program's
-    // exit, unmapping the log (~30 MB on the suite's (b)) and the tables was
-    // ~4 ms of the serial wait, and `memloupe run` keeps the builder until
-    // it exits (finalize/kept_until_exit.h).
-    retired_tables = std::make_shared<Parts<Table>>(std::move(tables));
-  }
-
-  // fn(p) for each part p < parts: part 0 on this thread, the others on
-  // threads of their own; the first failure is rethrown once all are over.
-  template <class Fn>
-  static void in_parts(size_t parts, Fn&& fn) {
-    std::vector<std::exception_ptr> failed(parts);
-    std::vector<std::thread> threads;
-    for (size_t p = 1; p < parts; ++p) {
-      threads.emplace_back([&, p] {
-        try {
-          fn(p);
-        } catch (...) {
-          failed[p] = std::current_exception();
-        }
-      });
-    }
-    try {
-      fn(0);
-    } catch (...) {
-      failed[0] = std::current_exception();
-    }
-    for (std::thread& t : threads) t.join();
-    for (const std::exception_ptr& f : failed)
-      if (f) std::rethrow_exception(f);
-  }
-
   void finish_blocks() {
+    if (a.series_buckets > 0) {
+      series_index(duration());  // the series cover the whole trace (widen_series)
+      a.series_bucket_ns = uint64_t{1} << series_shift;
+    }
     if (streaming) {
       finish_streaming();
     } else if (alongside) {
@@ -1106,11 +660,6 @@ AggregateBuilder::AggregateBuilder(const Overview& overview, const reader::Symbo
                                    const Query& query)
     : impl_(std::make_unique<Impl>(symbols, query, overview.info)) {
   impl_->overview = &overview;
-  Aggregate& a = impl_->a;
-  if (query.series_buckets > 0) {
-    a.series_buckets = query.series_buckets;
-    impl_->set_series_width(overview.duration_ns);
-  }
 }
 
 AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const format::TraceInfo& info,
@@ -1121,10 +670,6 @@ AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const 
   const Filter& f = query.filter;
   impl_->tallied = impl_->a.estimator.exact() && !f.at_peak && !f.window && f.min_lifetime_ns == 0 &&
                    f.max_lifetime_ns == kForever && !query.live_window;
-  if (query.series_buckets > 0) {
-    impl_->a.series_buckets = query.series_buckets;
-    impl_->series_ready = false;
-  }
 }
 
 AggregateBuilder::AggregateBuilder(OverviewBuilder& alongside, const format::TraceInfo& info,

@@ -66,6 +66,9 @@ struct Aggregate {
   // trace sees every allocation in between; in a sampled one this is an upper
   // bound the views do not print.
   Count immediate;
+  // The series: at most series_buckets buckets of series_bucket_ns each, a
+  // power of two (series_width) in a trace finalised since 2026-11-26; an
+  // older index's is what it stored (duration / buckets + 1).
   uint32_t series_buckets = 0;
   uint64_t series_bucket_ns = 1;
 
@@ -74,6 +77,17 @@ struct Aggregate {
     return {frame_pool.data() + s.frames_begin, s.frames_size};
   }
 };
+
+// The series' bucket width for a trace whose last time is `last_ns`: the
+// smallest power of two of ns for which [0, last_ns] fits in `buckets`
+// buckets, the Timeline's rule (timeline_builder.h). AggregateBuilder ends
+// with it in every mode: its buckets start 1 ns wide and merge in pairs while
+// the trace goes on, so nothing waits for the duration.
+uint64_t series_width(uint64_t last_ns, uint32_t buckets);
+// How many of `a`'s series buckets cover [0, duration_ns]: with the width
+// above, between half and all of them; the rest are empty, and a view's
+// time axis ends at the duration (report/profile_from_model.cc).
+uint32_t series_buckets_covering(const Aggregate& a, uint64_t duration_ns);
 
 // Three ways to run it:
 //  - pass 2, after an Overview: knows the peak's allocation, so "live at the
@@ -84,16 +98,17 @@ struct Aggregate {
 //    maximum of the heap (a site's count is copied the first time it changes
 //    after a new maximum; untouched since, it still holds that value), so the
 //    peak costs O(1) per event. Only for queries whose filter is decided when a
-//    block is allocated: !needs_first_pass(args).
+//    block is allocated: !needs_first_pass(args). Its series are pass 2's, to
+//    the bit (each block's buckets are added at its end, in pass 2's order).
 //  - pass 2 as the events stream, driving an OverviewBuilder (for the analysis
 //    index, built while the program runs): pass 2's counting, each freed block
 //    settled at its free, with what needs the finished Overview kept until
 //    finish(): the peak as the sum of the blocks freed since the latest new
-//    maximum (reset there), the series as a few bytes per freed block, replayed
-//    into the buckets once the duration is known, and the blocks still live.
-//    The result is pass 2's, to the bit, for a query that keeps every block and
-//    whose resolution needs no first pass except for its series (the index's);
-//    index_aggregate_test checks it.
+//    maximum (reset there), and the blocks still live. The result is pass
+//    2's, to the bit, for a query that keeps every block and whose resolution
+//    needs no first pass (the index's); index_aggregate_test checks it.
+// In all three the series are built as the blocks end, in buckets that widen
+// as the trace goes on (series_width), with nothing kept for after the end.
 class AggregateBuilder {
  public:
   // `overview` (pass 1) and `symbols` (read while streaming, for --focus) must

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <random>
 #include <tuple>
 
@@ -190,8 +192,7 @@ Script random_all_trace(uint64_t seed, const testing::RandomHeap& heap, StackFn 
   return s;
 }
 
-// The index of `s` from its one read (IndexBuilder's, the series replayed
-// at the end), encoded.
+// The index of `s` from its one read (IndexBuilder's), encoded.
 std::vector<uint8_t> one_read(const Script& s) {
   ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
   for (const format::Event& e : s.events) threaded.add(e);
@@ -199,11 +200,10 @@ std::vector<uint8_t> one_read(const Script& s) {
   return encoded(got.overview, std::move(got.aggregate));
 }
 
-// Enough freed blocks for the series' log to span several blocks, which a
-// Mode::All trace replays in parts on several threads when the process has
-// more than one CPU (AggregateBuilder's replay_series): the same bytes as
-// pass 2, which adds to the series in order as it goes.
-TEST(ThreadedOverview, SeriesReplayedInPartsGivesTheBytesOfPassTwo) {
+// Many freed blocks of a few hundred stacks, whose series widen while most
+// stacks have buckets (AggregateBuilder's TallyCells, merged in pairs): the
+// same bytes as pass 2, which adds to SeriesBuckets.
+TEST(ThreadedOverview, SeriesOfManyFreedBlocksGivesTheBytesOfPassTwo) {
   const testing::RandomHeap heap{.events = 700000, .phase = 20000, .threads = 3, .time_steps = 50,
                                  .min_size = 1, .size_span = 300000};
   const auto shallow_stack = [](auto& r) { return std::vector<uint64_t>{0x1000 + r() % 300, 0x2000 + r() % 7}; };
@@ -216,9 +216,8 @@ TEST(ThreadedOverview, SeriesReplayedInPartsGivesTheBytesOfPassTwo) {
   EXPECT_EQ(one_read(s), want);
 }
 
-// The same with more stacks than the replay's dense table takes (DenseSeries::
-// fits: ~3500 stacks of 100 buckets), so the parts add into sparse series.
-TEST(ThreadedOverview, SeriesOfManyStacksReplayedInPartsGivesTheBytesOfPassTwo) {
+// The same with thousands of stacks, each widening merging every one's buckets.
+TEST(ThreadedOverview, SeriesOfManyStacksGivesTheBytesOfPassTwo) {
   const testing::RandomHeap heap{.events = 400000, .phase = 20000, .threads = 2, .time_steps = 50,
                                  .min_size = 1, .size_span = 5000};
   const auto many_stacks = [](auto& r) { return std::vector<uint64_t>{0x100000 + r() % 8000, 0x2000 + r() % 2}; };
@@ -235,8 +234,7 @@ TEST(ThreadedOverview, SeriesOfManyStacksReplayedInPartsGivesTheBytesOfPassTwo) 
 // The series of Mode::All blocks of one sample (under 4096 bytes here) on a
 // few stacks, living from a tick to most of the run, some still live at the
 // end, over runs of several lengths (so the buckets' boundaries fall at
-// different times): the replay's dense table gives pass 2's bytes. (It also
-// checked the fine buckets tried on 2026-11-26, docs/RECORDER.md.)
+// different times) give pass 2's bytes.
 TEST(ThreadedOverview, SeriesOfRunsOfSeveralLengthsGivesTheBytesOfPassTwo) {
   for (uint64_t seed : {21, 22, 23, 24}) {
     const testing::RandomHeap heap{.events = 150000, .phase = 25000, .threads = 3, .time_steps = 40 + 30 * seed,
@@ -253,8 +251,7 @@ TEST(ThreadedOverview, SeriesOfRunsOfSeveralLengthsGivesTheBytesOfPassTwo) {
   }
 }
 
-// No block is freed: the series log is empty, and the series holds the
-// blocks still live at the end only.
+// No block is freed: the series hold the blocks still live at the end only.
 TEST(ThreadedOverview, SeriesWithoutFreedBlocksGivesTheBytesOfPassTwo) {
   Script s(format::Mode::All, 4096);
   for (uint64_t i = 0; i < 500; ++i) s.alloc(10 * i + 1, 16 + i, {0x1000 + i % 7, 0x2000});
@@ -268,11 +265,10 @@ TEST(ThreadedOverview, SeriesWithoutFreedBlocksGivesTheBytesOfPassTwo) {
   EXPECT_EQ(one_read(s), want);
 }
 
-// A Mode::All series log leaves out n_samples when it is 1 (SeriesLog): a
-// block whose n_samples is not (0 and 7 here; the decoder passes any value
-// a damaged or hand-made trace holds) keeps it through the log, so its
-// buckets' sample counts are pass 2's.
-TEST(ThreadedOverview, SeriesLogKeepsUnusualSampleCounts) {
+// A Mode::All block whose n_samples is not 1 (0 and 7 here; the decoder
+// passes any value a damaged or hand-made trace holds) keeps it in the
+// series' Tallies, so its buckets' sample counts are pass 2's.
+TEST(ThreadedOverview, SeriesKeepUnusualSampleCounts) {
   Script s(format::Mode::All, 4096);
   std::vector<format::AllocId> ids;
   for (uint64_t i = 0; i < 3000; ++i) {
@@ -296,12 +292,11 @@ TEST(ThreadedOverview, SeriesLogKeepsUnusualSampleCounts) {
   EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want);
 }
 
-// A Mode::All series log sums the blocks of one stack allocated and freed at
-// the same two times into one entry, and stops summing for a while where that
-// saves nothing (SeriesLog): a stretch of each, then summing again, with
-// unusual sample counts inside the sums and in the pauses (whose blocks are
-// written from the block itself, SeriesLog::write_block), gives pass 2's bytes.
-TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
+// Stretches of blocks freed where they were allocated (a stack's last
+// bucket: settle_tallied's inline case) and of blocks freed apart from their
+// allocation (tally_series_apart), with unusual sample counts in both, give
+// pass 2's bytes.
+TEST(ThreadedOverview, SeriesOfBlocksFreedTogetherAndApartGiveTheBytesOfPassTwo) {
   Script s(format::Mode::All, 4096);
   uint64_t t = 1;
   uint64_t i = 0;
@@ -342,7 +337,8 @@ TEST(ThreadedOverview, SeriesLogSumsAndItsPausesGiveTheBytesOfPassTwo) {
   EXPECT_EQ(one_read(s), want);
 }
 
-// A block of a series-log test: allocated `at`, freed `until`.
+// A block of a series test: allocated `at`, freed `until` (never: kNever).
+constexpr uint64_t kNever = ~uint64_t{0};
 struct TimedBlock {
   uint64_t at, until, size, stack;
 };
@@ -353,7 +349,7 @@ void add_in_time_order(Script& s, const std::vector<TimedBlock>& blocks, uint64_
   std::vector<std::tuple<uint64_t, int, size_t>> order;  // (time, 0 alloc / 1 free, block)
   for (size_t b = 0; b < blocks.size(); ++b) {
     order.emplace_back(blocks[b].at, 0, b);
-    order.emplace_back(blocks[b].until, 1, b);
+    if (blocks[b].until != kNever) order.emplace_back(blocks[b].until, 1, b);
   }
   std::sort(order.begin(), order.end());
   std::vector<format::AllocId> ids(blocks.size());
@@ -369,11 +365,10 @@ void add_in_time_order(Script& s, const std::vector<TimedBlock>& blocks, uint64_
   s.end(t + after);
 }
 
-// A Mode::All series log stores each field in as many bytes as it needs
-// (SeriesLog::put): free steps, lifetimes and sizes of 0 to 6 bytes
-// (freed where allocated; times past 2^40 ns; sizes past 2^32), stack ids of
-// 1 and 2 bytes, block counts other than 1, give pass 2's bytes.
-TEST(ThreadedOverview, SeriesLogOfWideFieldsGivesTheBytesOfPassTwo) {
+// Times past 2^40 ns with gaps of hours (the series widen by many doublings
+// at once), lifetimes of none to hours, sizes past 2^32, several blocks of a
+// stack at one time, give pass 2's bytes.
+TEST(ThreadedOverview, SeriesOfWideTimesAndSizesGivesTheBytesOfPassTwo) {
   Script s(format::Mode::All, 4096);
   std::vector<TimedBlock> blocks;
   uint64_t t = uint64_t{1} << 41;
@@ -394,13 +389,12 @@ TEST(ThreadedOverview, SeriesLogOfWideFieldsGivesTheBytesOfPassTwo) {
   EXPECT_EQ(one_read(s), want);
 }
 
-// The series log writes its times in the trace's ticks (SeriesLog::set_tick):
+// The series' width is a power of two of ns whatever the trace's tick:
 // traces whose times are whole ticks of 32 µs, of 3 µs (the header takes any
 // unit) and of 1 µs, with free steps and lifetimes of none to hours of ticks,
 // several blocks freed at one time, and the same with one time that is not a
-// whole tick halfway (the log goes on in ns from there), exact and sampled,
-// give pass 2's bytes.
-TEST(ThreadedOverview, SeriesLogInTicksGivesTheBytesOfPassTwo) {
+// whole tick halfway, exact and sampled, give pass 2's bytes.
+TEST(ThreadedOverview, SeriesInTicksOfAnyUnitGivesTheBytesOfPassTwo) {
   for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
     for (uint32_t unit_us : {32u, 3u, 1u}) {
       for (bool stray : {false, true}) {
@@ -425,6 +419,106 @@ TEST(ThreadedOverview, SeriesLogInTicksGivesTheBytesOfPassTwo) {
 
         EXPECT_EQ(one_read(s), want);
       }
+    }
+  }
+}
+
+// Blocks on 13 stacks for a trace whose last time is `end`, in buckets of
+// `width` (the width it ends with): at bucket edges (and a ns before them),
+// freed at once, in the next bucket, across most of the trace (every doubling
+// of the series' width on the way), or never.
+Script edge_trace(format::Mode mode, uint64_t width, uint64_t end) {
+  Script s(mode, 4096);
+  std::vector<TimedBlock> blocks;
+  const uint64_t buckets = end / width + 1;
+  for (uint64_t i = 0; i < 4000; ++i) {
+    const uint64_t edge = (i * 37 % buckets) * width;
+    const uint64_t at = std::min(end - 1, i % 3 == 0 || edge == 0 ? edge : edge - 1);
+    const uint64_t until = i % 4 == 0 ? at : i % 4 == 1 ? std::min(at + width, end - 1) : i % 4 == 2 ? end - 1 : kNever;
+    blocks.push_back({at, until, 1 + i % 5000, 0x1000 + i % 13});
+  }
+  blocks.push_back({end - 1, kNever, 8, 0x1000});  // the last event at end - 1
+  add_in_time_order(s, blocks, 1);
+  return s;
+}
+
+// Traces that end at and around the series' widths' edges (100 buckets of
+// 2^j ns hold [0, 100·2^j − 1]; one ns more doubles the width), exact and
+// sampled: the one read gives pass 2's bytes, and both end at the rule's
+// width (series_width), which covers the trace in over half the buckets.
+TEST(ThreadedOverview, SeriesWidenedAtTheirEdgesGiveTheBytesOfPassTwo) {
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    for (unsigned j : {0u, 3u, 17u, 30u}) {
+      for (int past : {-1, 0, 1}) {
+        const uint64_t width = uint64_t{1} << j;
+        const uint64_t end = kIndexSeriesBuckets * width + past;
+        SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(mode) << ", end " << end);
+        const Script s = edge_trace(mode, width, end);
+        const auto [overview, expected] = pass_two(s);
+        ASSERT_EQ(overview.duration_ns, end);
+        const uint64_t want_width = past < 0 ? width : 2 * width;
+        EXPECT_EQ(series_width(end, kIndexSeriesBuckets), want_width);
+        EXPECT_EQ(expected.series_bucket_ns, want_width);
+        EXPECT_EQ(series_buckets_covering(expected, end), end / want_width + 1);
+        EXPECT_GT(series_buckets_covering(expected, end), kIndexSeriesBuckets / 2);
+        ASSERT_FALSE(expected.totals[Metric::Leaked].empty());
+        const std::vector<uint8_t> want = encoded(overview, expected);
+        ASSERT_FALSE(want.empty());
+
+        EXPECT_EQ(one_read(s), want);
+      }
+    }
+  }
+}
+
+// The series against their definition, in every mode (pass 2, the one read,
+// the one pass): each block is allocated in the bucket of its allocation
+// time / the width, freed in that of its free time, leaked in that of its
+// allocation, with the width the rule's (series_width). A merge that lost a
+// bucket, or merged the wrong neighbours, fails it.
+TEST(AggregateSeries, BucketsHoldTheBlocksOfTheirTimes) {
+  for (uint64_t end : {uint64_t{99}, uint64_t{100} << 20, (uint64_t{100} << 20) + 12345}) {
+    SCOPED_TRACE(::testing::Message() << "end " << end);
+    const uint64_t width = series_width(end, kIndexSeriesBuckets);
+    Script s(format::Mode::All, 4096);
+    std::vector<TimedBlock> blocks;
+    std::mt19937_64 rng(end);
+    for (uint64_t i = 0; i < 5000; ++i) {
+      const uint64_t at = rng() % end;
+      const uint64_t until = i % 5 == 0 ? kNever : std::min(end - 1, at + (i % 2 ? rng() % (end - at) : rng() % 300));
+      blocks.push_back({at, until, 1 + i % 700, 0x1000 + i % 9});
+    }
+    blocks.push_back({end - 1, kNever, 8, 0x1000});
+    add_in_time_order(s, blocks, 1);
+    // By stack (its frame) and bucket: blocks and bytes allocated, freed, leaked.
+    using Cells = std::map<uint64_t, std::array<uint64_t, 6>>;
+    std::map<uint64_t, Cells> want;
+    for (const TimedBlock& b : blocks) {
+      std::array<uint64_t, 6>& at = want[b.stack][b.at / width];
+      at[0] += 1;
+      at[1] += b.size;
+      std::array<uint64_t, 6>& until = want[b.stack][b.until == kNever ? b.at / width : b.until / width];
+      until[b.until == kNever ? 4 : 2] += 1;
+      until[b.until == kNever ? 5 : 3] += b.size;
+    }
+    QueryArgs args;
+    args.series_buckets = kIndexSeriesBuckets;
+    ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+    for (const format::Event& e : s.events) threaded.add(e);
+    const Aggregate aggregates[] = {pass_two(s).aggregate, std::move(threaded).finish().aggregate,
+                                    s.run(args, Passes::Fewest).aggregate};
+    for (const Aggregate& a : aggregates) {
+      EXPECT_EQ(a.series_bucket_ns, width);
+      std::map<uint64_t, Cells> got;
+      for (uint32_t i = 0; i < a.stacks.size(); ++i) {
+        Cells& cells = got[a.frames(StackId{i})[0]];
+        for (const SeriesBucket& b : a.stacks[i].series) {
+          EXPECT_LT(b.index, series_buckets_covering(a, end));
+          cells[b.index] = {b.allocated.blocks, b.allocated.bytes, b.freed.blocks, b.freed.bytes, b.leaked.blocks,
+                            b.leaked.bytes};
+        }
+      }
+      EXPECT_EQ(got, want);
     }
   }
 }

@@ -5,7 +5,9 @@
 
 #include <cmath>
 
+#include <cstring>
 #include <random>
+#include <tuple>
 
 #include "support/test_script.h"
 
@@ -225,16 +227,37 @@ void expect_same_metrics(const Metrics& a, const Metrics& b, const std::string& 
   }
 }
 
+// Every field of the two Counts, doubles to the bit.
+void expect_same_bits(const Count& a, const Count& b, const std::string& what) {
+  EXPECT_EQ(std::tie(a.blocks, a.samples, a.bytes), std::tie(b.blocks, b.samples, b.bytes)) << what;
+  const double x[] = {a.objects, a.objects_var, a.weighted, a.weighted_sq, a.max_weight};
+  const double y[] = {b.objects, b.objects_var, b.weighted, b.weighted_sq, b.max_weight};
+  EXPECT_EQ(std::memcmp(x, y, sizeof x), 0) << what;
+}
+
 // One pass (lazy per-site copies at each new maximum) and two passes (the peak's
-// allocation decides per block) must agree on every count.
+// allocation decides per block) must agree on every count; their series
+// (args.series_buckets), built online in both, to the bit.
 void expect_one_pass_equals_two(const Script& s, const QueryArgs& args) {
   const Model one = s.run(args, Passes::Fewest), two = s.run(args, Passes::Two);
+  EXPECT_EQ(one.aggregate.series_bucket_ns, two.aggregate.series_bucket_ns);
   ASSERT_EQ(one.aggregate.stacks.size(), two.aggregate.stacks.size());
   for (size_t i = 0; i < one.aggregate.stacks.size(); ++i) {
     const auto fa = one.aggregate.frames(StackId{static_cast<uint32_t>(i)});
     const auto fb = two.aggregate.frames(StackId{static_cast<uint32_t>(i)});
     ASSERT_TRUE(std::equal(fa.begin(), fa.end(), fb.begin(), fb.end()));
     expect_same_metrics(one.aggregate.stacks[i].metrics, two.aggregate.stacks[i].metrics, "stack " + std::to_string(i));
+    const std::vector<SeriesBucket>& x = one.aggregate.stacks[i].series;
+    const std::vector<SeriesBucket>& y = two.aggregate.stacks[i].series;
+    EXPECT_EQ(x.empty(), args.series_buckets == 0);
+    ASSERT_EQ(x.size(), y.size()) << "stack " << i;
+    for (size_t b = 0; b < x.size(); ++b) {
+      const std::string what = "stack " + std::to_string(i) + " bucket " + std::to_string(b);
+      EXPECT_EQ(x[b].index, y[b].index) << what;
+      expect_same_bits(x[b].allocated, y[b].allocated, what + " allocated");
+      expect_same_bits(x[b].freed, y[b].freed, what + " freed");
+      expect_same_bits(x[b].leaked, y[b].leaked, what + " leaked");
+    }
   }
   ASSERT_EQ(one.aggregate.threads.size(), two.aggregate.threads.size());
   for (size_t i = 0; i < one.aggregate.threads.size(); ++i) {
@@ -270,6 +293,16 @@ TEST(Model, OnePassEqualsTwoPassesOnARandomTrace) {
     filtered.min_size = "1000";
     filtered.thread = 2;
     expect_one_pass_equals_two(s, filtered);
+    // With series: one pass since 2026-11-26 (their width no longer waits
+    // for the duration), the same buckets as two.
+    for (uint32_t buckets : {100u, 7u}) {
+      QueryArgs series;
+      series.series_buckets = buckets;
+      ASSERT_FALSE(needs_first_pass(series));
+      expect_one_pass_equals_two(s, series);
+      filtered.series_buckets = buckets;
+      expect_one_pass_equals_two(s, filtered);
+    }
   }
 }
 
@@ -300,6 +333,30 @@ TEST(Model, TimeInversionsAreClampedAlike) {
   const Model m = s.run(at);
   EXPECT_EQ(m.overview.time_inversions, 2u);
   EXPECT_EQ(m.aggregate.totals[Metric::Allocated].bytes, 20u);  // a freed at 100 is not live at 100
+}
+
+// A series of one bucket whose times pass 2^63 ns (damage, or a hand-made
+// trace): the width stops at 2^63 (a shift by 64 would be no shift on x86,
+// and the widening never end), and every block is in the one bucket.
+TEST(Model, SeriesOfOneBucketStopsWideningAt2To63) {
+  Script s;
+  const uint64_t late = (uint64_t{1} << 63) + 7;
+  const auto a = s.alloc(10, 8, {0x1});
+  s.alloc(late, 16, {0x2});
+  s.free(a, late + 1);
+  s.end(late + 100);
+  QueryArgs args;
+  args.series_buckets = 1;
+  for (Passes passes : {Passes::Fewest, Passes::Two}) {
+    const Model m = s.run(args, passes);
+    EXPECT_EQ(m.aggregate.series_bucket_ns, uint64_t{1} << 63);
+    for (const StackStats& st : m.aggregate.stacks) {
+      ASSERT_EQ(st.series.size(), 1u);
+      EXPECT_EQ(st.series[0].index, 0u);
+      EXPECT_EQ(st.series[0].allocated.blocks, 1u);
+    }
+  }
+  EXPECT_EQ(series_width(late, 1), uint64_t{1} << 63);
 }
 
 TEST(Model, SeriesBucketsAddUp) {

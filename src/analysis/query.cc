@@ -109,7 +109,7 @@ bool needs_first_pass(const QueryArgs& args) {
   // The temporary threshold is a duration; only a percentage of the trace needs it.
   const bool temporary_percent = !args.temporary.empty() && args.temporary.find('%') != std::string::npos;
   return !args.at.empty() || args.at_peak || args.at_end || !args.min_lifetime.empty() ||
-         !args.max_lifetime.empty() || args.series_buckets > 0 || temporary_percent;
+         !args.max_lifetime.empty() || temporary_percent;
 }
 
 std::optional<BlockKind> block_kind_from_name(std::string_view name) {

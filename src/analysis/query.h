@@ -77,7 +77,8 @@ struct Query {
   // A block freed by its own thread within this time of its allocation is "temporary".
   uint64_t temporary_ns = 10'000;
   Grouping grouping = Grouping::Function;
-  // > 0: also record each stack's activity over this many equal time buckets.
+  // > 0: also record each stack's activity over at most this many equal time
+  // buckets (their width a power of two of ns: series_width, aggregate.h).
   uint32_t series_buckets = 0;
 };
 
@@ -112,7 +113,8 @@ Expected<uint64_t> parse_size(std::string_view text);
 uint64_t resolve_time(const TimeSpec& spec, const Overview& overview);
 
 // True when resolving or applying the arguments needs the first pass's results
-// (times, lifetimes, per-stack series); otherwise one pass over the trace does.
+// (times, lifetimes); otherwise one pass over the trace does (the per-stack
+// series too: their buckets widen as the trace goes on, aggregate.h).
 bool needs_first_pass(const QueryArgs& args);
 
 // Checks the arguments without a trace (bad numbers, --at with --between, ...).

@@ -88,10 +88,13 @@ TEST(Resolve, WhatNeedsTheFirstPass) {
   plain.thread = 2;
   plain.focus = {"f"};
   EXPECT_FALSE(needs_first_pass(plain));
+  QueryArgs series = plain;  // (built online: aggregate.h)
+  series.series_buckets = 10;
+  EXPECT_FALSE(needs_first_pass(series));
   for (auto set : std::vector<void (*)(QueryArgs&)>{
            [](QueryArgs& a) { a.at = {"1s"}; }, [](QueryArgs& a) { a.at_peak = true; },
            [](QueryArgs& a) { a.at_end = true; }, [](QueryArgs& a) { a.min_lifetime = "1ms"; },
-           [](QueryArgs& a) { a.max_lifetime = "1ms"; }, [](QueryArgs& a) { a.series_buckets = 10; },
+           [](QueryArgs& a) { a.max_lifetime = "1ms"; },
            [](QueryArgs& a) { a.temporary = "1%"; }}) {
     QueryArgs a = plain;
     set(a);

@@ -47,5 +47,6 @@ memloupe_test(memloupe_report_export_test
     ${CMAKE_CURRENT_LIST_DIR}/frame_names_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/html_data_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/html_report_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/profile_from_model_test.cc
   LIBS memloupe_report memloupe_test_profile memloupe_test_support
   LABELS report)

@@ -85,7 +85,9 @@ Profile profile_from_model(const analysis::Model& model, const types::TypeTable*
     }
     p.sites.push_back(std::move(site));
   }
-  p.bucket_count = aggregate.series_buckets;
+  // The buckets that cover the trace: the width is a power of two, so the
+  // last half of series_buckets may lie past the end (aggregate.h).
+  p.bucket_count = analysis::series_buckets_covering(aggregate, overview.duration_ns);
   p.bucket_ns = aggregate.series_bucket_ns;
 
   // The heap curve: each bucket's highest point, at the bucket's start, so the

@@ -235,10 +235,12 @@ TEST_F(Cli, ReportOpensInChromiumAndARangeChangesTheNumbers) {
   EXPECT_EQ(kv["before.allocations"], "18");
   EXPECT_EQ(kv["before.peak"], "6000");
   EXPECT_EQ(kv["before.leaked"], "500");
-  // The drag covers 30%..62% of 5 ms (1.5..3.1 ms, in 50 µs buckets): widgets 5..9
-  // (2 of them never freed) and all of config.
-  EXPECT_EQ(kv["after.allocated"], "5500");
-  EXPECT_EQ(kv["after.allocations"], "10");
+  // The drag covers 30%..62% of 5 ms (1.5..3.1 ms), snapped to the series'
+  // buckets of 2^16 ns (analysis::series_width; 50 µs before 2026-11-26):
+  // buckets 22..47, 1.442..3.146 ms: widgets 4..9 (2 of them never freed) and
+  // all of config.
+  EXPECT_EQ(kv["after.allocated"], "5600");
+  EXPECT_EQ(kv["after.allocations"], "11");
   EXPECT_EQ(kv["after.leaked"], "200");
   EXPECT_EQ(kv["after.peak"], "6000");
   EXPECT_EQ(kv["cleared.allocated"], "6300");
