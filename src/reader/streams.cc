@@ -63,7 +63,6 @@ void ColumnTaps::write_switch(uint32_t t) {
   if (t >= format::kThreadEscape) at(Stream::Misc).put_varint(t);
 }
 
-
 size_t ColumnTaps::size() const {
   size_t n = order_.size();
   for (const auto& lane : taps_)
