@@ -158,9 +158,7 @@ struct State {
   Buffers* b = nullptr;  // Encoder::start
   // Lanes (column form, docs/FORMAT.md §5.8).
   unsigned lane_bound = 0;  // lanes a chunk may use (format::lane_bound; Encoder::start)
-  LaneMap lanes;
-  unsigned lane = 0;   // the current lane
-  uint64_t run = 0;    // events in the current lane's run so far, this one included
+  LaneWalk walk;  // its run counts the event begun (begin())
   uint8_t* order_at = nullptr;
   uint8_t* lane_at[kMaxLanes][kStreamCount] = {};  // (laned streams only; the current lane's are in out)
   // The thread of the previous switch_to, whose lane the cursors are in; in the
@@ -169,8 +167,9 @@ struct State {
   uint64_t switched = 0;
 
   uint8_t* payload() noexcept { return b->rows + kChunkHeaderSize; }
+  void put_order(uint64_t entry) noexcept { order_at = put_varint(order_at, entry); }
   uint8_t* cursor(Stream s, unsigned l) const noexcept {
-    return !laned(s) || l == lane ? out.at[static_cast<unsigned>(s)] : lane_at[l][static_cast<unsigned>(s)];
+    return !laned(s) || l == walk.lane ? out.at[static_cast<unsigned>(s)] : lane_at[l][static_cast<unsigned>(s)];
   }
 
   // Makes room for one event and returns where its fields go. Inline, with the
@@ -181,7 +180,7 @@ struct State {
       seal();
     if (!open) [[unlikely]]
       open_chunk();
-    ++run;
+    ++walk.run;
     return out;
   }
   [[gnu::noinline]] void open_chunk() noexcept {
@@ -194,9 +193,7 @@ struct State {
       for (unsigned l = 1; l < lane_bound; ++l)
         for (size_t i = 0; i < kStreamCount; ++i)
           if (laned(static_cast<Stream>(i))) lane_at[l][i] = b->stream(static_cast<Stream>(i), l);
-      lanes.reset();
-      lane = 0;
-      run = 0;
+      walk.reset();
       order_at = b->order;
       switched = kNoThread;
     } else {
@@ -210,7 +207,7 @@ struct State {
   void each_buffer(F f) const noexcept {
     for (size_t i = 0; i < kStreamCount; ++i) {
       const auto s = static_cast<Stream>(i);
-      for (unsigned l = 0, n = laned(s) ? lanes.lanes() : 1; l < n; ++l)
+      for (unsigned l = 0, n = laned(s) ? walk.map.lanes() : 1; l < n; ++l)
         f(s, l, static_cast<size_t>(cursor(s, l) - b->stream(s, l)));
     }
   }
@@ -247,12 +244,12 @@ struct State {
       size_t total = static_cast<size_t>(order_at - b->order), most = total;
       for (size_t i = 0; i < kStreamCount; ++i) {
         const auto s = static_cast<Stream>(i);
-        const auto used = static_cast<size_t>(out.at[i] - b->stream(s, laned(s) ? lane : 0));
+        const auto used = static_cast<size_t>(out.at[i] - b->stream(s, laned(s) ? walk.lane : 0));
         total += used;
         most = used > most ? used : most;
         if (!laned(s)) continue;
-        for (unsigned l = 0; l < lanes.used; ++l) {
-          if (l == lane) continue;
+        for (unsigned l = 0; l < walk.map.used; ++l) {
+          if (l == walk.lane) continue;
           const auto other = static_cast<size_t>(lane_at[l][i] - b->stream(s, l));
           total += other;
           most = other > most ? other : most;
@@ -277,15 +274,15 @@ struct State {
       bytes_written += kChunkHeaderSize + len;
       return;
     }
-    if (run == 0) return;  // no event
-    order_at = put_varint(order_at, order_entry(run, lane));
+    if (walk.run == 0) return;  // no event
+    walk.end([this](uint64_t entry) { put_order(entry); });
     // u64 start time | u64 alloc-id base | u8 stream count | u8 lane count |
     // varint lengths | order stream | streams, each laned one lane by lane
     uint8_t* const start = b->sealed + kChunkHeaderSize;
     uint8_t* p = put_u64(start, chunk_us);
     p = put_u64(p, chunk_id);
     *p++ = static_cast<uint8_t>(kStreamCount);
-    *p++ = static_cast<uint8_t>(lanes.lanes());
+    *p++ = static_cast<uint8_t>(walk.map.lanes());
     p = put_varint(p, static_cast<size_t>(order_at - b->order));
     each_buffer([&](Stream, unsigned, size_t used) { p = put_varint(p, used); });
     std::memcpy(p, b->order, static_cast<size_t>(order_at - b->order));
@@ -322,25 +319,18 @@ struct State {
     switched = t.value;
     thread = t.value;
     if (columns) {
-      const unsigned l = lanes.lane_of(thread, lane_bound);
-      if (l != lane) enter_lane(o, l);
-      if (lanes.thread[l] == thread) return;
-      lanes.thread[l] = thread;
+      // The lane rule; a change of lane moves the laned streams' cursors to lane l's.
+      const auto enter = [this, &o](unsigned l) {
+        for (size_t i = 0; i < kStreamCount; ++i) {
+          if (!laned(static_cast<Stream>(i))) continue;
+          lane_at[walk.lane][i] = o.at[i];
+          o.at[i] = lane_at[l][i];
+        }
+      };
+      if (!walk.place<1>(thread, lane_bound, [this](uint64_t entry) { put_order(entry); }, enter)) return;
     }
     *o[Stream::Head]++ = switch_head(thread);
     if (thread >= kThreadEscape) o[Stream::Misc] = put_varint(o[Stream::Misc], thread);
-  }
-  // Ends the current lane's run before this event (begin() counted it in) and
-  // moves the laned streams' cursors to lane l's.
-  void enter_lane(Out& o, unsigned l) noexcept {
-    if (run > 1) order_at = put_varint(order_at, order_entry(run - 1, lane));
-    run = 1;
-    for (size_t i = 0; i < kStreamCount; ++i) {
-      if (!laned(static_cast<Stream>(i))) continue;
-      lane_at[lane][i] = o.at[i];
-      o.at[i] = lane_at[l][i];
-    }
-    lane = l;
   }
 
   // Opens an Ext event and writes its header; the event's fields go to the

@@ -47,32 +47,20 @@ void ColumnTaps::thread_switch(uint32_t t) {
   if (!laned_) write_switch(t);  // else event() writes the lane's own
 }
 
-// The encoder's rule (format/encoder_state.h, State::switch_to).
+// The encoder's rule (format::LaneWalk), the event counted after it is placed.
 void ColumnTaps::event(uint8_t h, bool threaded, uint32_t t) {
   if (laned_ && threaded && t != switched_) {
     switched_ = t;
-    const unsigned l = map_.lane_of(t, bound_);
-    if (l != lane_) {
-      end_run();
-      run_ = 0;
-      lane_ = l;
-    }
-    if (map_.thread[l] != t) {
-      map_.thread[l] = t;
+    if (walk_.place<0>(t, bound_, [this](uint64_t entry) { order_.put_varint(entry); }, [](unsigned) {}))
       write_switch(t);
-    }
   }
-  ++run_;
+  ++walk_.run;
   at(Stream::Head).push(h);
 }
 
 void ColumnTaps::write_switch(uint32_t t) {
   at(Stream::Head).push(format::switch_head(t));
   if (t >= format::kThreadEscape) at(Stream::Misc).put_varint(t);
-}
-
-void ColumnTaps::end_run() {
-  if (run_ != 0) order_.put_varint(format::order_entry(run_, lane_));
 }
 
 size_t ColumnTaps::size() const {
@@ -83,31 +71,27 @@ size_t ColumnTaps::size() const {
 }
 
 void ColumnTaps::mark(Mark& m) const {
-  for (unsigned l = 0; l < map_.lanes(); ++l)
+  for (unsigned l = 0; l < walk_.map.lanes(); ++l)
     for (size_t i = 0; i < kStreams; ++i) m.sizes[l][i] = taps_[l][i].size();
   m.order = order_.size();
-  m.map = map_;
-  m.lane = lane_;
-  m.run = run_;
+  m.walk = walk_;
   m.switched = switched_;
 }
 
 void ColumnTaps::rewind(const Mark& m) {
   // Lanes opened by the dropped event are emptied.
   for (unsigned l = 0; l < format::kMaxLanes; ++l)
-    for (size_t i = 0; i < kStreams; ++i) taps_[l][i].truncate(l < m.map.lanes() ? m.sizes[l][i] : 0);
+    for (size_t i = 0; i < kStreams; ++i) taps_[l][i].truncate(l < m.walk.map.lanes() ? m.sizes[l][i] : 0);
   order_.truncate(m.order);
-  map_ = m.map;
-  lane_ = m.lane;
-  run_ = m.run;
+  walk_ = m.walk;
   switched_ = m.switched;
 }
 
 void ColumnTaps::write(std::vector<uint8_t>& payload) {
   uint8_t buf[format::kMaxVarint];
   auto varint = [&](uint64_t v) { payload.insert(payload.end(), buf, format::put_varint(buf, v)); };
-  if (laned_) end_run();
-  const unsigned lanes = laned_ ? map_.lanes() : 1;
+  if (laned_) walk_.end([this](uint64_t entry) { order_.put_varint(entry); });
+  const unsigned lanes = laned_ ? walk_.map.lanes() : 1;
   payload.push_back(static_cast<uint8_t>(kStreams));
   if (laned_) {
     payload.push_back(static_cast<uint8_t>(lanes));
@@ -126,9 +110,7 @@ void ColumnTaps::clear() {
   for (auto& lane : taps_)
     for (TapBuffer& t : lane) t.clear();
   order_.clear();
-  map_.reset();
-  lane_ = 0;
-  run_ = 0;
+  walk_.reset();
   switched_ = kNoThread;
 }
 

@@ -65,7 +65,7 @@ struct Columns {
 // The transposer's output (TappedStreams' taps): one output chunk's streams as
 // the decoder's reads split them off, in the column form of the trace's
 // version. With lanes (version 5) it places each event as the encoder does
-// (format::LaneMap): the decoder hands it every event's header byte and every
+// (format::LaneWalk): the decoder hands it every event's header byte and every
 // ThreadSwitch instead of letting them through the taps (event(),
 // thread_switch()), so the input's ThreadSwitches, which are those of its
 // chunks and lanes, are written anew for the output's.
@@ -76,7 +76,7 @@ class ColumnTaps {
     laned_ = laned;
     bound_ = laned ? bound : 1;
   }
-  TapBuffer& at(Stream s) { return taps_[format::laned(s) ? lane_ : 0][static_cast<size_t>(s)]; }
+  TapBuffer& at(Stream s) { return taps_[format::laned(s) ? walk_.lane : 0][static_cast<size_t>(s)]; }
   // A ThreadSwitch read (thread `t`): kept without lanes, else left to event().
   void thread_switch(uint32_t t);
   // An event's header byte, `threaded` if it belongs to thread `t` (not Ext).
@@ -85,11 +85,10 @@ class ColumnTaps {
 
   // The state before an event, to drop a half-read one (rewind).
   struct Mark {
-    std::array<std::array<size_t, kStreams>, format::kMaxLanes> sizes;  // lanes < map.used (and lane 0)
+    std::array<std::array<size_t, kStreams>, format::kMaxLanes> sizes;  // lanes < walk.map.used (and lane 0)
     size_t order;
-    format::LaneMap map;
-    unsigned lane;
-    uint64_t run, switched;
+    format::LaneWalk walk;
+    uint64_t switched;
   };
   void mark(Mark& m) const;
   void rewind(const Mark& m);
@@ -101,14 +100,11 @@ class ColumnTaps {
  private:
   static constexpr uint64_t kNoThread = ~uint64_t{0};
   void write_switch(uint32_t t);
-  void end_run();  // the current lane's run, if any, into the order stream
   std::array<std::array<TapBuffer, kStreams>, format::kMaxLanes> taps_;  // [lane][stream]
   TapBuffer order_;
   bool laned_ = false;
   unsigned bound_ = 1;
-  format::LaneMap map_;
-  unsigned lane_ = 0;
-  uint64_t run_ = 0;  // events in the current lane's run
+  format::LaneWalk walk_;  // its run counts the events placed
   uint64_t switched_ = kNoThread;  // the previous threaded event's thread in this chunk
 };
 

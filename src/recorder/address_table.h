@@ -57,7 +57,15 @@ class AddressTable {
       i = (i + 1) & mask_;
     }
     value = slots_[i].value;
-    shift_back(i);
+    // Most hits end their probe run (the table is at most half full): the
+    // next slot is empty, nothing moves back, and the out-of-line call, ~12
+    // instructions a free, is not needed.
+    if (slots_[(i + 1) & mask_].key == 0) [[likely]] {
+      slots_[i] = {0, 0};
+      --count_;
+    } else {
+      shift_back(i);
+    }
     return true;
   }
   size_t size() const noexcept { return count_; }
@@ -95,7 +103,8 @@ class AddressTable {
     return static_cast<size_t>((key * 0x9e3779b97f4a7c15u) >> shift_);
   }
   bool grow() noexcept;
-  // Empties slot i, pulling later members of its probe run back into the hole.
+  // Empties slot i, pulling later members of its probe run back into the hole
+  // (remove() empties a slot whose next one is empty itself).
   void shift_back(size_t i) noexcept;
 
   Mapping map_;
