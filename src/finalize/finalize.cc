@@ -285,8 +285,17 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
       std::optional<symbolize::Symbolizer> own;
       symbolize::Symbolizer& symbolizer =
           prepared ? prepared->done().frames() : own.emplace(options.symbolizer);
+      // The addresses the follower's preparer symbolised as it read (the
+      // first ones of c.addresses): told of as symbolize_all would, the rest
+      // symbolised now.
       reader::SymbolTable table;
-      symbolize::symbolize_all(symbolizer, c.modules, c.addresses, table);
+      std::span<const symbolize::AddressInModule> rest(c.addresses);
+      if (prepared) {
+        table = prepared->take_symbols();
+        symbolizer.tell(c.modules, rest.first(prepared->symbolized()));
+        rest = rest.subspan(prepared->symbolized());
+      }
+      symbolize::symbolize_all(symbolizer, c.modules, rest, table);
       const auto symbolized = std::chrono::steady_clock::now();
       stats.symbolize_seconds = std::chrono::duration<double>(symbolized - start).count();
       if (addon) {

@@ -1,5 +1,6 @@
 #include "finalize/symbol_preparer.h"
 
+#include <optional>
 #include <string_view>
 
 #include "symbolize/file_build_id.h"
@@ -77,6 +78,7 @@ void SymbolPreparer::update(const Collected& read, bool globals) {
   for (; modules_seen_ < modules.size(); ++modules_seen_)
     if (globals && holds_roots_surely(modules[modules_seen_])) tasks.push_back({modules[modules_seen_], true});
   if (framed_.size() < modules.size()) framed_.resize(modules.size());
+  const size_t first_new = addresses_seen_;
   for (; addresses_seen_ < read.addresses.size(); ++addresses_seen_) {
     const uint32_t m = read.addresses[addresses_seen_].module.value;
     if (framed_[m]) continue;
@@ -84,10 +86,14 @@ void SymbolPreparer::update(const Collected& read, bool globals) {
     tasks.push_back({modules[m], false});
     if (globals && !holds_roots_surely(modules[m])) tasks.push_back({modules[m], true});
   }
-  if (tasks.empty()) return;
+  if (tasks.empty() && first_new == addresses_seen_) return;
   {
     std::lock_guard lock(mutex_);
     for (Task& t : tasks) queue_[t.globals].push_back(std::move(t.module));
+    if (first_new < addresses_seen_) {
+      addresses_.insert(addresses_.end(), read.addresses.begin() + first_new, read.addresses.end());
+      address_modules_ = read.modules;
+    }
   }
   changed_.notify_all();
 }
@@ -105,18 +111,31 @@ symbolize::PreparedSymbolizers& SymbolPreparer::done() {
 
 void SymbolPreparer::run(bool globals) {
   std::deque<symbolize::Module>& queue = queue_[globals];
+  // The frames' thread symbolises the addresses once the files are prepared.
+  auto has_work = [&] { return !queue.empty() || (!globals && !addresses_.empty()); };
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return closing_ || !queue.empty(); });
-    if (abandon_ || failure_ || queue.empty()) break;
-    const symbolize::Module module = std::move(queue.front());
-    queue.pop_front();
+    changed_.wait(lock, [&] { return closing_ || has_work(); });
+    if (abandon_ || failure_ || !has_work()) break;
+    std::optional<symbolize::Module> module;
+    std::vector<symbolize::AddressInModule> addresses;
+    symbolize::ModuleMap modules;
+    if (!queue.empty()) {
+      module = std::move(queue.front());
+      queue.pop_front();
+    } else {
+      addresses.swap(addresses_);
+      modules = address_modules_;
+    }
     lock.unlock();
     try {
-      if (globals) {
-        prepared_.prepare_globals(module);
+      if (!module) {
+        symbolize::symbolize_all_quietly(prepared_.frames(), modules, addresses, symbols_);
+        symbolized_ += addresses.size();
+      } else if (globals) {
+        prepared_.prepare_globals(*module);
       } else {
-        prepared_.prepare_frames(module);
+        prepared_.prepare_frames(*module);
       }
     } catch (...) {
       lock.lock();

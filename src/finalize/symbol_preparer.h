@@ -10,7 +10,11 @@
 //
 // Its work is bounded (once per module file), and whatever of it is not done
 // when the program exits is waited for, since the finalise would do it then
-// anyway.
+// anyway. The addresses the read finds are symbolised too, as they come, by
+// the frames' thread once its files are prepared (quietly: an unusable file
+// is told of after the exit, Symbolizer::tell): (a)'s 44 addresses took ~7 ms
+// of CPU after its exit, serial (docs/RECORDER.md, "After the exit,
+// 2026-11-26 (sixth round)"); their frames are the same in any batches.
 #pragma once
 
 #include <condition_variable>
@@ -22,6 +26,7 @@
 
 #include "finalize/event_collector.h"
 #include "format/events.h"
+#include "reader/reader.h"
 #include "symbolize/prepared_symbolizers.h"
 
 namespace memloupe::finalize {
@@ -43,6 +48,10 @@ class SymbolPreparer {
   // (each of its two to be used by one thread); rethrows what the thread threw.
   // May be called by several threads.
   symbolize::PreparedSymbolizers& done();
+  // After done(): the frames of the first symbolized() addresses of the read
+  // given to update() (symbolize_all_quietly's table), taken by one caller.
+  size_t symbolized() const { return symbolized_; }
+  reader::SymbolTable take_symbols() { return std::move(symbols_); }
 
  private:
   struct Task {
@@ -63,6 +72,12 @@ class SymbolPreparer {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<symbolize::Module> queue_[2];  // guarded by mutex_: [globals]
+  // Guarded by mutex_: the addresses to symbolise after the frames' queue,
+  // and the modules they are in (the read's so far).
+  std::vector<symbolize::AddressInModule> addresses_;
+  symbolize::ModuleMap address_modules_;
+  reader::SymbolTable symbols_;  // the frames' thread's until done() returns
+  size_t symbolized_ = 0;        // likewise: how many of the read's addresses
   bool closing_ = false;                    // guarded by mutex_: nothing more is queued
   bool abandon_ = false;                    // guarded by mutex_
   int idle_ = 0;                            // guarded by mutex_: the threads that have ended

@@ -48,6 +48,21 @@ ElfFile* Symbolizer::open(const Module& module, bool warn) {
 
 std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize(
     const ModuleMap& modules, std::span<const AddressInModule> addresses) {
+  return symbolize(modules, addresses, true);
+}
+
+std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize_quietly(
+    const ModuleMap& modules, std::span<const AddressInModule> addresses) {
+  return symbolize(modules, addresses, false);
+}
+
+void Symbolizer::tell(const ModuleMap& modules, std::span<const AddressInModule> addresses) {
+  for (const AddressInModule& a : addresses)
+    if (const Module& m = modules[a.module]; a.address > m.load_bias) file_for(m);
+}
+
+std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize(
+    const ModuleMap& modules, std::span<const AddressInModule> addresses, bool warn) {
   std::vector<std::vector<reader::OwnedFrame>> out(addresses.size());
   // Batch per file: every load of one file shares its session and its pcs
   // are ELF virtual addresses.
@@ -55,7 +70,7 @@ std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize(
   for (size_t i = 0; i < addresses.size(); ++i) {
     const Module& m = modules[addresses[i].module];
     if (addresses[i].address <= m.load_bias) continue;
-    if (ElfFile* file = file_for(m)) by_file[file].push_back(i);
+    if (ElfFile* file = open(m, warn)) by_file[file].push_back(i);
   }
   std::vector<uint64_t> pcs;
   for (auto& [file, members] : by_file) {
@@ -82,13 +97,26 @@ size_t Symbolizer::files_opened() const {
 
 size_t Symbolizer::modules_unusable() const { return files_.size() - files_opened(); }
 
-void symbolize_all(Symbolizer& symbolizer, const ModuleMap& modules,
-                   std::span<const AddressInModule> addresses, reader::SymbolTable& out) {
-  auto frames = symbolizer.symbolize(modules, addresses);
+namespace {
+
+void add_frames(std::span<const AddressInModule> addresses, std::vector<std::vector<reader::OwnedFrame>> frames,
+                reader::SymbolTable& out) {
   out.reserve(out.size() + addresses.size());
   for (size_t i = 0; i < addresses.size(); ++i) {
     if (!frames[i].empty()) out.emplace(addresses[i].address, std::move(frames[i]));
   }
+}
+
+}  // namespace
+
+void symbolize_all(Symbolizer& symbolizer, const ModuleMap& modules,
+                   std::span<const AddressInModule> addresses, reader::SymbolTable& out) {
+  add_frames(addresses, symbolizer.symbolize(modules, addresses), out);
+}
+
+void symbolize_all_quietly(Symbolizer& symbolizer, const ModuleMap& modules,
+                           std::span<const AddressInModule> addresses, reader::SymbolTable& out) {
+  add_frames(addresses, symbolizer.symbolize_quietly(modules, addresses), out);
 }
 
 }  // namespace memloupe::symbolize

@@ -48,6 +48,14 @@ class Symbolizer {
   // each compilation unit is walked once per batch.
   std::vector<std::vector<reader::OwnedFrame>> symbolize(const ModuleMap& modules,
                                                          std::span<const AddressInModule> addresses);
+  // As symbolize(), telling of no unusable file (as file_quietly()): a
+  // follower symbolises the addresses it reads while the program runs, and
+  // what it found unusable is told by tell() once the program has exited.
+  std::vector<std::vector<reader::OwnedFrame>> symbolize_quietly(const ModuleMap& modules,
+                                                                 std::span<const AddressInModule> addresses);
+  // Tells of the unusable files of these addresses' modules what symbolize()
+  // would have, in the same order, and what was told already not again.
+  void tell(const ModuleMap& modules, std::span<const AddressInModule> addresses);
   // One address recorded while `module` was mapped over it.
   std::vector<reader::OwnedFrame> symbolize(const Module& module, uint64_t return_address);
 
@@ -69,6 +77,8 @@ class Symbolizer {
 
  private:
   ElfFile* open(const Module& module, bool warn);
+  std::vector<std::vector<reader::OwnedFrame>> symbolize(const ModuleMap& modules,
+                                                         std::span<const AddressInModule> addresses, bool warn);
 
   SymbolizerOptions options_;
   // Keyed by (path, build-id); null when the module's file cannot be used.
@@ -81,5 +91,8 @@ class Symbolizer {
 // Symbolises every address into `out`; addresses with nothing known are left out.
 void symbolize_all(Symbolizer& symbolizer, const ModuleMap& modules,
                    std::span<const AddressInModule> addresses, reader::SymbolTable& out);
+// The table of symbolize_all(), made quietly (Symbolizer::symbolize_quietly).
+void symbolize_all_quietly(Symbolizer& symbolizer, const ModuleMap& modules,
+                           std::span<const AddressInModule> addresses, reader::SymbolTable& out);
 
 }  // namespace memloupe::symbolize

@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
+#include "finalize/symbol_preparer.h"
 #include "markers.h"
 #include "symbolize/loaded_modules.h"
 #include "sites.h"
@@ -33,6 +36,16 @@ CSite c_site(size_t bytes) {
   memloupe_testprog::c_allocate(bytes, &c);
   ::operator delete(c.block);
   return {c.return_address, loaded_module_at(c.return_address)};
+}
+
+void expect_same_frames(const std::vector<reader::OwnedFrame>& got, const std::vector<reader::OwnedFrame>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].function, want[i].function);
+    EXPECT_EQ(got[i].file, want[i].file);
+    EXPECT_EQ(got[i].line, want[i].line);
+    EXPECT_EQ(got[i].column, want[i].column);
+  }
 }
 
 TEST(Symbolizer, NamesInlinedFramesWithCallSites) {
@@ -115,14 +128,7 @@ TEST(Symbolizer, PreparedAheadTellsWhenAskedAndChangesNoFrame) {
   file->prepare();
   const auto frames = ahead.symbolize(*module, c.return_address);
   ASSERT_FALSE(frames.empty());
-  const auto again = plain.symbolize(*module, c.return_address);
-  ASSERT_EQ(again.size(), frames.size());
-  for (size_t i = 0; i < frames.size(); ++i) {
-    EXPECT_EQ(frames[i].function, again[i].function);
-    EXPECT_EQ(frames[i].file, again[i].file);
-    EXPECT_EQ(frames[i].line, again[i].line);
-    EXPECT_EQ(frames[i].column, again[i].column);
-  }
+  expect_same_frames(frames, plain.symbolize(*module, c.return_address));
 
   auto gone = *module;
   gone.path = "/nonexistent/dir/libgone.so";
@@ -137,6 +143,55 @@ TEST(Symbolizer, PreparedAheadTellsWhenAskedAndChangesNoFrame) {
   EXPECT_TRUE(symbolizer.symbolize(gone, c.return_address + 1).empty());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find(gone.path), std::string::npos) << warnings[0];
+}
+
+// The follower's preparer symbolises the read's addresses as update() gives
+// them (finalize/symbol_preparer.h): the frames symbolize_all gives for the
+// same addresses, whatever the batches; an unusable file told of by tell()
+// after the exit, not while the program runs, and once.
+TEST(SymbolPreparer, SymbolisesTheReadsAddressesAsSymbolizeAllWould) {
+  const memloupe_testprog::Capture w = memloupe_testprog::build_widgets(2);
+  ::operator delete(w.block);
+  const CSite c = c_site(3);
+  ASSERT_TRUE(c.module);
+  Module gone = *c.module;
+  gone.path = "/nonexistent/dir/libgone.so";
+  gone.start = gone.end + (1u << 20);  // elsewhere: the module map keeps ranges apart
+  gone.end = gone.start + (1u << 20);
+  std::vector<std::string> warnings;
+  const SymbolizerOptions options{.warn = [&](const std::string& m) { warnings.push_back(m); }};
+
+  finalize::Collected read;
+  auto load = [&](const Module& m) {
+    read.modules.load({0, m.start, m.end, m.load_bias, m.path, m.build_id});
+    return *read.modules.find(m.start);
+  };
+  const ModuleIndex here = load(*c.module), elsewhere = load(gone);
+  finalize::SymbolPreparer preparer(options);
+  read.addresses = {{w.return_address, here}, {gone.start + 16, elsewhere}};
+  preparer.update(read, false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (its thread takes them meanwhile, or after)
+  read.addresses.push_back({c.return_address, here});
+  read.addresses.push_back({w.return_address + 1, here});
+  preparer.update(read, false);
+  Symbolizer& symbolizer = preparer.done().frames();
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_EQ(preparer.symbolized(), read.addresses.size());
+  const reader::SymbolTable ahead = preparer.take_symbols();
+  symbolizer.tell(read.modules, read.addresses);
+  symbolizer.tell(read.modules, read.addresses);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(gone.path), std::string::npos) << warnings[0];
+
+  Symbolizer plain;
+  reader::SymbolTable want;
+  symbolize_all(plain, read.modules, read.addresses, want);
+  ASSERT_EQ(want.size(), 3u);  // the unusable file's address has none
+  ASSERT_EQ(ahead.size(), want.size());
+  for (const auto& [address, frames] : want) {
+    ASSERT_TRUE(ahead.contains(address)) << address;
+    expect_same_frames(ahead.at(address), frames);
+  }
 }
 
 // A trace symbolised on a machine without the binary: the debug file found by
