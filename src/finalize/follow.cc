@@ -82,6 +82,7 @@ void TraceFollower::run() {
       if (stopping_.load(std::memory_order_relaxed)) return;
       if (preparer_) preparer_->update(collector_.so_far(), snapshot_ahead_);
       if (!reader_->error()) {
+        file_->start_writeback();  // what was read is whole: the next grow() adds after it
         auto grown = file_->grow();
         if (!grown) failure_ = grown.error();
         progressed = grown && *grown;

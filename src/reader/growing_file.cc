@@ -82,6 +82,17 @@ Expected<bool> GrowingFile::grow() {
   return exposed_ != before;
 }
 
+void GrowingFile::start_writeback() {
+  // Whole pages only: the writer's next chunk lands in the last one, which
+  // would go to the disk twice (and a write to a page under writeback may wait).
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t end = exposed_ / page * page;
+  if (end <= written_back_) return;
+  ::sync_file_range(fd_, static_cast<off_t>(written_back_), static_cast<off_t>(end - written_back_),
+                    SYNC_FILE_RANGE_WRITE);
+  written_back_ = end;
+}
+
 std::optional<Error> GrowingFile::whole() {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) return os_error(name(), "cannot stat");

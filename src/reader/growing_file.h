@@ -34,6 +34,13 @@ class GrowingFile final : public Bytes {
   Expected<bool> grow();
   // The writer is done: maps and exposes the whole file.
   std::optional<Error> whole();
+  // Starts writing to the disk what data() holds and was not started before,
+  // without waiting: the finalise's fsync after the program's exit then
+  // waits for the last chunks only, not for the whole trace the writer left
+  // in the page cache. Best effort: nothing is reported.
+  void start_writeback();
+  // Where the writeback started so far ends: a whole page, within data().
+  uint64_t written_back() const { return written_back_; }
 
  private:
   GrowingFile(std::string path, int fd, uint8_t* base);
@@ -44,6 +51,7 @@ class GrowingFile final : public Bytes {
   uint64_t mapped_ = 0;     // a multiple of the page size, or the file's size
   uint64_t exposed_ = 0;    // at a chunk boundary until whole()
   uint64_t size_ = 0;       // of the file when last looked at
+  uint64_t written_back_ = 0;  // start_writeback() started the bytes before this
 };
 
 }  // namespace memloupe::reader

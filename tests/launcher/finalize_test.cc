@@ -3,6 +3,7 @@
 #include "finalize/finalize.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "process.h"
 #include "reader/bytes.h"
 #include "reader/chunk_io.h"
+#include "reader/growing_file.h"
 #include "reader/reader.h"
 #include "reader/snapshot_decoder.h"
 #include "sites.h"
@@ -463,6 +465,46 @@ TEST(Finalize, FollowingWithTheIndexAndAnExitSnapshotChangesNothing) {
 }
 TEST(Finalize, FollowingWithASnapshotOfABlockFreedSinceChangesNothing) {
   expect_following_changes_nothing<IndexingTap>(false, Extras::EarlierSnapshot);
+}
+
+// What a follower has read goes to the disk while the program runs, in whole
+// pages of whole chunks: the page the writer's next chunk lands in is not
+// written twice, and nothing past what was read.
+TEST(GrowingFile, StartsTheWritebackOfTheWholePagesOfTheWholeChunks) {
+  TraceBuilder trace(format::Mode::All);
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    for (uint64_t i = 0; i < 3000; ++i) trace.alloc({0x1000u + i * 7919 % 65521, 0x9000u + i}, 1 + i * 31 % 4093, i);
+    trace.flush();
+  }
+  const std::vector<uint8_t>& bytes = trace.bytes();
+  const std::vector<size_t>& ends = trace.chunk_ends();
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  ASSERT_GE(ends.size(), 4u);
+  ASSERT_GT(ends[1], 2 * page);
+  ASSERT_NE(ends[1] % page, 0u);
+  TempDir dir;
+  const std::string path = dir / "growing.trace";
+  std::ofstream out(path, std::ios::binary);
+  auto write_to = [&](size_t end) {
+    out.write(reinterpret_cast<const char*>(bytes.data() + out.tellp()), static_cast<std::streamsize>(end - out.tellp()));
+    out.flush();
+  };
+  write_to((ends[1] + ends[2]) / 2);  // two chunks and half the third
+  auto file = reader::GrowingFile::open(path);
+  ASSERT_TRUE(file) << file.error().message;
+  reader::GrowingFile& growing = **file;
+  auto grown = [](reader::GrowingFile& f) {
+    Expected<bool> g = f.grow();
+    return g && *g;
+  };
+  ASSERT_TRUE(grown(growing));
+  ASSERT_EQ(growing.data().size(), ends[1]);
+  growing.start_writeback();
+  EXPECT_EQ(growing.written_back(), ends[1] / page * page);
+  write_to(bytes.size());
+  ASSERT_TRUE(grown(growing));
+  growing.start_writeback();
+  EXPECT_EQ(growing.written_back(), bytes.size() / page * page);
 }
 
 TEST(Finalize, AFollowerOfAFileNeverWrittenSaysSo) {
