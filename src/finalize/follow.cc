@@ -10,8 +10,11 @@ namespace memloupe::finalize {
 namespace {
 
 // How often the follower looks at the file when it has read all of it: the
-// recorder's flush thread appends a chunk every few milliseconds when busy.
-constexpr auto kPoll = std::chrono::milliseconds(20);
+// recorder seals a chunk every 20 ms when busy, and what landed since the last
+// look is left for after the exit. At 20 ms that was on average half a poll of
+// events more in the tail ((b): ~100 k, ~3 ms; docs/RECORDER.md, "After the
+// exit, 2026-11-26 (sixth round)"); a look that finds nothing is an fstat.
+constexpr auto kPoll = std::chrono::milliseconds(5);
 
 }  // namespace
 
