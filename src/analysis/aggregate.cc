@@ -20,6 +20,7 @@
 // The series (Query::series_buckets) are built online in every mode, their
 // bucket width doubling as the trace goes on (Impl::widen_series).
 #include <algorithm>
+#include <bit>
 #include <cassert>
 
 #include "analysis/event_time.h"
@@ -300,8 +301,10 @@ struct AggregateBuilder::Impl {
   // Returns t's bucket; the last for a time past 2^63 ns with one bucket
   // (damage: the width stops at 2^63).
   [[gnu::noinline]] uint32_t widen_series(uint64_t t) {
-    while (series_shift < kMaxSeriesShift && (t >> series_shift) >= a.series_buckets) {
-      ++series_shift;
+    // series_width's rule; the widths before were those of earlier times, so
+    // the shift only grows, one merge per doubling.
+    for (const unsigned shift = static_cast<unsigned>(std::countr_zero(series_width(t, a.series_buckets)));
+         series_shift < shift; ++series_shift) {
       for (StackStats& s : stacks) merge_pairs(s.series);
       for (StackTally& s : stack_tally) merge_pairs(s.series);
     }
