@@ -7,6 +7,7 @@
 #include <string>
 
 #include "finalize/chunk_writer.h"
+#include "format/lanes.h"
 #include "format/varint.h"
 #include "reader/chunk_io.h"
 #include "reader/event_decoder.h"
@@ -54,7 +55,7 @@ class ColumnChunk {
   void flush() {
     if (open_ && size() != 0) {
       std::vector<uint8_t> payload(16);
-      payload.reserve(16 + 2 + (1 + reader::kStreams * format::kMaxLanes) * format::kMaxVarint + size());
+      payload.reserve(16 + 2 + format::kMaxSubStreams * format::kMaxVarint + size());
       format::put_u64(payload.data(), time_ticks_);
       format::put_u64(payload.data() + 8, id_base_);
       taps_.write(payload);

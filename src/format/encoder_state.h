@@ -35,8 +35,7 @@ inline constexpr size_t kEventsPrefix = 16;  // u64 start time (µs), u64 alloc-
 inline constexpr size_t kStreamCount = static_cast<size_t>(Stream::Count);
 inline constexpr size_t kStreamPayload = 512 * 1024;
 inline constexpr size_t kColumnsBudget = kStreamCount * kStreamPayload;
-inline constexpr size_t kSubStreams = 1 + kStreamCount * kMaxLanes;  // at most: order and every lane
-inline constexpr size_t kColumnsPrefix = kEventsPrefix + 2 + kSubStreams * kMaxVarint;
+inline constexpr size_t kColumnsPrefix = kEventsPrefix + 2 + kMaxSubStreams * kMaxVarint;
 inline constexpr size_t kColumnsChunk = kChunkHeaderSize + kColumnsPrefix + kColumnsBudget;
 static_assert(kColumnsChunk - kChunkHeaderSize <= kMaxChunkRaw);
 // The laned streams' places in Buffers::lanes (wire.h, laned()).
@@ -205,11 +204,8 @@ struct State {
   // Calls f(stream, lane, bytes written) for every buffer of the open chunk.
   template <class F>
   void each_buffer(F f) const noexcept {
-    for (size_t i = 0; i < kStreamCount; ++i) {
-      const auto s = static_cast<Stream>(i);
-      for (unsigned l = 0, n = laned(s) ? walk.map.lanes() : 1; l < n; ++l)
-        f(s, l, static_cast<size_t>(cursor(s, l) - b->stream(s, l)));
-    }
+    each_sub_stream(walk.map.lanes(),
+                    [&](Stream s, unsigned l) { f(s, l, static_cast<size_t>(cursor(s, l) - b->stream(s, l))); });
   }
   size_t open_bytes() const noexcept {
     if (!open) return 0;

@@ -5,6 +5,7 @@
 // the reader only follows the order stream and each lane's ThreadSwitches.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "format/events.h"
@@ -19,6 +20,19 @@ constexpr unsigned lane_bound(Mode mode) { return mode == Mode::All ? kMaxLanes 
 
 // The order stream's entry for a run of `count` (>= 1) consecutive events in `lane`.
 constexpr uint64_t order_entry(uint64_t count, unsigned lane) { return (count - 1) << kLaneBits | lane; }
+
+// A column chunk's sub-streams after its order stream, in payload order (the
+// lengths' and the bytes', §5.8): each stream in turn, a laned one lane by
+// lane, for a chunk of `lanes` lanes (1 before version 5). f(stream, lane).
+template <class F>
+void each_sub_stream(unsigned lanes, F f) {
+  for (unsigned i = 0; i < static_cast<unsigned>(Stream::Count); ++i) {
+    const auto s = static_cast<Stream>(i);
+    for (unsigned l = 0, n = laned(s) ? lanes : 1; l < n; ++l) f(s, l);
+  }
+}
+// The most a chunk has: the order stream and every stream's every lane.
+inline constexpr size_t kMaxSubStreams = 1 + static_cast<size_t>(Stream::Count) * kMaxLanes;
 
 // The ThreadSwitch header byte for thread `t`; an escaped one (t >= 31) is
 // followed by varint(t) in Stream::Misc.

@@ -4,8 +4,6 @@
 
 namespace memloupe::reader {
 
-using format::laned;
-
 std::optional<Error> read_columns(Cursor& c, uint32_t version, Columns& out) {
   uint8_t count;
   if (!c.u8(count) || count != kStreams)
@@ -19,12 +17,11 @@ std::optional<Error> read_columns(Cursor& c, uint32_t version, Columns& out) {
     out.lane_count = lanes;
   }
   // The sub-streams in payload order: the order stream, then each stream's lanes.
-  Cursor* subs[1 + kStreams * format::kMaxLanes];
+  Cursor* subs[format::kMaxSubStreams];
   size_t n = 0;
   if (out.laned) subs[n++] = &out.order;
-  for (size_t i = 0; i < kStreams; ++i)
-    for (unsigned l = 0, k = laned(static_cast<Stream>(i)) ? out.lane_count : 1; l < k; ++l)
-      subs[n++] = &out.lanes[l][i];
+  format::each_sub_stream(out.lane_count,
+                          [&](Stream s, unsigned l) { subs[n++] = &out.lanes[l][static_cast<size_t>(s)]; });
   uint64_t lengths[std::size(subs)];
   uint64_t total = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -98,8 +95,7 @@ void ColumnTaps::write(std::vector<uint8_t>& payload) {
     varint(order_.size());
   }
   auto each = [&](auto f) {
-    for (size_t i = 0; i < kStreams; ++i)
-      for (unsigned l = 0, n = laned(static_cast<Stream>(i)) ? lanes : 1; l < n; ++l) f(taps_[l][i]);
+    format::each_sub_stream(lanes, [&](Stream s, unsigned l) { f(taps_[l][static_cast<size_t>(s)]); });
   };
   each([&](const TapBuffer& t) { varint(t.size()); });
   if (laned_) payload.insert(payload.end(), order_.bytes().begin(), order_.bytes().end());

@@ -171,12 +171,14 @@ class BasicStreams {
       return std::nullopt;
     }
     if (!columns_.order.at_end()) return columns_.order.expected("the end of the order stream with the last event");
-    for (size_t i = 0; i < kStreams; ++i)
-      for (unsigned l = 0, n = format::laned(static_cast<Stream>(i)) ? lane_count() : 1; l < n; ++l)
-        if (!columns_.lanes[l][i].at_end())
-          return columns_.lanes[l][i].expected("the end of stream " + std::to_string(i) + " (lane " +
-                                               std::to_string(l) + ") with the last event");
-    return std::nullopt;
+    std::optional<Error> first;
+    format::each_sub_stream(lane_count(), [&](Stream s, unsigned l) {
+      const size_t i = static_cast<size_t>(s);
+      if (!first && !columns_.lanes[l][i].at_end())
+        first = columns_.lanes[l][i].expected("the end of stream " + std::to_string(i) + " (lane " +
+                                              std::to_string(l) + ") with the last event");
+    });
+    return first;
   }
 
   bool u8(Stream s, uint8_t& v) { return tap(s, [&](Cursor& c) { return c.u8(v); }); }
