@@ -11,6 +11,7 @@ bool AddressTable::grow() noexcept {
   slots_ = static_cast<Entry*>(bigger.data());
   mask_ = (size_t{1} << bits) - 1;
   shift_ = 64 - bits;
+  grow_at_ = (mask_ + 1) / (mask_ + 1 <= kQuarterLoadSlots ? 4 : 2);
   for (size_t i = 0; i < old_slots; ++i) {
     if (old[i].key == 0) continue;
     size_t j = home(old[i].key);
@@ -43,6 +44,7 @@ void AddressTable::clear() noexcept {
   mask_ = 0;
   shift_ = 64;
   count_ = 0;
+  grow_at_ = 0;
 }
 
 }  // namespace memloupe::recorder

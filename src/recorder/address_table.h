@@ -4,11 +4,17 @@
 //
 // Open addressing with linear probing and backward-shift deletion (no tombstones,
 // so long-running programs do not degrade), in an anonymous mapping that doubles
-// when half full. Memory: 16 bytes per slot, 32-64 bytes per live entry. (It
-// doubled at 70% until 2026-11-26: in --all mode the flush thread looks up every
-// free, and a removal scans its probe run to the end for entries to shift back;
-// those runs at loads of 35-70% made remove and insert a quarter of the flush
-// thread's CPU on bench_alloc_mt, half of that at 25-50%: docs/RECORDER.md.)
+// when a quarter full up to kQuarterLoadSlots slots (2 MiB), and when half full
+// beyond. Memory: 16 bytes per slot, 64-128 bytes per live entry up to 32,768
+// entries, then 32-64: at most 2 MiB more than growing at half full throughout.
+// (It doubled at 70% until 2026-11-26: in --all mode the flush thread looks up
+// every free, and a removal scans its probe run to the end for entries to shift
+// back; those runs at loads of 35-70% made remove and insert a quarter of the
+// flush thread's CPU on bench_alloc_mt, half of that at 25-50%. At 25-50% the
+// scans, the probe loops' mispredicted exits and shift_back were still a quarter
+// of the flush thread's samples on bench_maps_mt, whose 52,000 live blocks sat
+// at 40% of 128Ki slots; at 20% of 256Ki they are a third of that:
+// docs/RECORDER.md, "The flush thread's drain".)
 #pragma once
 
 #include <cstddef>
@@ -27,10 +33,10 @@ class AddressTable {
 
   // Adds or replaces. False if the table could not grow (mmap failed). Inline:
   // in --all mode the staged records' consumer inserts every allocation, and
-  // the call cost it ~10 instructions each. Half full (see above) or no slots
-  // yet (mask_ is then 0): grow first.
+  // the call cost it ~10 instructions each. At the load bound (see above) or
+  // with no slots yet (grow_at_ is then 0): grow first.
   [[nodiscard]] bool insert(uint64_t address, uint64_t value) noexcept {
-    if ((count_ + 1) * 2 > mask_ + 1 && !grow()) [[unlikely]]
+    if (count_ >= grow_at_ && !grow()) [[unlikely]]
       return false;
     size_t i = home(address);
     while (slots_[i].key != 0 && slots_[i].key != address) i = (i + 1) & mask_;
@@ -69,6 +75,7 @@ class AddressTable {
     return true;
   }
   size_t size() const noexcept { return count_; }
+  size_t slots() const noexcept { return slots_ != nullptr ? mask_ + 1 : 0; }  // (tests)
   // Starts loading the slot where a lookup of `address` begins (a hint; the
   // table may grow before the lookup).
   void prefetch(uint64_t address) const noexcept {
@@ -98,6 +105,7 @@ class AddressTable {
     uint64_t value;
   };
   static constexpr unsigned kInitialBits = 12;  // 4096 slots, 64 KiB
+  static constexpr size_t kQuarterLoadSlots = size_t{1} << 17;  // 2 MiB
 
   size_t home(uint64_t key) const noexcept {
     return static_cast<size_t>((key * 0x9e3779b97f4a7c15u) >> shift_);
@@ -112,6 +120,7 @@ class AddressTable {
   size_t mask_ = 0;
   unsigned shift_ = 64;
   size_t count_ = 0;
+  size_t grow_at_ = 0;  // the count at which insert() grows the table first
 };
 
 }  // namespace memloupe::recorder

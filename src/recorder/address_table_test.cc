@@ -31,6 +31,32 @@ TEST(AddressTableTest, GrowsAndKeepsEverything) {
   EXPECT_EQ(t.size(), 0u);
 }
 
+// The load bound: a quarter up to 2 MiB of slots (short probe runs for the
+// flush thread's lookups), a half beyond (the memory of large tables).
+TEST(AddressTableTest, GrowsAtAQuarterWhileSmallAndAtHalfBeyond) {
+  AddressTable t;
+  const auto fill_to = [&](uint64_t n) {
+    for (uint64_t i = t.size() + 1; i <= n; ++i) ASSERT_TRUE(t.insert(i * 16, i));
+  };
+  fill_to(1024);
+  EXPECT_EQ(t.slots(), 4096u);
+  fill_to(1025);
+  EXPECT_EQ(t.slots(), 8192u);
+  fill_to(32'768);
+  EXPECT_EQ(t.slots(), 131'072u);
+  fill_to(32'769);
+  EXPECT_EQ(t.slots(), 262'144u);  // 2 MiB were a quarter full: doubles once more
+  fill_to(131'072);
+  EXPECT_EQ(t.slots(), 262'144u);  // and now grows at half full
+  fill_to(131'073);
+  EXPECT_EQ(t.slots(), 524'288u);
+  EXPECT_EQ(t.size(), 131'073u);
+  t.clear();
+  EXPECT_EQ(t.slots(), 0u);
+  ASSERT_TRUE(t.insert(16, 1));
+  EXPECT_EQ(t.slots(), 4096u);
+}
+
 // Random inserts and removals against std::unordered_map: backward-shift
 // deletion must never lose or resurrect an entry.
 TEST(AddressTableTest, MatchesAReferenceMapUnderChurn) {
