@@ -22,12 +22,15 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <system_error>
+#include <thread>
 
 #include "analysis/event_time.h"
 #include "analysis/frame_names.h"
 #include "analysis/live_table.h"
 #include "analysis/model.h"
 #include "analysis/stack_table.h"
+#include "analysis/usable_cpus.h"
 
 namespace memloupe::analysis {
 namespace {
@@ -210,6 +213,10 @@ void add_bucket(TallyCell& into, const TallyCell& from) {
 struct StackTally : FreedTally {
   std::vector<TallyCell> series;  // sorted by index
 };
+
+// At finish(), the stacks' cells made SeriesBuckets on two threads from this
+// many on (~1 ms of work on one; a thread costs ~0.1 ms).
+constexpr size_t kCellsForTwoThreads = 16 * 1024;
 
 }  // namespace
 
@@ -554,26 +561,53 @@ struct AggregateBuilder::Impl {
     bucket_at(series, freed).freed.add(b.size, b.n_samples);
   }
 
-  // The tallies into the metrics, and their series into the stacks'
-  // (finish_streaming, at the final width: nothing else has added to the
-  // stacks' series yet).
-  void add_tallies() {
-    auto add = [](Metrics& m, const FreedTally& t) {
-      add_masked(m, bit(Metric::Allocated) | bit(Metric::Freed), t.freed.count(), true);
-      add_block(m[Metric::Temporary], t.temporary.count(), true);
-    };
-    for (size_t i = 0; i < stacks.size(); ++i) {
-      add(stacks[i].metrics, stack_tally[i]);
+  static void add_tally(Metrics& m, const FreedTally& t) {
+    add_masked(m, bit(Metric::Allocated) | bit(Metric::Freed), t.freed.count(), true);
+    add_block(m[Metric::Temporary], t.temporary.count(), true);
+  }
+
+  // Stacks [from, to)'s tallies into their metrics, their cells into their series.
+  void add_stack_tallies(size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      add_tally(stacks[i].metrics, stack_tally[i]);
       std::vector<SeriesBucket>& series = stacks[i].series;
       series.reserve(series.size() + stack_tally[i].series.size());
       for (const TallyCell& cell : stack_tally[i].series) {
-        SeriesBucket& to = bucket_at(series, cell.index);
-        add_block(to.allocated, cell.allocated.count(), true);
-        add_block(to.freed, cell.freed.count(), true);
+        SeriesBucket& to_bucket = bucket_at(series, cell.index);
+        add_block(to_bucket.allocated, cell.allocated.count(), true);
+        add_block(to_bucket.freed, cell.freed.count(), true);
       }
       stack_tally[i].series = {};
     }
-    for (size_t i = 0; i < threads.size(); ++i) add(threads[i], thread_tally[i]);
+  }
+
+  // The tallies into the metrics, and their series into the stacks'
+  // (finish_streaming, at the final width: nothing else has added to the
+  // stacks' series yet). Each stack's are its own, so when they are many the
+  // stacks are split in two by their cells, the second half on a thread of
+  // its own: a SeriesBucket is 200 bytes of fresh memory per cell, and (b)'s
+  // 64 k cells were ~4-6 ms of page faults and copies on one thread, serial
+  // after the program's exit, while the other core waited (docs/RECORDER.md,
+  // "After the exit, 2026-11-26 (seventh round)").
+  void add_tallies() {
+    size_t cells = 0;
+    for (const StackTally& t : stack_tally) cells += t.series.size();
+    size_t split = stacks.size();
+    if (cells >= kCellsForTwoThreads && usable_cpus() > 1) {
+      size_t first = 0;
+      for (split = 0; split < stacks.size() && 2 * first < cells; ++split) first += stack_tally[split].series.size();
+    }
+    std::thread second;
+    if (split < stacks.size()) {
+      try {
+        second = std::thread([this, split] { add_stack_tallies(split, stacks.size()); });
+      } catch (const std::system_error&) {
+        split = stacks.size();  // no thread to be had: all of them here
+      }
+    }
+    add_stack_tallies(0, split);
+    if (second.joinable()) second.join();
+    for (size_t i = 0; i < threads.size(); ++i) add_tally(threads[i], thread_tally[i]);
     for (size_t i = 0; i < LifetimeHistogram::kBuckets; ++i)
       add_block(a.lifetimes.freed[i], lifetime_tally[i].count(), true);
     add_block(a.immediate, immediate_tally.count(), true);

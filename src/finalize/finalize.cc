@@ -308,21 +308,14 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   }
   // After damage no index is written, so the tap's work after the read is not needed then.
   const bool want_index = options.tap && !stats.damage;
-  if (want_index) options.tap->events_over();
-  if (sites_later) {
-    // An at-exit snapshot's blocks are those live at the end; a block freed
-    // after an earlier snapshot is not, and is looked for in the events.
-    const bool from_tap = want_index && options.tap->live_blocks(
-        [&](uint64_t id, uint64_t size, uint32_t stack, std::span<const uint64_t> frames) {
-          snapshots.add_table_block(id, size, stack, frames);
-        });
-    if (!from_tap || !snapshots.sites_complete()) {
-      auto again = open_native(input);
-      if (!again) return again.error();
-      while (const format::Event* e = (*again)->next()) snapshots.add(*e);
-    }
-  }
-
+  // The tap's end of the events (the index's worker finishing, its tables'
+  // last sums) on a thread of its own, while this one keeps the input's bytes
+  // and names the snapshots' global roots, which need neither (on (b) ~5 and
+  // ~1.5 ms after the program's exit, docs/RECORDER.md "After the exit,
+  // 2026-11-26 (seventh round)"). Joined before the sites, which need it, or
+  // by the future's destructor on an early return.
+  std::future<void> events_over;
+  if (want_index) events_over = std::async(std::launch::async, [tap = options.tap] { tap->events_over(); });
   // The events as the output keeps them: compacted, or the input's as stored.
   // `out` is the output, or with `appended` what follows the input's bytes,
   // which then stay where they are: the input is the output and its every
@@ -341,6 +334,22 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
       if (auto file = AppendedFile::open(output, input_bytes.size())) appended.emplace(std::move(*file));
     }
     if (!appended) out = std::move(kept.bytes());  // (the file cannot be appended to: a copy, as any other output)
+  }
+
+  if (prepared && !snapshots.empty()) snapshots.name_globals(c.modules, prepared->done().namer());
+  if (events_over.valid()) events_over.get();
+  if (sites_later) {
+    // An at-exit snapshot's blocks are those live at the end; a block freed
+    // after an earlier snapshot is not, and is looked for in the events.
+    const bool from_tap = want_index && options.tap->live_blocks(
+        [&](uint64_t id, uint64_t size, uint32_t stack, std::span<const uint64_t> frames) {
+          snapshots.add_table_block(id, size, stack, frames);
+        });
+    if (!from_tap || !snapshots.sites_complete()) {
+      auto again = open_native(input);
+      if (!again) return again.error();
+      while (const format::Event* e = (*again)->next()) snapshots.add(*e);
+    }
   }
 
   for (const std::vector<uint8_t>& payload :

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -36,6 +37,7 @@
 #include "finalize/finalize.h"
 #include "finalize/symbol_preparer.h"
 #include "format/expected.h"
+#include "format/unique_fd.h"
 
 namespace memloupe::reader {
 class GrowingFile;
@@ -53,13 +55,19 @@ struct FollowedRead {
 
 class TraceFollower {
  public:
+  // How long the thread sleeps when it has read all of the file, unless the
+  // file grows first (inotify) or finish() is called.
+  static constexpr std::chrono::milliseconds kPoll{5};
+
   // Starts following `path` (it may not exist yet). `options`' tap and addon
   // are fed from the follower's thread, then from finish()'s caller; they must
   // outlive this, and be given to finalize_trace with the read. `written`
   // (optional, called on the follower's thread): whether the file at `path` is
   // the one being written; until it says so the file is not opened (a file
   // left there by an earlier run is truncated by the recorder when it starts).
-  TraceFollower(std::string path, const FinalizeOptions& options, std::function<bool()> written = {});
+  // `poll`: kPoll but in tests.
+  TraceFollower(std::string path, const FinalizeOptions& options, std::function<bool()> written = {},
+                std::chrono::milliseconds poll = kPoll);
   ~TraceFollower();  // stops the thread (without finish(): nothing is delivered)
   TraceFollower(const TraceFollower&) = delete;
   TraceFollower& operator=(const TraceFollower&) = delete;
@@ -79,9 +87,14 @@ class TraceFollower {
   // Reads what the file holds; `until_stopped`: returns early once finish() or
   // the destructor asks the thread to stop.
   void read_available(bool until_stopped);
+  // Sleeps until the file grows, the thread is asked to stop, or poll_ has passed.
+  void wait();
+  // Asks the thread to stop, and wakes it.
+  void stop();
 
   const std::string path_;
   const std::function<bool()> written_;
+  const std::chrono::milliseconds poll_;
   FinalizeTap* const tap_;
   FinalizeAddon* const addon_;
   Collector collector_;
@@ -94,6 +107,10 @@ class TraceFollower {
   std::condition_variable wake_;
   bool stop_ = false;  // guarded by mutex_
   std::atomic<bool> stopping_{false};  // stop_, read without the lock while reading
+  // The file's writes (IN_MODIFY, once it is open) and stop()'s wake-up (an
+  // eventfd) end the thread's sleep; without them it sleeps on wake_.
+  format::UniqueFd growth_, woken_;
+  bool watching_ = false;  // growth_ watches the file (the thread's)
   std::thread thread_;  // last: started once the rest exists
 };
 

@@ -73,7 +73,7 @@ class ChunkCompressor {
   // The zstd level (MEMLOUPE_ZSTD_LEVEL, config.h): kAuto, 1-19, or 0: chunks
   // are written raw. Set before the first chunk of each file (TraceOutput::open).
   // `stream_events`: the events chunks are pieces of one zstd stream (--all
-  // mode, whose chunks are cut every 20 ms); else one frame each, as a
+  // mode, whose chunks are cut every few ms); else one frame each, as a
   // sampled trace's few chunks gain nothing from a stream, whose tables
   // (~1.3 MiB at the idle level) are cleared whole where a small chunk's
   // frame touches a small part of them.

@@ -42,17 +42,28 @@ std::vector<std::vector<uint8_t>> SnapshotRoots::annex_chunks(const ModuleMap& m
 
   for (size_t i = 0; i < snapshots_.size(); ++i) {
     const Snapshot& s = snapshots_[i];
-    std::map<std::pair<uint64_t, std::string>, format::SnapshotName> names;  // by address
-    for (uint64_t word : s.global_words)
-      if (auto n = namer.name(modules, word)) names.emplace(std::pair(n->address, n->name), *n);
-    std::vector<format::SnapshotName> sorted;
-    for (auto& [address, n] : names) sorted.push_back(std::move(n));
+    const std::vector<format::SnapshotName> sorted = i < names_.size() ? names_[i] : names_of(s, modules, namer);
     const BlockSiteViews sites = sites_.site_views(i);
     for (std::vector<uint8_t>& p : format::snapshot_annex_payloads(
              s.number, {sorted, sites.stacks, sites.stack_plus_one, sites.size, module_records, thread_records}))
       out.push_back(std::move(p));
   }
   return out;
+}
+
+void SnapshotRoots::name_globals(const ModuleMap& modules, GlobalNamer& namer) {
+  names_.clear();
+  for (const Snapshot& s : snapshots_) names_.push_back(names_of(s, modules, namer));
+}
+
+std::vector<format::SnapshotName> SnapshotRoots::names_of(const Snapshot& s, const ModuleMap& modules,
+                                                          GlobalNamer& namer) {
+  std::map<std::pair<uint64_t, std::string>, format::SnapshotName> names;  // by address
+  for (uint64_t word : s.global_words)
+    if (auto n = namer.name(modules, word)) names.emplace(std::pair(n->address, n->name), *n);
+  std::vector<format::SnapshotName> sorted;
+  for (auto& [address, n] : names) sorted.push_back(std::move(n));
+  return sorted;
 }
 
 }  // namespace memloupe::symbolize

@@ -47,6 +47,11 @@ class SnapshotRoots {
   std::vector<std::vector<uint8_t>> annex_chunks(const ModuleMap& modules, const SymbolizerOptions& options) const;
   // The same with a namer of one's own (one prepared ahead: prepared_symbolizers.h).
   std::vector<std::vector<uint8_t>> annex_chunks(const ModuleMap& modules, GlobalNamer& namer) const;
+  // Names the global variables the roots point from now, for annex_chunks()
+  // to take (with the same `modules`): the names need neither the sites nor
+  // the events' end, so a finaliser names them while its index's worker
+  // finishes the events.
+  void name_globals(const ModuleMap& modules, GlobalNamer& namer);
 
  private:
   explicit SnapshotRoots(const reader::RawSnapshots& raw);
@@ -55,9 +60,12 @@ class SnapshotRoots {
     uint32_t number = 0;
     std::vector<uint64_t> global_words;  // addresses of the pointer words in globals
   };
+  // The variables holding `s`'s global words, by address.
+  static std::vector<format::SnapshotName> names_of(const Snapshot& s, const ModuleMap& modules, GlobalNamer& namer);
   std::vector<Snapshot> snapshots_;
   std::vector<uint64_t> frame_pcs_;
   SnapshotSites sites_;
+  std::vector<std::vector<format::SnapshotName>> names_;  // name_globals()'s, per snapshot
 };
 
 }  // namespace memloupe::symbolize

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <chrono>
 #include <fstream>
@@ -465,6 +466,50 @@ TEST(Finalize, FollowingWithTheIndexAndAnExitSnapshotChangesNothing) {
 }
 TEST(Finalize, FollowingWithASnapshotOfABlockFreedSinceChangesNothing) {
   expect_following_changes_nothing<IndexingTap>(false, Extras::EarlierSnapshot);
+}
+
+// A follower sleeping with the whole file read wakes when the file grows, and
+// when it is asked to finish, not when its look at the file is due: here that
+// look is a minute away, so each step would wait for it.
+TEST(Finalize, FollowerWakesWhenTheFileGrowsAndWhenAskedToFinish) {
+  struct AtomicCountingTap : FinalizeTap {
+    void begin(const format::TraceInfo&) override {}
+    void event(const format::Event&) override { events.fetch_add(1, std::memory_order_relaxed); }
+    void events_over() override {}
+    std::optional<std::vector<uint8_t>> index(std::span<const uint8_t>) override { return std::nullopt; }
+    std::atomic<uint64_t> events{0};
+  } tap;
+  const Sites sites = capture_sites();
+  TraceBuilder trace(format::Mode::All);
+  trace.flush();
+  for (int chunk = 0; chunk < 2; ++chunk) {
+    for (int i = 0; i < 40; ++i) trace.alloc({sites.widgets, sites.c}, 64 + i, 100 * chunk + i);
+    trace.flush();
+  }
+  const std::vector<uint8_t>& bytes = trace.bytes();
+  const size_t first = trace.chunk_ends()[trace.chunk_ends().size() - 2];
+  TempDir dir;
+  const std::string path = dir / "followed.trace";
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(first));
+  out.flush();
+  const auto start = std::chrono::steady_clock::now();
+  auto waited = [&] { return std::chrono::steady_clock::now() - start; };
+  auto read_until = [&](uint64_t events) {
+    while (tap.events.load() < events && waited() < std::chrono::seconds(20))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return tap.events.load();
+  };
+  FinalizeOptions options{.symbolize = false, .tap = &tap};
+  TraceFollower follower(path, options, {}, std::chrono::minutes(1));
+  ASSERT_EQ(read_until(40), 40u);  // its first look, at the start
+  out.write(reinterpret_cast<const char*>(bytes.data() + first), static_cast<std::streamsize>(bytes.size() - first));
+  out.flush();
+  EXPECT_EQ(read_until(80), 80u);
+  Expected<FollowedRead> read = follower.finish();
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->collected.events, trace.events());
+  EXPECT_LT(waited(), std::chrono::seconds(20));
 }
 
 // What a follower has read goes to the disk while the program runs, in whole
