@@ -181,7 +181,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
   bool memo_begun = false;
   for (;;) {
     if (!memo_begun && written >= memo_from) {
-      memo.begin(w.stack, memo_from);
+      memo.begin(w.stack);
       memo_begun = true;
     }
     if (write && !w.exact_pc) {
@@ -228,7 +228,6 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
             // Only a walk whose caller takes the count marks itself (ids are
             // for the staging ring's copies): unwind_here's walks stay as cheap.
             if (em.share != nullptr) *em.share = {memo.mark_whole(), previous, std::min(from_memo, em.n)};
-            memo.ended_whole(written);
             return {em.n, Outcome::kComplete};
           }
           // Not full, so last == 0: the stack goes on past memo[0] (its outer
@@ -272,10 +271,7 @@ __attribute__((noinline)) FastResult walk_on(const Walk& from, const Emitter& em
       // Only a frame whose own rule ends the stack says the stack ends there.
       const bool stops = kind == RuleKind::kOutermost || kind == RuleKind::kNoInfo;
       memo.commit_fresh(stops);
-      if (stops) {
-        if (em.share != nullptr) em.share->walk = memo.mark_whole();
-        memo.ended_whole(written);
-      }
+      if (stops && em.share != nullptr) em.share->walk = memo.mark_whole();
       return {em.n, outcome_of(step)};
     }
   }

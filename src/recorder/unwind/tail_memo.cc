@@ -83,7 +83,7 @@ uint64_t MemoSession::mark_whole() noexcept {
   return t.whole;
 }
 
-void MemoSession::begin(Span stack, size_t from) noexcept {
+void MemoSession::begin(Span stack) noexcept {
   stack_ = stack;
   ThreadMemo& t = tls_memo;
   // A signal handler can only run to completion between these two statements, so it
@@ -92,12 +92,6 @@ void MemoSession::begin(Span stack, size_t from) noexcept {
   t.busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t_ = &t;
-  if (from >= kMemoFromDepth) [[unlikely]] {  // not a deep walk (memo_start_depth)
-    near_ = from == kMemoFromDepth;
-    shallow_memo_ = near_ && t.last_shallow;
-    t.last_shallow = false;          // until ended_whole()
-    t.near_from() = kMemoFromDepth;  // likewise
-  }
   recording_ = true;
   searching_ = t.m.count > 0 && t.generation == g_generation.load(std::memory_order_relaxed) &&
                t.span.end == stack.end && stack.begin <= t.span.begin;

@@ -67,24 +67,10 @@ inline constexpr size_t kMemoSlots = kMemoCapacity + kRecordCapacity;
 // 4th or 5th frame: -2.1%, -4.3%, -4.1%, -3.3%). But a site that repeats
 // whole splices at the first frame, whose check is cheaper than stepping it:
 // where the splices say so, deep walks search from the first frame
-// (ThreadMemo::deep_from(), MemoSession::found_at).
+// (ThreadMemo::deep_from, MemoSession::found_at).
 inline constexpr size_t kMemoFromDepth = 8;
 inline constexpr size_t kMemoDeepFrames = 16;
 inline constexpr size_t kMemoDeepFromDepth = 2;
-// After two walks in a row that searched the memo from kMemoFromDepth, the
-// first ending whole within kMemoShallowDepth frames and the second within
-// kMemoShallowEnter (ThreadMemo::near_from()), the next walks step up to
-// kMemoShallowDepth frames before they take the memo, until one gets that far.
-// On such stacks the memo reuses few frames, and a splice's fixed cost (the
-// general loop's entry, begin, the check's set-up, the commit, the id: ~430
-// instructions) is what stepping ~11 frames in the hot loop costs (~42 each):
-// on sqlite3 (stacks of 13-20 frames) a walk took ~1,040 instructions with the
-// memo from the 8th frame (docs/RECORDER.md "sqlite3's program thread"). A
-// walk past kMemoShallowDepth has stepped frames the memo would have checked:
-// the two conditions keep stacks that go up and down (a short stack between
-// two deeper ones) from switching often.
-inline constexpr size_t kMemoShallowEnter = 16;
-inline constexpr size_t kMemoShallowDepth = 20;
 
 // The memo, outermost first: frame i was stepped to frame i - 1: its CFA was sp[i - 1]
 // (RBP-based if rbp_based[i], from bp[i]), the return address was read at
@@ -127,19 +113,9 @@ struct ThreadMemo {
   // shares with that walk's (record.cc). Cleared by every walk that takes the
   // memo that changes its frames, set again by one that ends whole.
   uint64_t whole = 0;
-  // Where walks search the memo from (memo_start_depth), one byte picked by
-  // whether the memo is deep (a branch to one of two loads, or to a load and
-  // a constant, cost 4 to 6 instructions a walk more): [0] for a memo of fewer
-  // than kMemoDeepFrames frames, kMemoFromDepth or, after two shallow walks,
-  // kMemoShallowDepth (MemoSession::ended_whole); [1] for deep walks, set by
-  // each splice (MemoSession::found_at).
-  uint8_t from[2] = {kMemoFromDepth, kMemoDeepFromDepth};
-  uint8_t& near_from() noexcept { return from[0]; }
-  uint8_t& deep_from() noexcept { return from[1]; }
-  // The last walk that searched the memo from kMemoFromDepth or
-  // kMemoShallowDepth did so from kMemoFromDepth and ended whole within
-  // kMemoShallowDepth frames (MemoSession::ended_whole).
-  bool last_shallow = false;
+  // Where deep walks search the memo from (memo_start_depth): set by each
+  // splice (MemoSession::found_at).
+  uint8_t deep_from = kMemoDeepFromDepth;
   uint8_t deep_probe = 0;  // splices at kMemoDeepFromDepth since the last probe from 0
   uint8_t last_from = 0;   // where the last splicing walk searched from
   Span span;  // the stack span the memo's frames were read in
@@ -160,8 +136,7 @@ class MemoSession {
   // Takes this thread's memo if no other walk holds it; it is searched only if it
   // was recorded for the same modules and inside `stack`. An inactive session
   // (nested walk, or memo disabled) makes every call below a no-op. At most once.
-  // `from`: the depth the walk searches the memo from (memo_start_depth).
-  void begin(Span stack, size_t from) noexcept;
+  void begin(Span stack) noexcept;
   ~MemoSession();
   MemoSession(const MemoSession&) = delete;
   MemoSession& operator=(const MemoSession&) = delete;
@@ -238,24 +213,12 @@ class MemoSession {
     ThreadMemo& t = *t_;
     if (from == 0) {
       const bool memo_lacked_them = t.last_from != 0 && depth == kMemoDeepFromDepth;
-      t.deep_from() = depth < kMemoDeepFromDepth || memo_lacked_them ? 0 : kMemoDeepFromDepth;
+      t.deep_from = depth < kMemoDeepFromDepth || memo_lacked_them ? 0 : kMemoDeepFromDepth;
     } else if (depth == from && ++t.deep_probe == kDeepProbe) {
       t.deep_probe = 0;
-      t.deep_from() = 0;
+      t.deep_from = 0;
     }
     t.last_from = static_cast<uint8_t>(from < kMemoFromDepth ? from : kMemoFromDepth);
-  }
-
-  // The walk ended whole (its last frame the stack's outermost) after `depth`
-  // frames. If it searched the memo from kMemoFromDepth: sets
-  // ThreadMemo::near_from() (begin() reset it) if the walk before did so too
-  // and ended within kMemoShallowDepth (ThreadMemo::last_shallow) and this one
-  // ended within kMemoShallowEnter; and last_shallow for the next. Deep walks
-  // (from kMemoDeepFromDepth or 0) leave both as they are.
-  void ended_whole(size_t depth) noexcept {
-    if (!near_) return;
-    if (shallow_memo_ && depth <= kMemoShallowEnter) t_->near_from() = kMemoShallowDepth;
-    t_->last_shallow = depth <= kMemoShallowDepth;
   }
 
   // Ends a splice at `r` whose check reached `last`: the recorded frames become the
@@ -304,8 +267,6 @@ class MemoSession {
   bool recording_ = false;
   bool spliced_ = false;
   bool extending_ = false;  // extend(): recording the frames outside memo[0]
-  bool near_ = false;          // begin(): searched from kMemoFromDepth
-  bool shallow_memo_ = false;  // begin(): and ThreadMemo::last_shallow
   size_t limit_ = kRecordCapacity;  // frames put() records at most
   long cursor_ = -1;  // find(): memo index of the innermost frame not yet passed
   size_t recorded_ = 0;
@@ -319,15 +280,14 @@ extern constinit thread_local ThreadMemo tls_memo MEMLOUPE_TLS_MODEL;
 extern constinit std::atomic<bool> g_tail_memo_enabled;
 
 // The depth (frames above the start) from which a walk uses the memo: after
-// deep walks ThreadMemo::deep_from() (kMemoDeepFromDepth, or 0 where the inner
-// frames repeat: a loop allocating at one site), ThreadMemo::near_from()
-// otherwise (kMemoFromDepth, or kMemoShallowDepth after two shallow walks), never
-// with the memo off. A hint
+// deep walks ThreadMemo::deep_from (kMemoDeepFromDepth, or 0 where the inner
+// frames repeat: a loop allocating at one site), kMemoFromDepth otherwise,
+// never with the memo off. A hint
 // read without taking the memo: a racing signal handler only changes which frames
 // are memoised.
 inline size_t memo_start_depth() noexcept {
   if (!g_tail_memo_enabled.load(std::memory_order_relaxed)) return SIZE_MAX;
-  return tls_memo.from[tls_memo.m.count >= kMemoDeepFrames ? 1 : 0];
+  return tls_memo.m.count >= kMemoDeepFrames ? tls_memo.deep_from : kMemoFromDepth;
 }
 
 // Bumped by unwind_modules_changed(): memos from before are not used again.

@@ -5,7 +5,6 @@
 #include <alloca.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,7 +166,7 @@ TEST(TailMemo, TheCheckStopsAtTheFirstChangedSlotWhereverItLies) {
       const auto slot = [&m](size_t i) -> uintptr_t& { return *reinterpret_cast<uintptr_t*>(m.sp[i - 1] - 8); };
       for (size_t i = 1; i < kFrames; ++i) slot(i) = m.pc[i - 1];
       MemoSession memo;
-      memo.begin(Span{reinterpret_cast<uintptr_t>(stack.data()), top}, kMemoFromDepth);
+      memo.begin(Span{reinterpret_cast<uintptr_t>(stack.data()), top});
       for (const size_t r : {kFrames - 1, kFrames - 3, kFrames - 6, kFrames - 8}) {
         for (const size_t last : {size_t{0}, size_t{5}}) {
           for (size_t changed = last + 1; changed <= r + 1; ++changed) {  // r + 1: none changed
@@ -205,33 +204,17 @@ TEST(TailMemo, RbpBasedFramesAreCheckedThroughSavedRbp) {
   }
 }
 
-// Calls f() `depth` frames deeper: walks from there take the memo however
-// shallow the test's own stack is (a walk after one that ended whole within
-// kMemoShallowDepth frames steps without it).
-template <class F>
-__attribute__((noinline)) void deeper(int depth, const F& f) {
-  if (depth > 0) {
-    deeper(depth - 1, f);
-    MEMLOUPE_KEEP_FRAME();
-    return;
-  }
-  f();
-  MEMLOUPE_KEEP_FRAME();
-}
-
 TEST(TailMemo, ModulesChangedDiscardsTheMemo) {
-  deeper(static_cast<int>(kMemoShallowDepth), [] {
-    uint64_t frames[256];
-    fast_unwind_here(frames, 256, 0);  // records a memo
-    unwind_modules_changed();
-    const MemoStats before = memo_stats();
-    fast_unwind_here(frames, 256, 0);  // may not reuse it
-    const MemoStats after_change = memo_stats();
-    EXPECT_EQ(after_change.full, before.full);
-    EXPECT_EQ(after_change.partial, before.partial);
-    fast_unwind_here(frames, 256, 0);  // reuses the memo recorded just before
-    EXPECT_EQ(memo_stats().full, after_change.full + 1);
-  });
+  uint64_t frames[256];
+  fast_unwind_here(frames, 256, 0);  // records a memo
+  unwind_modules_changed();
+  const MemoStats before = memo_stats();
+  fast_unwind_here(frames, 256, 0);  // may not reuse it
+  const MemoStats after_change = memo_stats();
+  EXPECT_EQ(after_change.full, before.full);
+  EXPECT_EQ(after_change.partial, before.partial);
+  fast_unwind_here(frames, 256, 0);  // reuses the memo recorded just before
+  EXPECT_EQ(memo_stats().full, after_change.full + 1);
 }
 
 }  // namespace
@@ -504,7 +487,7 @@ TEST(TailMemo, TheCountOfRbpBasedStepsFollowsEveryCommit) {
 namespace memloupe::recorder::unwind_detail {
 namespace {
 
-// Where deep walks search the memo from (ThreadMemo::deep_from(), found_at): a
+// Where deep walks search the memo from (ThreadMemo::deep_from, found_at): a
 // site that repeats whole on a deep stack ends up found at the first frame
 // (after at most kDeepProbe walks from kMemoDeepFromDepth), every frame then
 // reused; walks whose innermost frames change send it back to
@@ -561,85 +544,12 @@ TEST(TailMemo, DeepWalksSearchFromTheFirstFrameOnlyWhereItRepeats) {
   DeepFrom d;
   deep_from_at(40, d, true);
   EXPECT_EQ(d.mismatches, 0u);
-  EXPECT_EQ(tls_memo.deep_from(), 0u);
+  EXPECT_EQ(tls_memo.deep_from, 0u);
   EXPECT_EQ(d.w.after.full, d.w.before.full + 1);
   EXPECT_EQ(d.w.after.reused - d.w.before.reused, d.w.frames.size());  // every frame
   deep_from_at(40, d, false);
   EXPECT_EQ(d.mismatches, 0u);
-  EXPECT_EQ(tls_memo.deep_from(), kMemoDeepFromDepth);
-}
-
-}  // namespace
-}  // namespace memloupe::recorder::unwind_detail
-
-namespace memloupe::recorder::unwind_detail {
-namespace {
-
-// Shallow stacks (ThreadMemo::near_from(), memo_start_depth): after a walk
-// that ended whole within kMemoShallowDepth frames and one within
-// kMemoShallowEnter, both searching the memo from kMemoFromDepth, the next
-// walks step every frame up to kMemoShallowDepth without taking the memo; a
-// deeper one takes it from kMemoShallowDepth on, and the walks after that from
-// kMemoFromDepth again, until two shallow ones in a row. On a fresh thread,
-// whose stack is shallow enough; every walk equals one without the memo.
-__attribute__((noinline)) void walk_at(int depth, MemoWalk& w) {
-  if (depth > 0) {
-    walk_at(depth - 1, w);
-    MEMLOUPE_KEEP_FRAME();
-    return;
-  }
-  walk_with_and_without_memo(w, 256);
-  MEMLOUPE_KEEP_FRAME();
-}
-
-struct ShallowStep {
-  size_t frames = 0, splices = 0;
-  bool exact = false, shallow = false;
-};
-
-ShallowStep shallow_step(int depth) {
-  MemoWalk w;
-  walk_at(depth, w);
-  // The two walks are two call sites: compare from index 1.
-  const bool exact = w.frames.size() == w.plain.size() &&
-                     std::equal(w.frames.begin() + 1, w.frames.end(), w.plain.begin() + 1);
-  return {w.frames.size(), static_cast<size_t>(w.after.full - w.before.full), exact,
-          tls_memo.near_from() == kMemoShallowDepth};
-}
-
-TEST(TailMemo, ShallowStacksAreWalkedWithoutTheMemo) {
-  std::vector<ShallowStep> steps;
-  size_t base = 0;
-  std::thread([&] {
-    base = shallow_step(0).frames;
-    if (base >= kMemoShallowEnter) return;  // the thread's own frames: too deep
-    const int shallow = static_cast<int>(kMemoShallowEnter - base);
-    const int between = static_cast<int>(kMemoShallowDepth - base);  // steps without the memo
-    const int deep = static_cast<int>(kMemoShallowDepth + 8 - base);  // 8 frames past it
-    for (const int depth :
-         {between, shallow, between, deep, shallow, shallow, shallow, deep, between, deep, shallow})
-      steps.push_back(shallow_step(depth));
-  }).join();
-  ASSERT_EQ(steps.size(), 11u) << "the thread's stack holds " << base << " frames";
-  for (const ShallowStep& s : steps) EXPECT_TRUE(s.exact);
-  EXPECT_EQ(steps[0].frames, kMemoShallowDepth);
-  EXPECT_FALSE(steps[0].shallow);  // one shallow walk is not enough
-  EXPECT_EQ(steps[1].frames, kMemoShallowEnter);
-  EXPECT_EQ(steps[1].splices, 1u);
-  EXPECT_TRUE(steps[1].shallow);
-  EXPECT_EQ(steps[2].splices, 0u);  // stepped without the memo
-  EXPECT_TRUE(steps[2].shallow);
-  EXPECT_EQ(steps[3].frames, kMemoShallowDepth + 8);
-  EXPECT_FALSE(steps[3].shallow);  // it took the memo from kMemoShallowDepth
-  EXPECT_EQ(steps[4].splices, 1u);  // from kMemoFromDepth, into the deep walk's frames
-  EXPECT_FALSE(steps[4].shallow);   // after a walk past kMemoShallowDepth
-  EXPECT_EQ(steps[5].splices, 1u);
-  EXPECT_TRUE(steps[5].shallow);
-  EXPECT_EQ(steps[6].splices, 0u);
-  EXPECT_FALSE(steps[7].shallow);
-  EXPECT_FALSE(steps[8].shallow);
-  EXPECT_FALSE(steps[9].shallow);   // from kMemoFromDepth, past kMemoShallowDepth
-  EXPECT_FALSE(steps[10].shallow);  // after it
+  EXPECT_EQ(tls_memo.deep_from, kMemoDeepFromDepth);
 }
 
 }  // namespace
