@@ -26,9 +26,14 @@ class RunRecord:
     finalise_s: float | None = None
     finalise_cpu_s: float | None = None
     # run-all only (its wall already holds the finalise): the program's own duration in
-    # its trace, and the wall after it (what is left of the finalise once it exits).
+    # its trace; the wait after the trace's end (its start_wall_ns + duration_ns) to
+    # memloupe's reaping, on CLOCK_REALTIME: what is left of the finalise once the
+    # program exits; and the wall less the duration, which also holds what runs before
+    # the trace's first clock (memloupe's own start, the fork and exec: ~4-8 ms), the
+    # figure until 2026-11-26's seventh round.
     program_s: float | None = None
     after_exit_s: float | None = None
+    wall_less_duration_s: float | None = None
 
 
 @dataclasses.dataclass
@@ -94,9 +99,13 @@ def _one_run(result, config, tools, trace_dir, run_index, keep):
                     trace_bytes=_file_size(path))
     if config.key == "run-all" and m.ok and rec.trace_bytes:
         rec.final_bytes = rec.trace_bytes
-        rec.program_s = memloupe_cli.duration_s(tools, path)
-        if rec.program_s is not None:
-            rec.after_exit_s = max(0.0, m.wall_s - rec.program_s)
+        span = memloupe_cli.span_ns(tools, path)
+        if span is not None:
+            start_ns, duration_ns = span
+            rec.program_s = duration_ns / 1e9
+            rec.wall_less_duration_s = max(0.0, m.wall_s - rec.program_s)
+            if m.end_realtime_ns is not None:
+                rec.after_exit_s = max(0.0, (m.end_realtime_ns - start_ns - duration_ns) / 1e9)
     if config.key in ("sampled", "all") and m.ok and rec.trace_bytes:
         fin = memloupe_cli.finalise(tools, path)
         if fin is not None and fin.ok:

@@ -34,13 +34,18 @@ def finalise(tools, trace):
     return runner.run([tools.memloupe, "symbolize", trace])
 
 
-def duration_s(tools, trace):
-    """The program's duration in its trace (`memloupe summary --json`), in seconds."""
+def span_ns(tools, trace):
+    """(start_wall_ns, duration_ns) of the program in its trace (`memloupe summary
+    --json`): its CLOCK_REALTIME at the trace's first clock, and how long it ran from
+    there to the trace's end. None if either is missing."""
     if not tools.has("summary"):
         return None
     m = _run([tools.memloupe, "summary", "--json", trace])
-    found = re.search(r'"duration_ns":\s*(\d+)', m.stdout) if m else None
-    return int(found.group(1)) / 1e9 if found else None
+    if not m:
+        return None
+    start = re.search(r'"start_wall_ns":\s*(\d+)', m.stdout)
+    duration = re.search(r'"duration_ns":\s*(\d+)', m.stdout)
+    return (int(start.group(1)), int(duration.group(1))) if start and duration else None
 
 
 def info(tools, trace):

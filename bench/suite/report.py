@@ -77,7 +77,10 @@ def _wait_table(results, counts=None):
             elif key == "run-all":
                 # One command: its record and finalise overlap; "finalise" is the wall
                 # left after the program's exit.
-                cells = ["(in waits)", fmt(r.finalise_s, 3) + " after exit" if r.finalise_s is not None else "n/a",
+                after = (fmt(r.finalise_s, 3) + " after exit" + (f" ({fmt(r.wall_less_duration_s, 3)})"
+                                                                  if r.wall_less_duration_s is not None else "")
+                         if r.finalise_s is not None else "n/a")
+                cells = ["(in waits)", after,
                          fmt(r.wait_s, 3), _x(r.wait_x_native),
                          _x(r.x_heaptrack_finalised) if ht.wall_s else "n/a",
                          fmt(100 * r.finalise_x_native, 0, "%") if r.finalise_x_native is not None else "n/a",
@@ -302,8 +305,11 @@ LEGEND = """\
 - **memloupe run --all**: the command a user types, timed whole: the launcher, the
   program under the preload library, the finaliser following the trace while it runs
   (at the normal priority), and what is left after the program exits. Its **finalise** column is
-  that last part: the command's wall minus the program's duration in its trace ("after
-  exit"); the issue-13 targets use this row when it was measured.
+  that last part, "after exit": from the trace's end (its start_wall_ns + duration_ns)
+  to memloupe's reaping, both on CLOCK_REALTIME; in brackets the command's wall minus
+  the program's duration, which also counts what runs before the trace's first clock
+  (memloupe's own start, the fork and exec). The issue-13 targets use this row when it
+  was measured.
 - **What the user waits for**: **waits s** is the median over runs of the run's wall
   time plus its finalise's (`memloupe run` runs the program, then finalises: from
   pressing enter to a finished trace); **x native** and **x heaptrack's run** are

@@ -32,6 +32,7 @@ class Measurement:
     stdout: str
     stderr_tail: str
     timed_out: bool = False
+    end_realtime_ns: int | None = None  # CLOCK_REALTIME at the reaping (bench_spawn)
 
     @property
     def ok(self):
@@ -43,9 +44,10 @@ def _parse_result(text):
     needed = ("wall_ns", "user_us", "sys_us", "maxrss_kib", "exit")
     if not all(k in fields for k in needed):
         return None
+    end = int(fields["end_realtime_ns"]) if "end_realtime_ns" in fields else None
     return (int(fields["wall_ns"]) / 1e9,
             (int(fields["user_us"]) + int(fields["sys_us"])) / 1e6,
-            int(fields["maxrss_kib"]), int(fields["exit"]))
+            int(fields["maxrss_kib"]), int(fields["exit"]), end)
 
 
 def run(argv, *, env=None, stdin_path=None, timeout_s=900.0):
@@ -76,6 +78,6 @@ def run(argv, *, env=None, stdin_path=None, timeout_s=900.0):
             with open(result_file) as f:
                 parsed = _parse_result(f.read())
         if parsed is None:
-            parsed = (0.0, 0.0, 0, proc.returncode if proc.returncode is not None else -9)
-        wall, cpu, rss, code = parsed
-        return Measurement(wall, cpu, rss, code, stdout, stderr, timed_out)
+            parsed = (0.0, 0.0, 0, proc.returncode if proc.returncode is not None else -9, None)
+        wall, cpu, rss, code, end = parsed
+        return Measurement(wall, cpu, rss, code, stdout, stderr, timed_out, end)

@@ -1,6 +1,7 @@
 // bench_spawn RESULT_FILE PROGRAM ARGS...: runs the program and writes what it cost to
 // RESULT_FILE as one line of `key=value` pairs (wall_ns, user_us, sys_us, maxrss_kib,
-// exit). The suite runs every measured command through it because ru_maxrss survives
+// exit, and end_realtime_ns: CLOCK_REALTIME when it was reaped, which the suite sets
+// against a trace's start_wall_ns + duration_ns for the wait after the trace's end). The suite runs every measured command through it because ru_maxrss survives
 // exec: a child forked from the suite's Python interpreter would report the
 // interpreter's resident set (~20 MiB) as its own peak. This program is small, so the
 // peak that the target inherits from the fork is about a megabyte.
@@ -17,9 +18,9 @@
 
 namespace {
 
-long long now_ns() {
+long long now_ns(clockid_t clock = CLOCK_MONOTONIC) {
   timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -52,14 +53,15 @@ int main(int argc, char** argv) {
     }
   }
   long long wall = now_ns() - start;
+  long long end_realtime = now_ns(CLOCK_REALTIME);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   std::FILE* out = std::fopen(argv[1], "w");
   if (out == nullptr) {
     std::perror("bench_spawn: result file");
     return 2;
   }
-  std::fprintf(out, "wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kib=%ld exit=%d\n", wall,
-               micros(usage.ru_utime), micros(usage.ru_stime), usage.ru_maxrss, code);
+  std::fprintf(out, "wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kib=%ld exit=%d end_realtime_ns=%lld\n",
+               wall, micros(usage.ru_utime), micros(usage.ru_stime), usage.ru_maxrss, code, end_realtime);
   std::fclose(out);
   return code < 0 ? 128 - code : code;
 }
