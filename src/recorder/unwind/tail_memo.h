@@ -57,10 +57,15 @@ inline constexpr size_t kMemoSlots = kMemoCapacity + kRecordCapacity;
 // above the one it starts in (skipped or written), unless the thread's memo holds
 // at least kMemoDeepFrames frames (its recent walks were deep: see
 // memo_start_depth), and then for the first kMemoDeepFromDepth. Those inner
-// frames are the ones that differ between consecutive walks, and a stack no
-// deeper than this is walked in fewer instructions than the memo's bookkeeping
-// (taking it, recording, committing) would cost. On deep stacks the hot loop
-// steps the first two (the allocation's callers, which change from one
+// frames are the ones that differ between consecutive walks, and on a stack no
+// deeper than this the memo's bookkeeping (taking it, recording, committing)
+// costs more than stepping the frames it could save. Chosen by time (perf
+// samples of the unwinder), not instructions: the hot loop's frames are a chain
+// of dependent loads, the memo's checks independent ones. From the 6th frame
+// rather than the 8th, sqlite3's 13-20-frame stacks take fewer samples; from
+// the 4th or 5th, the 5-7-frame stacks of bench_alloc_mt and bench_maps_mt pay
+// the bookkeeping (RECORDER.md, "The memo's depths by samples"). On deep
+// stacks the hot loop steps the first two (the allocation's callers, which change from one
 // allocation to the next) and the general loop searches from the third:
 // searched from the first, they cost the general loop's bookkeeping
 // (bench_stl_deep: 4.3% of the recording's instructions; from the 2nd, 3rd,
@@ -68,7 +73,7 @@ inline constexpr size_t kMemoSlots = kMemoCapacity + kRecordCapacity;
 // whole splices at the first frame, whose check is cheaper than stepping it:
 // where the splices say so, deep walks search from the first frame
 // (ThreadMemo::deep_from, MemoSession::found_at).
-inline constexpr size_t kMemoFromDepth = 8;
+inline constexpr size_t kMemoFromDepth = 6;
 inline constexpr size_t kMemoDeepFrames = 16;
 inline constexpr size_t kMemoDeepFromDepth = 2;
 
