@@ -184,14 +184,18 @@ Kept without(std::span<const uint8_t> trace, bool symbols, const std::optional<E
   return out;
 }
 
-// The snapshots' annex is compressed at level 3 at most: it is made serially
-// after a followed program's exit, and its stacks (varint addresses) took
-// level 6 ~1.8x as long as level 5 for 1.3% fewer bytes (cc1plus's 3.2 MB
-// annex: 296 -> 300 KB), and level 5 ~11 ms more than level 3 for ~50 KB
-// fewer (1.8% of cc1plus's finalised file, which the smaller index of the
-// same round had made 470 KB smaller; docs/RECORDER.md, "cc1plus after the
-// exit, 2026-11-26 (fifth round)" and "The 2026-11-26 fifth round together").
-int annex_level(int level) { return std::min(level, 3); }
+// The snapshots' annex and the analysis index are compressed at level 3 at
+// most: both are made serially after a followed program's exit. The annex's
+// stacks (varint addresses) took level 6 ~1.8x as long as level 5 for 1.3%
+// fewer bytes (cc1plus's 3.2 MB annex: 296 -> 300 KB), and level 5 ~11 ms
+// more than level 3 for ~50 KB fewer (1.8% of cc1plus's finalised file, which
+// the smaller index of the same round had made 470 KB smaller; docs/RECORDER.md,
+// "cc1plus after the exit, 2026-11-26 (fifth round)" and "The 2026-11-26 fifth
+// round together"). The index (since the seventh round): (b)'s 364 KB took
+// 4.3 ms at level 6 and 2.0 ms at level 3, for 187.2 -> 192.0 KB (+0.15% of
+// its file); sqlite3's +0.9 KB (+0.4%), (a)'s and (d)'s +0.2 KB
+// (docs/RECORDER.md, "After the exit, second pass, 2026-11-26 (seventh round)").
+int after_exit_level(int level) { return std::min(level, 3); }
 
 // Whether `input` and `output` name one file (the usual finalise: in place).
 bool same_file(const std::string& input, const std::string& output) {
@@ -355,7 +359,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
   for (const std::vector<uint8_t>& payload :
        prepared && !snapshots.empty() ? snapshots.annex_chunks(c.modules, prepared->done().namer())
                                       : snapshots.annex_chunks(c.modules, options.symbolizer))
-    reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, annex_level(options.zstd_level));
+    reader::append_chunk_compressed(out, format::ChunkType::Snapshot, payload, after_exit_level(options.zstd_level));
 
   reader::SymbolTable table;
   if (options.symbolize) {
@@ -391,7 +395,7 @@ Expected<FinalizeStats> finalize_trace(const std::string& input, const std::stri
     if (std::optional<std::vector<uint8_t>> index =
             options.tap->index(appended_view ? appended_view->data() : std::span<const uint8_t>(out))) {
       const size_t before = out.size();
-      append_index_chunks(out, *index, options.zstd_level);
+      append_index_chunks(out, *index, after_exit_level(options.zstd_level));
       stats.index_bytes = out.size() - before;
     }
   }
