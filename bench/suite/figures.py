@@ -109,12 +109,13 @@ def calls(result, tool="memloupe"):
     return counted or result.own_calls
 
 
-def trace_bytes(cr):
-    """(recorded, finalised, bound): the median over the runs of each. A threaded
-    program's trace size follows how its threads interleaved (in one suite heaptrack's
-    file of (d) was 1.46, 1.54 and 0.54 MB, ours 1.06-1.14 MB), so one run's decides
-    nothing; the median over the runs is the figure (the last run's until 2026-11-26's
-    seventh round). `recorded` is the file
+def trace_bytes(cr, runs="last"):
+    """(recorded, finalised, bound) bytes of the last run's trace, or with runs="median"
+    the median over the runs of each. A threaded program's trace size follows how its
+    threads interleaved (in one suite heaptrack's file of (d) was 1.46, 1.54 and 0.54
+    MB, ours 1.06-1.14 MB), so the --all sizes set against heaptrack's are medians
+    (they were the last run's until 2026-11-26's seventh round); a sampled trace's
+    bytes go with that run's own samples, so those stay the last run's. `recorded` is the file
     as the preload library left it (the events, zstd-compressed by its flush thread
     since issue 13's round; uncompressed before); `finalised` is after `memloupe
     symbolize` (plus the symbols, the analysis index, the types and the snapshots'
@@ -122,8 +123,9 @@ def trace_bytes(cr):
     issue 5's target speaks of; issue 13's compares the finalised file."""
     if cr is None or not cr.runs:
         return None, None, None
-    recorded = _median_int(r.trace_bytes for r in cr.runs)
-    finalised = _median_int(r.final_bytes for r in cr.runs)
+    chosen = cr.runs[-1:] if runs == "last" else cr.runs
+    recorded = _median_int(r.trace_bytes for r in chosen)
+    finalised = _median_int(r.final_bytes for r in chosen)
     sizes = [b for b in (recorded, finalised) if b]
     return recorded, finalised, min(sizes) if sizes else None
 

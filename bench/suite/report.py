@@ -109,9 +109,8 @@ def _size_table(results):
     for result in results:
         s_cr, a_cr = result.configs.get("sampled"), result.configs.get("all")
         s_raw, s_final, s_bound = figures.trace_bytes(s_cr)
-        a_raw, a_final, a_bound = figures.trace_bytes(a_cr)
-        ht = result.configs.get("heaptrack")
-        h_bytes = ht.runs[-1].trace_bytes if ht and ht.runs else None
+        a_raw, a_final, a_bound = figures.trace_bytes(a_cr, "median")
+        h_bytes = figures.trace_bytes(result.configs.get("heaptrack"), "median")[0]
         samples = s_cr.samples if s_cr else None
         lines.append("| " + " | ".join([
             result.workload.title, fmt_int(result.memloupe_calls),
@@ -224,16 +223,20 @@ def targets(main, analysis, accuracy, instructions=None):
                           fmt(v, 1, " B"), None if v is None else v <= 12))
     if "a" in by_key:
         r = by_key["a"]
-        v = figures.per(figures.trace_bytes(r.configs.get("all"))[2], figures.calls(r))
+        v = figures.per(figures.trace_bytes(r.configs.get("all"), "median")[2], figures.calls(r))
         out.append(Target("--all trace <= 1.5 B per allocation call (its free included), (a)", fmt(v, 2, " B"),
                           None if v is None else v <= 1.5))
     for key in ("a", "b", "c-sqlite", "c-cc1plus", "d-maps"):  # issue 13: the file the user keeps, against heaptrack's
         r = by_key.get(key)
         if r is None:
             continue
-        ours = figures.per(figures.trace_bytes(r.configs.get("all"))[1], figures.calls(r, "memloupe"))
-        ht = r.configs.get("heaptrack")
-        theirs = figures.per(ht.runs[-1].trace_bytes if ht and ht.runs else None, figures.calls(r, "heaptrack"))
+        # The file `memloupe run --all` leaves (else `--all` then `symbolize`), and heaptrack's:
+        # medians over the runs.
+        kept = r.configs.get("run-all")
+        if kept is None or not kept.runs:
+            kept = r.configs.get("all")
+        ours = figures.per(figures.trace_bytes(kept, "median")[1], figures.calls(r, "memloupe"))
+        theirs = figures.per(figures.trace_bytes(r.configs.get("heaptrack"), "median")[0], figures.calls(r, "heaptrack"))
         out.append(Target(f"--all finalised trace <= heaptrack's bytes per allocation call, {r.workload.title}",
                           f"{fmt(ours, 2, ' B')} ({fmt(theirs, 2, ' B')})",
                           None if ours is None or theirs is None else ours <= theirs))
