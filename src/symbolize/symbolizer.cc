@@ -10,6 +10,11 @@ bool has_no_file(const std::string& path) {
   return path.empty() || path.front() == '[' || path.find("vdso") != std::string::npos;
 }
 
+// A return address recorded in `m` lies in its file's code only above the
+// load bias; its pc there is the call before it, as an ELF virtual address.
+bool in_file(const Module& m, uint64_t return_address) { return return_address > m.load_bias; }
+uint64_t file_pc(const Module& m, uint64_t return_address) { return return_address - 1 - m.load_bias; }
+
 }  // namespace
 
 Symbolizer::Symbolizer(SymbolizerOptions options) : options_(std::move(options)) {}
@@ -58,7 +63,7 @@ std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize_quietly(
 
 void Symbolizer::tell(const ModuleMap& modules, std::span<const AddressInModule> addresses) {
   for (const AddressInModule& a : addresses)
-    if (const Module& m = modules[a.module]; a.address > m.load_bias) file_for(m);
+    if (const Module& m = modules[a.module]; in_file(m, a.address)) file_for(m);
 }
 
 std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize(
@@ -69,14 +74,14 @@ std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize(
   std::map<ElfFile*, std::vector<size_t>> by_file;
   for (size_t i = 0; i < addresses.size(); ++i) {
     const Module& m = modules[addresses[i].module];
-    if (addresses[i].address <= m.load_bias) continue;
+    if (!in_file(m, addresses[i].address)) continue;
     if (ElfFile* file = open(m, warn)) by_file[file].push_back(i);
   }
   std::vector<uint64_t> pcs;
   for (auto& [file, members] : by_file) {
     pcs.clear();
     for (size_t i : members) {
-      pcs.push_back(addresses[i].address - 1 - modules[addresses[i].module].load_bias);
+      pcs.push_back(file_pc(modules[addresses[i].module], addresses[i].address));
     }
     auto frames = file->frames(pcs);
     for (size_t k = 0; k < members.size(); ++k) out[members[k]] = std::move(frames[k]);
@@ -86,8 +91,8 @@ std::vector<std::vector<reader::OwnedFrame>> Symbolizer::symbolize(
 
 std::vector<reader::OwnedFrame> Symbolizer::symbolize(const Module& module, uint64_t return_address) {
   ElfFile* file = file_for(module);
-  if (file == nullptr || return_address <= module.load_bias) return {};
-  const uint64_t pc = return_address - 1 - module.load_bias;
+  if (file == nullptr || !in_file(module, return_address)) return {};
+  const uint64_t pc = file_pc(module, return_address);
   return std::move(file->frames({&pc, 1})[0]);
 }
 
