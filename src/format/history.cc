@@ -111,12 +111,12 @@ inline uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi, uint64_t cap)
   return n + static_cast<uint64_t>(__builtin_popcountll(bits & (~uint64_t{0} << lo % 64)));
 }
 
-// The reader resolves every kind-0 and kind-3 reference here, often hundreds of
-// ids below `hi` (a consumer thread freeing a producer's blocks): so whole words
-// are skipped with one load and one popcount each, the partial first and last
-// words masked outside the loop, and the bit itself is picked from whichever
-// end of its word is nearer.
-uint64_t AllocHistory::select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept {
+// The words below or above select_down's and select_up's first (history.h).
+// The reader resolves kind-0 and kind-3 references, often hundreds of ids
+// below `hi` (a consumer thread freeing a producer's blocks), and kind-2 ones,
+// up to kLandmarkSpan ids above the landmark: so whole words are skipped with
+// one load and one popcount each, the partial last word masked in the loop.
+uint64_t AllocHistory::select_down_from(uint64_t hi, uint64_t floor, uint64_t n) const noexcept {
   if (hi <= floor) return kNoId;
   uint64_t w = (hi - 1) / 64;  // word numbers count ids / 64, not ring positions
   const uint64_t last = floor / 64;
@@ -124,31 +124,21 @@ uint64_t AllocHistory::select_down(uint64_t hi, uint64_t floor, uint64_t n) cons
   for (;;) {
     if (w == last) bits &= ~uint64_t{0} << floor % 64;
     const auto count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (n < count) {
-      if (n < count / 2) {  // the (n+1)-th highest set bit: drop the n above it
-        for (; n > 0; --n) bits ^= uint64_t{1} << (63 - __builtin_clzll(bits));
-        return w * 64 + static_cast<uint64_t>(63 - __builtin_clzll(bits));
-      }
-      for (n = count - 1 - n; n > 0; --n) bits &= bits - 1;  // drop the ones below it
-      return w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits));
-    }
+    if (n < count) return w * 64 + select_high(bits, n, count);
     if (w == last) return kNoId;
     n -= count;
     bits = live_[--w % kWords];
   }
 }
 
-uint64_t AllocHistory::select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept {
+uint64_t AllocHistory::select_up_from(uint64_t lo, uint64_t hi, uint64_t n) const noexcept {
   while (lo < hi) {
     const uint64_t word_end = (lo & ~uint64_t{63}) + 64;
     const uint64_t to = word_end < hi ? word_end : hi;
     uint64_t bits = live_[(lo % kLiveWindow) / 64] >> (lo % 64);
     if (to - lo < 64) bits &= (uint64_t{1} << (to - lo)) - 1;
     const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (n < count) {  // the (n+1)-th lowest set bit
-      for (; n > 0; --n) bits &= bits - 1;
-      return lo + static_cast<uint64_t>(__builtin_ctzll(bits));
-    }
+    if (n < count) return lo + select_low(bits, n);
     n -= count;
     lo = to;
   }

@@ -266,6 +266,28 @@ TEST(Cursor, VarintLimits) {
   EXPECT_EQ(t.expected("a varint").message, "at offset 0: expected a varint");
 }
 
+// Every length of varint reads back what put_varint wrote, the two-byte ones
+// (read without the loop) at their bounds, and one cut after its first byte
+// or with a third byte to come is not read and consumes nothing.
+TEST(Cursor, VarintsOfEveryLength) {
+  std::vector<uint64_t> values = {0, 1, 127, 128, 129, 255, 256, 16383, 16384, 16385, ~uint64_t{0}};
+  for (unsigned bits = 7; bits < 64; bits += 7) values.insert(values.end(), {(uint64_t{1} << bits) - 1, uint64_t{1} << bits});
+  for (uint64_t value : values) {
+    uint8_t buf[format::kMaxVarint + 1];
+    const auto n = static_cast<size_t>(format::put_varint(buf, value) - buf);
+    buf[n] = 0x7f;  // a next field, not to be read
+    Cursor c(std::span<const uint8_t>(buf, n + 1), 0, false);
+    uint64_t v = 0;
+    ASSERT_TRUE(c.varint(v)) << value;
+    EXPECT_EQ(v, value);
+    EXPECT_EQ(c.pos(), n) << value;
+    if (n < 2) continue;
+    Cursor cut(std::span<const uint8_t>(buf, n - 1), 0, false);
+    EXPECT_FALSE(cut.varint(v)) << value;
+    EXPECT_EQ(cut.pos(), 0u);
+  }
+}
+
 TEST(Cursor, StringsAndOffsets) {
   const std::vector<uint8_t> data = {3, 'a', 'b', 'c', 5, 'x'};
   Cursor c(data, 1000, false);

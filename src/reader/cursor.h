@@ -49,14 +49,24 @@ class Cursor {
   // On failure nothing is consumed, so errors point at the field's first byte.
   // Most fields of an events chunk are one byte: that case is inline and
   // branches once; the loop is out of the decoder's way.
-  bool varint(uint64_t& v) {
+  // (always_inline: as a call of its own it was ~10 instructions of every
+  // Alloc's size, callgrind of (a).)
+  [[gnu::always_inline]] bool varint(uint64_t& v) {
     if (pos_ < data_.size() && data_[pos_] < 0x80) [[likely]] {
       v = data_[pos_++];
       return true;
     }
     return varint_long(v);
   }
-  bool varint_long(uint64_t& v) {
+  [[gnu::noinline]] bool varint_long(uint64_t& v) {
+    // Two bytes first (most of the rest: sizes to 16 KiB, references to 2047
+    // blocks away), without the loop's shift and bound per byte (~45
+    // instructions a field before, callgrind of (a)).
+    if (remaining() >= 2 && data_[pos_] >= 0x80 && data_[pos_ + 1] < 0x80) {
+      v = (data_[pos_] & 0x7fu) | uint64_t{data_[pos_ + 1]} << 7;
+      pos_ += 2;
+      return true;
+    }
     uint64_t result = 0;
     for (unsigned shift = 0, i = 0; shift < 64; shift += 7, ++i) {
       if (pos_ + i >= data_.size()) return false;

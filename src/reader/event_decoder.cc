@@ -106,9 +106,9 @@ std::optional<Error> EventDecoder::block(In& in, unsigned low_bits, uint64_t& ra
 
 template <class In>
 std::optional<Error> EventDecoder::free(In& in, uint8_t arg) {
-  format::Free& f = event_.emplace<format::Free>();  // in place: see next()
+  format::Free& f = *free_;  // in place: see next()
   if (auto e = timed(in, arg, f.time_ns)) return e;
-  uint64_t v, id;
+  uint64_t v = 0, id = 0;  // (set by block(); zero for -Wmaybe-uninitialized)
   if (auto e = block(in, 1, v, id)) return e;
   f.func = history_->predicted_free_func(id, next_id_);
   if (v & 1) {
@@ -245,9 +245,9 @@ std::optional<Error> EventDecoder::alloc(In& in, Code code, uint8_t arg, format:
 // then (on the next call) the new block's Alloc.
 template <class In>
 std::optional<Error> EventDecoder::realloc(In& in, uint8_t arg) {
-  format::Free& f = event_.emplace<format::Free>();
+  format::Free& f = *free_;
   if (auto e = timed(in, arg, f.time_ns)) return e;
-  uint64_t ref, old;
+  uint64_t ref = 0, old = 0;
   if (auto e = block(in, 0, ref, old)) return e;
   // The free half is applied first, as the encoder does (it may predict the new
   // block's address). Its function does not matter to the history.
@@ -258,12 +258,12 @@ std::optional<Error> EventDecoder::realloc(In& in, uint8_t arg) {
   const Code code = static_cast<Code>(h >> format::kCodeShift);
   if (code != Code::Alloc && code != Code::AllocCached && code != Code::AllocCachedX)
     return in.expected_at(S::Head, at, "the allocation event of a realloc");
-  // (alloc() sets every field of pending_alloc_ but realloc_of, set below.)
-  if (auto e = alloc(in, code, h & 0x1f, pending_alloc_)) return e;
-  pending_alloc_.realloc_of = format::AllocId{old};
+  // (alloc() sets every field of the Alloc but realloc_of, set below.)
+  if (auto e = alloc(in, code, h & 0x1f, *pending_)) return e;
+  pending_->realloc_of = format::AllocId{old};
   f.id = format::AllocId{old};
   f.thread = format::ThreadId{thread_};
-  f.func = pending_alloc_.func;
+  f.func = pending_->func;
   has_pending_ = true;
   return std::nullopt;
 }
@@ -272,8 +272,7 @@ template <class In>
 const format::Event* EventDecoder::next(In& in, std::optional<Error>& err) {
   if (has_pending_) {
     has_pending_ = false;
-    event_ = pending_alloc_;
-    return &event_;
+    return &pending_event_;
   }
   for (;;) {
     if (run_left_ == 0 && !next_run(in, err)) [[unlikely]]
@@ -312,16 +311,21 @@ const format::Event* EventDecoder::next(In& in, std::optional<Error>& err) {
         // Built in place: a local event copied into the variant is read back
         // 16 bytes at a time right after its fields were stored one by one, a
         // store-forwarding stall per event (half of free()'s time on an `--all` trace).
-        if ((err = alloc(in, code, arg, fresh_alloc()))) return nullptr;
-        return &event_;
+        alloc_->realloc_of.reset();
+        if (auto e = alloc(in, code, arg, *alloc_)) [[unlikely]]
+          return failed(err, e);
+        return &alloc_event_;
       case Code::Free:
-        if ((err = free(in, arg))) return nullptr;
-        return &event_;
+        if (auto e = free(in, arg)) [[unlikely]]
+          return failed(err, e);
+        return &free_event_;
       case Code::ReallocOf:
-        if ((err = realloc(in, arg))) return nullptr;
-        return &event_;
+        if (auto e = realloc(in, arg)) [[unlikely]]
+          return failed(err, e);
+        return &free_event_;
       case Code::Ext:
-        if ((err = ext(in, arg))) return nullptr;
+        if (auto e = ext(in, arg)) [[unlikely]]
+          return failed(err, e);
         return &event_;
       default:
         err = in.expected_at(S::Head, start, "an event code (0-6), found " + std::to_string(h >> 5));
