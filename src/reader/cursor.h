@@ -48,7 +48,9 @@ class Cursor {
   // LEB128, at most 10 bytes, value must fit 64 bits.
   // On failure nothing is consumed, so errors point at the field's first byte.
   // Most fields of an events chunk are one byte: that case is inline and
-  // branches once; the loop is out of the decoder's way.
+  // branches once; the rest is out of the decoder's way, and hands its value
+  // back in a register (through `v` it kept the decoder's fields in memory
+  // around every read, the one-byte ones too).
   // (always_inline: as a call of its own it was ~10 instructions of every
   // Alloc's size, callgrind of (a).)
   [[gnu::always_inline]] bool varint(uint64_t& v) {
@@ -56,30 +58,35 @@ class Cursor {
       v = data_[pos_++];
       return true;
     }
-    return varint_long(v);
+    const Long r = varint_long();
+    v = r.value;
+    return r.ok;
   }
-  [[gnu::noinline]] bool varint_long(uint64_t& v) {
+  struct Long {
+    uint64_t value;
+    bool ok;
+  };
+  [[gnu::noinline]] Long varint_long() {
     // Two bytes first (most of the rest: sizes to 16 KiB, references to 2047
     // blocks away), without the loop's shift and bound per byte (~45
     // instructions a field before, callgrind of (a)).
     if (remaining() >= 2 && data_[pos_] >= 0x80 && data_[pos_ + 1] < 0x80) {
-      v = (data_[pos_] & 0x7fu) | uint64_t{data_[pos_ + 1]} << 7;
+      const uint64_t v = (data_[pos_] & 0x7fu) | uint64_t{data_[pos_ + 1]} << 7;
       pos_ += 2;
-      return true;
+      return {v, true};
     }
     uint64_t result = 0;
     for (unsigned shift = 0, i = 0; shift < 64; shift += 7, ++i) {
-      if (pos_ + i >= data_.size()) return false;
+      if (pos_ + i >= data_.size()) return {0, false};
       const uint8_t b = data_[pos_ + i];
-      if (shift == 63 && b > 1) return false;
+      if (shift == 63 && b > 1) return {0, false};
       result |= uint64_t{b & 0x7fu} << shift;
       if (!(b & 0x80)) {
-        v = result;
         pos_ += i + 1;
-        return true;
+        return {result, true};
       }
     }
-    return false;
+    return {0, false};
   }
   // A varint that must be <= max.
   template <class T>

@@ -187,7 +187,7 @@ std::optional<Error> EventDecoder::alloc(In& in, Code code, uint8_t arg, format:
     a.alignment = 0;
   }
   const unsigned form = (flags >> format::kAddrShift) & 3;
-  if (!addresses_ && form != 0)
+  if (form != 0 && !addresses_)  // (the form first: it is 0 in the recorder's default form)
     return in.expected(S::Word, "no address in a trace without addresses (address form bits set)");
   if ((flags & format::kHasSize) && !in.varint(S::Size, a.size))
     return in.expected(S::Size, "a size (varint)");
