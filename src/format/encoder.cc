@@ -20,9 +20,13 @@ namespace memloupe::format {
 
 // Picks the shortest address form and stores it in bits kAddrShift.. of the
 // flags byte at `flags_at` (the low byte of an AllocCached word).
-// Sets `newest` for on_alloc (AllocHistory::find_freed).
-void encoder_detail::State::address(Out& o, uint8_t* flags_at, uint64_t size, uint64_t addr,
-                                    unsigned& newest) noexcept {
+// Sets `newest` for on_alloc (AllocHistory::find_freed). Inline in alloc(),
+// as alloc() is in Encoder::alloc and realloc, and hash_of's memo in alloc():
+// the three calls, their frames and saved registers were ~50 instructions an
+// allocation on (a)'s flush thread (docs/RECORDER.md, "The flush thread per
+// record, 2026-11-26 (eighth round)").
+[[gnu::always_inline]] inline void encoder_detail::State::address(Out& o, uint8_t* flags_at, uint64_t size,
+                                                                  uint64_t addr, unsigned& newest) noexcept {
   if (!addresses) return;
   uint8_t*& p = o[Stream::Addr];
   AddrForm form;
@@ -58,7 +62,7 @@ void encoder_detail::State::backtrace(Out& o, std::span<const uint64_t> bt) noex
   prev_n = n;
 }
 
-AllocId encoder_detail::State::alloc(Out& o, const AllocRecord& r) noexcept {
+[[gnu::always_inline]] inline AllocId encoder_detail::State::alloc(Out& o, const AllocRecord& r) noexcept {
   std::span<const uint64_t> bt = r.backtrace;
   if (bt.size() > kMaxFrames) bt = bt.first(kMaxFrames);
   const uint64_t hash = hash_of(bt, r.prefix);

@@ -15,7 +15,9 @@
 // traces are kept for reading in tests/data/v1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "format/crc32c.h"
@@ -270,6 +272,48 @@ TEST(EncoderStatic, StartedAndResetEncodersWriteWhatANewOneWrites) {
     EXPECT_EQ(sink.crc, expected.crc) << "session " << session;
     enc.reset();
   }
+}
+
+// The encoder measures the open chunk's room once per many events, counting
+// kMaxEvent bytes for each allocation and kReserve for each Ext event
+// (State::room): a chunk never outgrows its buffer, whatever the mix. Row
+// form (64 KiB chunks): deep allocations of fresh frames (~3 KB each, near
+// kMaxEvent) among module loads of the longest path and build id (~4.2 KB,
+// more than kMaxEvent: counted as allocations, a run of them overran the
+// buffer).
+TEST(EncoderRoom, ChunksNeverOutgrowTheirBufferWithDeepAllocationsAndLongExtEvents) {
+  struct SizeSink final : ChunkSink {
+    void write_chunk(std::span<const uint8_t> c) noexcept override {
+      largest = std::max(largest, c.size());
+      ++chunks;
+    }
+    size_t largest = 0;
+    size_t chunks = 0;
+  } sink;
+  auto enc = std::make_unique<Encoder>(sink, Mode::All, Encoder::Options{.addresses = false});
+  const std::string path(kMaxString, 'p');
+  const std::vector<uint8_t> build_id(kMaxBuildId, 0xb1);
+  Rng rng(5);
+  std::vector<uint64_t> frames(kMaxFrames);
+  uint64_t t = 1'000'000;
+  for (int round = 0; round < 300; ++round) {
+    const uint64_t deep = rng.below(4);
+    for (uint64_t k = 0; k < deep; ++k) {
+      for (uint64_t& f : frames) f = 0x7f00'0000'0000ull + (rng.next() >> 20);
+      AllocRecord r;
+      r.time_ns = t += 1000;
+      r.size = 32;
+      r.backtrace = frames;
+      enc->alloc(r);
+    }
+    const uint64_t loads = rng.below(24);
+    for (uint64_t k = 0; k < loads; ++k)
+      enc->module_load({.time_ns = t += 1000, .start = 0x1000 * k, .end = 0x1000 * k + 0x800, .path = path,
+                        .build_id = build_id});
+  }
+  enc->flush();
+  EXPECT_GT(sink.chunks, 100u);
+  EXPECT_LE(sink.largest, kChunkHeaderSize + kChunkPayload);
 }
 
 }  // namespace

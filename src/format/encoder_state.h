@@ -215,12 +215,15 @@ struct State {
     return n;
   }
   // Whether the open chunk can take one more event (kReserve in every stream).
-  // An event writes fewer than kReserve bytes in all (kMaxEvent and the Ext
-  // bound above), so when the tightest stream has `least` bytes left, the
-  // (least - kReserve) / kReserve events after this one find room too without
+  // An allocation, realloc or free writes at most kMaxEvent bytes in all, so
+  // when the tightest stream has `least` bytes left, the
+  // (least - kReserve) / kMaxEvent events after this one find room too without
   // looking: the chunks are cut where they were, and the eight streams' ends
-  // are compared once per up to 63 events instead of on every one (~20
-  // instructions per event on the flush thread).
+  // are compared once per up to 148 events instead of on every one (~20
+  // instructions per event on the flush thread; once per 63, counting
+  // kReserve an event, measure_room was still ~8 instructions a record on
+  // (a)). An Ext event may write up to kReserve: ext() measures before it
+  // and makes the event after it measure too.
   [[gnu::always_inline]] bool room() noexcept {
     if (sure_room != 0) [[likely]] {
       --sure_room;
@@ -255,7 +258,7 @@ struct State {
       least = kColumnsBudget - total < least ? kColumnsBudget - total : least;
     }
     if (least < kReserve) return false;
-    sure_room = static_cast<uint32_t>((least - kReserve) / kReserve);
+    sure_room = static_cast<uint32_t>((least - kReserve) / kMaxEvent);
     return true;
   }
 
@@ -332,7 +335,9 @@ struct State {
   // Opens an Ext event and writes its header; the event's fields go to the
   // returned cursor, Stream::Misc's.
   uint8_t*& ext(ExtType type, uint64_t time_ns) noexcept {
+    sure_room = 0;  // measured, for up to kReserve bytes (room())
     Out& o = begin();
+    sure_room = 0;  // and measured again after it
     timed(o, Code::Ext, time_ns);
     *o[Stream::Head]++ = static_cast<uint8_t>(type);
     return o[Stream::Misc];
@@ -343,9 +348,15 @@ struct State {
   // backtrace (the encoder sees the threads' events interleaved). What is shared is compared, or taken from the caller's hint
   // when the bucket's previous backtrace is the one the hint counts from; so a
   // bucket shared by two threads costs hashing, never a wrong hash.
-  uint64_t hash_of(std::span<const uint64_t> bt, const SharedPrefix& hint) noexcept {
+  // Inline up to the memo (in State::alloc, itself inline in its callers:
+  // encoder.cc), the deep path out of line: out of line whole, its call and
+  // saved registers were ~15 of the ~70 instructions a short backtrace's hash
+  // took on (a).
+  [[gnu::always_inline]] uint64_t hash_of(std::span<const uint64_t> bt, const SharedPrefix& hint) noexcept {
+    return bt.size() <= kShortFrames ? short_hash(bt) : deep_hash(bt, hint);
+  }
+  [[gnu::noinline]] uint64_t deep_hash(std::span<const uint64_t> bt, const SharedPrefix& hint) noexcept {
     const size_t n = bt.size();
-    if (n <= kShortFrames) return short_hash(bt);
     HashPrefix& p = hash_prefix[thread % kThreadBuckets];
     const size_t most = n < p.n ? n : p.n;
     const uint64_t* const end = bt.data() + n;
@@ -365,7 +376,7 @@ struct State {
     return p.hasher.resume(common, n, [end](size_t i) { return end[-1 - static_cast<ptrdiff_t>(i)]; });
   }
 
-  uint64_t short_hash(std::span<const uint64_t> bt) noexcept {
+  [[gnu::always_inline]] uint64_t short_hash(std::span<const uint64_t> bt) noexcept {
     const size_t n = bt.size();
     if (n == 0) return backtrace_hash(bt);  // (an empty span's data() may be null: no memcmp)
     // Placed by the two innermost frames, where a program's sites differ: the

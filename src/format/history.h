@@ -151,7 +151,7 @@ class AllocHistory {
   static constexpr uint64_t kFarSearchSpan = 64;
   // The shortest reference to `id` (< next_id) as the thread `thread` sees it
   // (version 4: short, by the encoder's choice above).
-  uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
+  [[gnu::always_inline]] uint64_t block_ref(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
     return v3_refs_ ? block_ref_v3(id, next_id, thread) : block_ref_v4(id, next_id, thread);
   }
   // The id a reference names, or kNoId if it names none. Inline, the scans out
@@ -239,7 +239,7 @@ class AllocHistory {
     return (live_[(id % kLiveWindow) / 64] >> (id % 64)) & 1;
   }
   inline uint64_t newest_or_mark(uint64_t id, uint64_t next_id, uint64_t mark, unsigned bits) const noexcept;
-  uint64_t block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
+  [[gnu::always_inline]] inline uint64_t block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
   uint64_t block_ref_v3(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept;
   uint64_t resolve_ref_v3(uint64_t ref, uint64_t next_id, uint32_t thread) const noexcept;
   // Live ids in [lo, hi), or some count >= cap once it reaches cap; the caller
@@ -329,5 +329,88 @@ class AllocHistory {
   FreeFunc last_free_;
   bool v3_refs_ = false;  // zero: version 4 (the encoder's state is all zero bytes)
 };
+
+// The block references' encoder side, inline: Encoder::free (its one caller
+// per Free) inlines block_ref_v4, whose call and saved registers were ~15 of
+// its ~130 instructions a free on (a)'s flush thread.
+
+// The bitmap is a ring of kWords words; ids lo..hi-1 span words lo/64..(hi-1)/64
+// (taken mod kWords), the first and last of them partly.
+inline uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi, uint64_t cap) const noexcept {
+  if (lo >= hi) return 0;
+  // Downwards from hi, so that a capped count reads the words nearest hi.
+  uint64_t w = (hi - 1) / 64;
+  const uint64_t first = lo / 64;
+  uint64_t bits = live_[w % kWords] & (~uint64_t{0} >> (63 - (hi - 1) % 64));
+  uint64_t n = 0;
+  while (w != first) {
+    n += static_cast<uint64_t>(__builtin_popcountll(bits));
+    if (n >= cap) return n;
+    bits = live_[--w % kWords];
+  }
+  return n + static_cast<uint64_t>(__builtin_popcountll(bits & (~uint64_t{0} << lo % 64)));
+}
+
+// For a live block among the last kRecentAllocs: the smaller of its kind-0
+// reference and landmark `mark`'s (kinds 2 and 3; kNoId: none), the count
+// shifted by `bits` (the version's kind bits). The shortest wins; ties go to
+// the lower kind. Kind 0 never loses to kind 1 there (n0 <= next_id - 1 - id),
+// so only kinds 0, 2 and 3 are counted, and no more than it takes to tell which
+// is shortest. Both versions choose between these two the same way.
+[[gnu::always_inline]] inline uint64_t AllocHistory::newest_or_mark(uint64_t id, uint64_t next_id, uint64_t mark,
+                                                                    unsigned bits) const noexcept {
+  if (mark == kNoId) return count_live(id + 1, next_id) << bits;
+  if (id < mark) {
+    // n0 = n3 + (live blocks above the landmark), the landmark itself being
+    // dead: kind 3 wins exactly when there is one.
+    const uint64_t n3 = count_live(id + 1, mark);
+    return n3 << bits | (count_live(mark + 1, next_id, 1) ? 3 : 0);
+  }
+  // Kind 2 wins when n2 < n0. Count the shorter range first; the other count
+  // need only go as far as that bound.
+  if (next_id - id <= id - mark) {
+    const uint64_t n0 = count_live(id + 1, next_id);
+    if (n0 == 0) return 0;
+    const uint64_t n2 = count_live(mark + 1, id, n0);
+    return n2 < n0 ? n2 << bits | 2 : n0 << bits;
+  }
+  const uint64_t n2 = count_live(mark + 1, id);
+  const uint64_t n0 = count_live(id + 1, next_id, n2 + 1);
+  return n2 < n0 ? n2 << bits | 2 : n0 << bits;
+}
+
+// Version 4's (wire.h). Any reference that names the block reads back; the
+// encoder's choice is its own (docs/FORMAT.md §5.6): the smaller of kind 0 and
+// landmark 0's, as version 3 chose between its kinds, then, only if that still
+// counts kFarSearchFrom live blocks or more (a reference of two bytes or
+// more), landmarks 1 and 2's if smaller and within kFarSearchSpan ids (a word
+// or two to count). The first two cost what version 3's did; the others serve
+// the blocks freed in turn from a table, far below the newest and a few ids
+// above the entry freed a free or two before. (Searching them within 4096 ids
+// cost (a) 95 more instructions a free for 0.5% of the reference bytes.)
+inline uint64_t AllocHistory::block_ref_v4(uint64_t id, uint64_t next_id, uint32_t thread) const noexcept {
+  uint64_t best = (next_id - 1 - id) << kRefBits | 1;
+  if (!tracked(id, next_id) || !live(id)) return best;
+  // Landmark j's mark if it is within `span` ids of the block, else kNoId.
+  const auto near = [&](unsigned j, uint64_t span) {
+    const uint64_t mark = landmark(thread, j, next_id);
+    return mark != kNoId && (id > mark ? id - mark : mark - id) <= span ? mark : kNoId;
+  };
+  // The live blocks between the block and landmark j's, or some count above `cap`.
+  const auto from_mark = [&](uint64_t mark, unsigned j, uint64_t cap) {
+    return id > mark ? count_live(mark + 1, id, cap) << kRefBits | (2 + 2 * j)
+                     : count_live(id + 1, mark, cap) << kRefBits | (3 + 2 * j);
+  };
+  const uint64_t mark0 = near(0, kLandmarkSpan);
+  if (known(id, next_id)) {
+    best = newest_or_mark(id, next_id, mark0, kRefBits);
+  } else if (mark0 != kNoId) {
+    best = std::min(best, from_mark(mark0, 0, best >> kRefBits));
+  }
+  for (unsigned j = 1; j < kLandmarks && (best >> kRefBits) >= kFarSearchFrom; ++j)
+    if (const uint64_t mark = near(j, kFarSearchSpan); mark != kNoId)
+      best = std::min(best, from_mark(mark, j, best >> kRefBits));
+  return best;
+}
 
 }  // namespace memloupe::format
