@@ -212,6 +212,11 @@ void add_bucket(TallyCell& into, const TallyCell& from) {
 // adds to both (AggregateBuilder::Impl::settle_tallied).
 struct StackTally : FreedTally {
   std::vector<TallyCell> series;  // sorted by index
+  // Where the stack's latest block freed in a later bucket than its
+  // allocation's found its allocation's cell (tally_series_apart): the
+  // next such block was often allocated in the same bucket. A position,
+  // checked before use (cells inserted or merged since move the cells).
+  uint32_t allocated_hint = 0;
 };
 
 // At finish(), the stacks' cells made SeriesBuckets on two threads from this
@@ -324,16 +329,22 @@ struct AggregateBuilder::Impl {
   }
 
   Metrics* thread_metrics(uint32_t thread) {
-    if (thread < threads.size()) [[likely]] return &threads[thread];  // (at most kMaxThreads)
+    if (thread < thread_slots) [[likely]] return &threads[thread];  // (at most kMaxThreads)
     return new_thread(thread);
   }
-  // A thread's first block: its slots (none past kMaxThreads: damage).
-  Metrics* new_thread(uint32_t thread) {
+  // threads.size(), tested per Free (the size of a vector of 384-byte
+  // Metrics is a subtraction, a shift and a multiplication).
+  size_t thread_slots = 0;
+  // A thread's first block: its slots (none past kMaxThreads: damage). Out
+  // of line, as note_alloc's: inline, the resizes made the per-event
+  // functions that test for a new thread save more registers.
+  [[gnu::noinline]] Metrics* new_thread(uint32_t thread) {
     if (thread >= kMaxThreads) return nullptr;
     threads.resize(thread + 1);
     if (one_pass()) thread_peaks.resize(thread + 1);
     if (streaming) thread_since.resize(thread + 1);
     if (tallied) thread_tally.resize(thread + 1);
+    thread_slots = threads.size();
     return &threads[thread];
   }
 
@@ -393,6 +404,13 @@ struct AggregateBuilder::Impl {
     return stack;
   }
 
+  // add_interned()'s new stack (out of line: inline, it made every Alloc save registers).
+  [[gnu::noinline]] void intern_new(std::span<const uint64_t> frames, [[maybe_unused]] uint32_t stack) {
+    // The caller numbers stacks as intern() does, so the ids agree.
+    [[maybe_unused]] const uint32_t id = intern(frames);
+    assert(id == stack);
+  }
+
   // Whether the filter keeps a block at allocation, and its stack's id if so.
   std::optional<uint32_t> select(uint64_t t, const format::Alloc& e) {
     if (!accepts(t, e)) return std::nullopt;
@@ -420,16 +438,23 @@ struct AggregateBuilder::Impl {
     if (!stack) ++a.rejected_blocks;
     const Block b{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample};
     live.insert(e.id.value, b);
-    const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
-    // (add_alloc gives new_maxima(): a change means this block made a new maximum)
-    if (const uint64_t maxima = alongside->add_alloc(e, c); maxima != maxima_seen) {
+    // (add_alloc gives new_maxima(): a change means this block made a new
+    // maximum; the block's Count is the Estimator's, made there)
+    if (const uint64_t maxima = alongside->add_alloc(e); maxima != maxima_seen) {
       maxima_seen = maxima;
       peak_so_far = e.id;
     }
   }
   void note_alloc(const format::Alloc& e) {
+    if (e.thread.value < last_alloc.size()) [[likely]] {
+      last_alloc[e.thread.value] = e.id.value + 1;
+    } else {
+      note_new_thread(e);
+    }
+  }
+  [[gnu::noinline]] void note_new_thread(const format::Alloc& e) {
     if (e.thread.value < kMaxThreads) {  // (a larger id is damage: no slot, see thread_metrics)
-      if (e.thread.value >= last_alloc.size()) last_alloc.resize(e.thread.value + 1);
+      last_alloc.resize(e.thread.value + 1);
       last_alloc[e.thread.value] = e.id.value + 1;
     }
   }
@@ -455,21 +480,20 @@ struct AggregateBuilder::Impl {
     if (!streaming) [[unlikely]] return on_free_any(t, e);
     Block b;
     if (!live.take(e.id.value, b)) return alongside->add_free(e, nullptr);
-    const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     if (b.stack != kDropped) {
       const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
       if (tallied) [[likely]] {
-        settle_tallied(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b), c);
+        settle_tallied(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b));
       } else {
-        settle_freed(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b), c);
+        settle_freed(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b));
       }
     }
-    alongside->add_free(e, &c);
+    // (the block's Count is the Estimator's, made there)
+    alongside->add_free(e, b.size, b.n_samples, b.bytes_per_sample);
   }
   // (Out of line: see on_alloc.)
-  [[gnu::noinline]] void settle_freed(const Block& b, uint64_t t, uint32_t free_thread, bool at_peak, bool immediate,
-                                      const Count& c) {
-    settle(b, t, true, free_thread, at_peak, immediate, &c);
+  [[gnu::noinline]] void settle_freed(const Block& b, uint64_t t, uint32_t free_thread, bool at_peak, bool immediate) {
+    settle(b, t, true, free_thread, at_peak, immediate);
   }
   [[gnu::noinline]] void on_free_any(uint64_t t, const format::Free& e) {
     Block b;
@@ -489,9 +513,8 @@ struct AggregateBuilder::Impl {
   }
 
   // Pass 2: the block's whole story is known; count it if the filter keeps it.
-  // `count`: the block's Count, when the caller has it.
   void settle(const Block& b, uint64_t free_t, bool freed, uint32_t free_thread, bool at_peak,
-              bool immediate = false, const Count* count = nullptr) {
+              bool immediate = false) {
     const Filter& f = a.query.filter;
     const uint64_t end = freed ? free_t : std::max(duration(), b.time);
     const uint64_t lifetime = end - b.time;
@@ -501,7 +524,7 @@ struct AggregateBuilder::Impl {
       ++a.rejected_blocks;
       return;
     }
-    const Count c = count ? *count : a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
+    const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     unsigned mask = bit(Metric::Allocated);
     const bool live_then = f.at_peak ? at_peak : a.query.live_window && live_in(*a.query.live_window, b.time, free_or_never);
     if (live_then) mask |= bit(Metric::Live);
@@ -519,15 +542,17 @@ struct AggregateBuilder::Impl {
 
   // settle() of a freed block, when `tallied`: the filter keeps it, in the
   // metrics Allocated and Freed, and Temporary by end_of()'s rule.
-  void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak, bool immediate,
-                      const Count& c) {
-    if (at_peak) peak_since(b, c);
+  void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak, bool immediate) {
+    if (at_peak) [[unlikely]] freed_at_peak(b);
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
     StackTally& s = stack_tally[b.stack];
-    s.freed.add(b.size, b.n_samples);
     if (temp) s.temporary.add(b.size, b.n_samples);
-    if (a.series_buckets > 0) tally_series(s.series, b, free_t);
+    if (a.series_buckets > 0) {
+      tally_series(s, b, free_t);  // (s.freed: the sum of its cells', add_stack_tallies)
+    } else {
+      s.freed.add(b.size, b.n_samples);
+    }
     if (thread_metrics(b.thread)) {
       FreedTally& t = thread_tally[b.thread];
       t.freed.add(b.size, b.n_samples);
@@ -544,21 +569,36 @@ struct AggregateBuilder::Impl {
   // the frees: the buckets are narrow early on). Counting it allocated at
   // its Alloc instead, in the stack's latest cell, cost more at the Alloc
   // than it saved here (docs/RECORDER.md, "The series online").
-  void tally_series(std::vector<TallyCell>& series, const Block& b, uint64_t free_t) {
+  void tally_series(StackTally& s, const Block& b, uint64_t free_t) {
     const uint32_t freed = series_index(free_t);  // (first: it may widen)
     const uint32_t allocated = series_first(b, freed);
+    std::vector<TallyCell>& series = s.series;
     if (allocated == freed && !series.empty() && series.back().index == freed) [[likely]] {
       TallyCell& cell = series.back();
       cell.allocated.add(b.size, b.n_samples);
       cell.freed.add(b.size, b.n_samples);
       return;
     }
-    tally_series_apart(series, b, allocated, freed);
+    tally_series_apart(s, b, allocated, freed);
   }
-  [[gnu::noinline]] static void tally_series_apart(std::vector<TallyCell>& series, const Block& b,
-                                                   uint32_t allocated, uint32_t freed) {
-    bucket_at(series, allocated).allocated.add(b.size, b.n_samples);
-    bucket_at(series, freed).freed.add(b.size, b.n_samples);
+  // The allocation's cell: the hint's, else bucket_at()'s search (its last
+  // four cells, then a binary search: ~90 instructions a block on the
+  // suite's (a), one free in eight). The free's cell: the stack's last, or
+  // a new last: times never go back, so no cell is later than the free's
+  // (bucket_at() keeps the rule for any other case).
+  [[gnu::noinline]] static void tally_series_apart(StackTally& s, const Block& b, uint32_t allocated,
+                                                   uint32_t freed) {
+    std::vector<TallyCell>& series = s.series;
+    if (s.allocated_hint < series.size() && series[s.allocated_hint].index == allocated) {
+      series[s.allocated_hint].allocated.add(b.size, b.n_samples);
+    } else {
+      TallyCell& cell = bucket_at(series, allocated);
+      cell.allocated.add(b.size, b.n_samples);
+      s.allocated_hint = static_cast<uint32_t>(&cell - series.data());
+    }
+    if (series.back().index < freed) series.push_back(TallyCell{freed});
+    TallyCell& cell = series.back().index == freed ? series.back() : bucket_at(series, freed);
+    cell.freed.add(b.size, b.n_samples);
   }
 
   static void add_tally(Metrics& m, const FreedTally& t) {
@@ -569,15 +609,20 @@ struct AggregateBuilder::Impl {
   // Stacks [from, to)'s tallies into their metrics, their cells into their series.
   void add_stack_tallies(size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
-      add_tally(stacks[i].metrics, stack_tally[i]);
+      StackTally& tally = stack_tally[i];
       std::vector<SeriesBucket>& series = stacks[i].series;
-      series.reserve(series.size() + stack_tally[i].series.size());
-      for (const TallyCell& cell : stack_tally[i].series) {
+      series.reserve(series.size() + tally.series.size());
+      for (const TallyCell& cell : tally.series) {
         SeriesBucket& to_bucket = bucket_at(series, cell.index);
         add_block(to_bucket.allocated, cell.allocated.count(), true);
         add_block(to_bucket.freed, cell.freed.count(), true);
+        // With series, each freed block is in one cell's `freed` (merged
+        // cells add theirs), so their sum is the stack's (whole numbers: any
+        // order), not added a second time per free (settle_tallied).
+        tally.freed += cell.freed;
       }
-      stack_tally[i].series = {};
+      tally.series = {};
+      add_tally(stacks[i].metrics, tally);
     }
   }
 
@@ -618,6 +663,11 @@ struct AggregateBuilder::Impl {
     return free_thread == b.thread && lifetime <= a.query.temporary_ns;
   }
 
+  // settle_tallied()'s peak_since(), out of line (most frees are of blocks
+  // allocated after the peak so far; inline, its Count was made on the way).
+  [[gnu::noinline]] void freed_at_peak(const Block& b) {
+    peak_since(b, a.estimator.block(b.size, b.n_samples, b.bytes_per_sample));
+  }
   // Pass 2 as it streams: a freed block that is live at the peak so far.
   void peak_since(const Block& b, const Count& c) {
     stack_since[b.stack].add(maxima_seen, c);
@@ -739,12 +789,7 @@ void AggregateBuilder::add(const format::Free& free) {
 void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, bool is_new,
                                     std::span<const uint64_t> frames) {
   Impl& s = *impl_;
-  if (is_new) {
-    // The caller numbers stacks as intern() does, so the ids agree.
-    const uint32_t id = s.intern(frames);
-    assert(id == stack);
-    (void)id;
-  }
+  if (is_new) [[unlikely]] s.intern_new(frames, stack);
   const uint64_t t = s.clock(alloc.time_ns);
   if (s.keeps_every_alloc) return s.on_alloc(t, alloc, stack);
   s.on_alloc(t, alloc, s.accepts(t, alloc) ? s.kept(stack) : std::nullopt);

@@ -97,6 +97,28 @@ inline void remove_block(Count& from, const Count& c, bool exact) {
   from.objects -= c.objects;
 }
 
+// add_block() and remove_block() of a Mode::All block's Count (Estimator::block:
+// 1 block, n_samples, size, 1 object) from its fields, without making the
+// 64-byte Count, and without its object: a sum of such Counts has as many
+// objects as blocks (whole numbers below 2^53: exact as doubles), so the
+// caller sets them, objects_of_blocks(), where the sum is read (a double
+// loaded, added and stored per Count).
+inline void add_exact_block(Count& into, uint64_t size, uint32_t n_samples) {
+  into.blocks += 1;
+  into.samples += n_samples;
+  into.bytes += size;
+}
+inline void remove_exact_block(Count& from, uint64_t size, uint32_t n_samples) {
+  from.blocks -= 1;
+  from.samples -= n_samples;
+  from.bytes -= size;
+}
+// A sum of Mode::All Counts (add_block() or add_exact_block()) with its objects.
+inline Count objects_of_blocks(Count c) {
+  c.objects = static_cast<double>(c.blocks);
+  return c;
+}
+
 // A point estimate with its 95% interval; lo == value == hi when exact.
 struct Estimate {
   double value = 0;

@@ -140,6 +140,9 @@ class ThreadedOverview {
 
  private:
   ThreadedOverview(const format::TraceInfo& info, const std::optional<Query>& query, Handover handover);
+  // add() of an Alloc or a Free but for its usual case (out of line).
+  [[gnu::noinline]] void add_other(const format::Alloc& alloc, const reader::BacktraceKey& key);
+  [[gnu::noinline]] void add_other(const format::Free& free);
   // The work on one Alloc or Free, on whichever thread does it.
   void consume(const EventPipe::Batch& batch);
   void drain() {

@@ -107,6 +107,52 @@ TEST(ThreadedOverview, AggregateGivesTheBytesOfPassTwo) {
   }
 }
 
+// The follower's read hands each Alloc the reader's key, whose memo holds
+// its stack's id once interned (reader.h, BacktraceKey): an Alloc whose memo
+// holds one goes straight to the Aggregate (ThreadedOverview::add), the
+// others through the table. One block in seven is a mapping block (mmap and
+// munmap), which the Overview keeps apart: its Count is made there (the
+// exact path's mapped_exact, the sampled trace's estimated_alloc). Both
+// read inline, both give pass 2's bytes.
+TEST(ThreadedOverview, KeyedAllocsAndMappingBlocksGiveTheBytesOfPassTwo) {
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    Script s = random_trace(mode, 4, 30000);
+    size_t mapping = 0;
+    for (format::Event& e : s.events) {
+      if (auto* a = std::get_if<format::Alloc>(&e); a && a->id.value % 7 == 0) {
+        a->func = format::Func::Mmap;
+        ++mapping;
+      } else if (auto* f = std::get_if<format::Free>(&e); f && f->id.value % 7 == 0) {
+        f->func = format::Func::Munmap;
+      }
+    }
+    ASSERT_GT(mapping, 1000u);
+    const auto [overview, expected] = pass_two(s);
+    ASSERT_TRUE(overview.mapped.any());
+    ASSERT_FALSE(overview.mapped.leaked.empty());
+    const std::vector<uint8_t> want = encoded(overview, expected);
+    ASSERT_FALSE(want.empty());
+
+    // A memo per distinct backtrace, as the reader's cache keeps one.
+    std::map<std::vector<uint64_t>, uint32_t> memos;
+    size_t hits = 0;
+    ThreadedOverview threaded(s.info, index_query(), Handover::Inline);
+    for (const format::Event& e : s.events) {
+      const auto* a = std::get_if<format::Alloc>(&e);
+      if (!a) {
+        threaded.add(e);
+        continue;
+      }
+      uint32_t& memo = memos[std::vector<uint64_t>(a->backtrace.begin(), a->backtrace.end())];
+      hits += memo != 0;
+      threaded.add(*a, reader::BacktraceKey{.serial = 1, .slot = 0, .memo = &memo});
+    }
+    ThreadedOverview::Result got = std::move(threaded).finish();
+    EXPECT_GT(hits, 1000u);  // (and as many Allocs of a stack not seen before)
+    EXPECT_EQ(encoded(got.overview, std::move(got.aggregate)), want) << "mode " << static_cast<int>(mode);
+  }
+}
+
 // Version 4's stacks (each the outermost frames it shares with the one
 // before and its own) and predicted timelines decode to what was encoded:
 // every stack's frames, every heap point, the same bytes encoded again.

@@ -30,19 +30,18 @@ class StackTable {
   // reader only (ThreadedOverview: the follower's or finalize's one read).
   // A key with a memo keeps the id there (id + 1; 0: not yet), so a reader's
   // memos serve one table; by_slot_ serves keys without one.
+  // Inline only the memo's hit, nearly every Alloc of the follower's read:
+  // inline, the rest made its caller save registers on every Alloc
+  // (docs/RECORDER.md, "The index's work per event").
   std::pair<uint32_t, bool> intern(std::span<const uint64_t> frames, const reader::BacktraceKey& key) {
-    if (key.serial == 0) return intern(frames);
-    if (key.memo) {
-      if (*key.memo != 0) return {*key.memo - 1, false};
-      const auto interned = intern(frames);
-      *key.memo = interned.first + 1;  // (an id of ~0u stays unmemoised: 0)
-      return interned;
-    }
-    Known& known = by_slot_[key.slot & (kSlots - 1)];
-    if (known.serial == key.serial) return {known.id, false};
-    const auto interned = intern(frames);
-    known = Known{key.serial, interned.first};
-    return interned;
+    if (const uint32_t id = memoised(key); id != kNone) [[likely]] return {id, false};
+    return intern_keyed(frames, key);
+  }
+  // The id the key's memo holds (the key's backtrace interned before), or
+  // kNone: intern() then.
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  static uint32_t memoised(const reader::BacktraceKey& key) {
+    return key.serial != 0 && key.memo && *key.memo != 0 ? *key.memo - 1 : kNone;
   }
 
   std::span<const uint64_t> frames(uint32_t id) const {
@@ -58,6 +57,23 @@ class StackTable {
   std::vector<uint64_t> lend_pool() { return std::move(pool_); }
 
  private:
+  // intern(frames, key) but for a memo's hit.
+  [[gnu::noinline]] std::pair<uint32_t, bool> intern_keyed(std::span<const uint64_t> frames,
+                                                           const reader::BacktraceKey& key) {
+    if (key.serial == 0) return intern(frames);
+    if (key.memo) {
+      if (*key.memo != 0) return {*key.memo - 1, false};
+      const auto interned = intern(frames);
+      *key.memo = interned.first + 1;  // (an id of ~0u stays unmemoised: 0)
+      return interned;
+    }
+    Known& known = by_slot_[key.slot & (kSlots - 1)];
+    if (known.serial == key.serial) return {known.id, false};
+    const auto interned = intern(frames);
+    known = Known{key.serial, interned.first};
+    return interned;
+  }
+
   struct Range {
     size_t begin;
     uint32_t size;
