@@ -119,17 +119,20 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 // apply() of a record of kind `kind`: a constant on the direct path (one small
 // function per kind), the record's own in the staged records' consumer, which
 // inlines it (and uses only `stored`, so the rest of the result is not built).
-// `traced`: in_traced_process(), asked by the caller (once per drain).
+// `traced`: in_traced_process(), asked by the caller (once per drain);
+// `to_ns`: the converter of the record's stamp (trace_ns_of, or a drain's
+// StampConverter).
+template <class ToNs>
 [[gnu::always_inline]] inline Applied apply_as(StagedKind kind, format::Encoder& enc, const StagedRecord& s,
-                                               std::span<const uint64_t> bt, Sample sample,
-                                               bool traced) noexcept {
+                                               std::span<const uint64_t> bt, Sample sample, bool traced,
+                                               const ToNs& to_ns) noexcept {
   // Drained after the trace ended, a record only frees its slots. (An Alloc's
   // test is record_block's: sampling() implies tracking().)
   Applied out;
   if (kind != StagedKind::Alloc && !tracking_in(traced)) return out;
   // The slow path's stamp (trace_stamp): its raw ticks are converted here, by
   // the trace lock's holder, not on the program's thread.
-  const uint64_t time = trace_ns_of(s.time_ns);
+  const uint64_t time = to_ns(s.time_ns);
   switch (kind) {
     case StagedKind::Alloc:
       return record_block(enc, s, time, bt, sample, traced);
@@ -150,7 +153,7 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 
 template <StagedKind K>
 Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept {
-  return apply_as(K, enc, s, bt, sample, in_traced_process());
+  return apply_as(K, enc, s, bt, sample, in_traced_process(), trace_ns_of);
 }
 template Applied apply<StagedKind::Alloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
                                           Sample) noexcept;
@@ -212,10 +215,12 @@ size_t drain_staged(uint64_t settle_ns) noexcept {
   // Lambdas, not function pointers: the drain loop is instantiated for them and
   // inlines the prefetch. Runs on the flush thread too, so nothing it calls
   // touches thread-local state. Whether this is the traced process is asked
-  // once: nothing a drain does changes it.
+  // once: nothing a drain does changes it. Nor is the clock's line read per
+  // record (StampConverter).
   const bool traced = in_traced_process();
-  const auto consume = [traced](const StagedRecord& s, std::span<const uint64_t> bt) {
-    if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}, traced).stored)
+  const StampConverter to_ns;
+  const auto consume = [traced, &to_ns](const StagedRecord& s, std::span<const uint64_t> bt) {
+    if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}, traced, to_ns).stored)
       event_detail::g_table_failed.store(true, std::memory_order_relaxed);
   };
   const auto ahead = [](uint64_t address, uint64_t old) { prefetch_staged(address, old); };

@@ -167,6 +167,22 @@ inline uint64_t trace_ns_of(uint64_t stamp) noexcept {
   if (!(stamp & TraceClock::kTicks)) return stamp;
   return g_session.clock.ns_of_ticks(stamp & ~TraceClock::kTicks) - g_session.start_mono_ns;
 }
+// trace_ns_of() for a run of stamps (a drain of the staging ring): the clock's
+// line and the session's start read once (TraceClock::Line). Per stamp, the
+// line's conversion had been ~31 instructions on bench_alloc_mt's records;
+// ~11 this way (docs/RECORDER.md, "The flush thread per record, 2026-11-26
+// (eighth round)", second pass).
+class StampConverter {
+ public:
+  StampConverter() noexcept : line_(g_session.clock.line(g_session.start_mono_ns)) {}
+  uint64_t operator()(uint64_t stamp) const noexcept {
+    if (!(stamp & TraceClock::kTicks)) return stamp;
+    return g_session.clock.ns_since(line_, stamp & ~TraceClock::kTicks);
+  }
+
+ private:
+  TraceClock::Line line_;
+};
 
 // False in a child created without our fork handler running (vfork, raw clone,
 // or fork before our constructor): such a child must not touch the shared

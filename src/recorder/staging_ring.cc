@@ -57,7 +57,7 @@ void StagingRing::write_more(uint64_t t, std::span<const uint64_t> own) noexcept
   }
 }
 
-std::span<const uint64_t> StagingRing::gather(uint64_t t, StagedRecord& r, size_t n, size_t shared,
+std::span<const uint64_t> StagingRing::gather(uint64_t t, format::SharedPrefix& prefix, size_t n, size_t shared,
                                                uint64_t* scratch) noexcept {
   const uint64_t* w = slot(t).words;
   const auto generation = static_cast<uint16_t>(w[kAlignmentWord] >> 48);
@@ -70,7 +70,7 @@ std::span<const uint64_t> StagingRing::gather(uint64_t t, StagedRecord& r, size_
     if (mine->consumer_generation != generation) shared = 0;
     mine->consumer_generation = generation;
     dst = mine->consumer + kStagedFrames - (n + shared);
-    r.prefix = {reinterpret_cast<uintptr_t>(mine), ++mine->consumer_seq, static_cast<uint32_t>(shared)};
+    prefix = {reinterpret_cast<uintptr_t>(mine), ++mine->consumer_seq, static_cast<uint32_t>(shared)};
   }
   const size_t first = n < kHeadFrames ? n : kHeadFrames;
   copy_frames(dst, w + kHeadWords, first);

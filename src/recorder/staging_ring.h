@@ -213,12 +213,14 @@ class StagingRing {
     uint64_t c = consumed_.load(std::memory_order_relaxed);
     size_t applied = 0;
     uint64_t scratch[kMaxFrames];
-    StagedRecord r;
     std::span<const uint64_t> frames;
     // Records in [c, ahead_end) have been handed to ahead(); `ahead_n` of them.
     uint64_t ahead_end = c;
     uint64_t ahead_n = 0;
     for (;;) {
+      // A record per pass: its fields can stay in registers from the slot to
+      // apply() (only its prefix is stored, by gather()).
+      StagedRecord r;
       const size_t used = read(c, r, frames, scratch);
       if (used == 0) {
         if (c >= until) break;
@@ -324,13 +326,17 @@ class StagingRing {
     if (w[kFramesWord] == 0 && n <= kHeadFrames) {
       frames = {w + kHeadWords, n};
     } else {
-      frames = gather(t, r, n, (alignment_word >> 32) & 0xffff, scratch);
+      // Through a local: a record whose address escaped would be kept in memory.
+      format::SharedPrefix prefix;
+      frames = gather(t, prefix, n, (alignment_word >> 32) & 0xffff, scratch);
+      r.prefix = prefix;
     }
     return slots_for(n);
   }
   // read()'s frames when they are not all in the head slot, or the record
   // shares some with its thread's previous one: `n` own and `shared` shared.
-  std::span<const uint64_t> gather(uint64_t t, StagedRecord& r, size_t n, size_t shared,
+  // `prefix`: the record's, set when it shares frames.
+  std::span<const uint64_t> gather(uint64_t t, format::SharedPrefix& prefix, size_t n, size_t shared,
                                    uint64_t* scratch) noexcept;
   // ahead(address, old_address) of the record with ticket t, if t is a published
   // head (it stays as it is until the consumer passes it), and its slots; 0 if

@@ -106,15 +106,46 @@ class TraceClock {
   // inside now_ns() at that moment would have. Any thread; retries while a
   // line is being written.
   uint64_t ns_of_ticks(uint64_t tsc) const noexcept {
-    const uint64_t s = seq_.load(std::memory_order_acquire);
-    const uint64_t anchor_tsc = anchor_tsc_.load(std::memory_order_relaxed);
-    const uint64_t anchor_ns = anchor_ns_.load(std::memory_order_relaxed);
-    const uint64_t mult = mult_.load(std::memory_order_relaxed);
-    const auto slew = static_cast<int64_t>(slew_.load(std::memory_order_relaxed));
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if ((s & 1) == 0 && mult != 0 && tsc >= anchor_tsc && seq_.load(std::memory_order_relaxed) == s) [[likely]]
-      return at(tsc, anchor_tsc, anchor_ns, mult, slew);
+    const Words w = published();
+    if (w.whole && tsc >= w.anchor_tsc) [[likely]]
+      return at(tsc, w.anchor_tsc, w.anchor_ns, w.mult, w.slew);
     return ns_of_older_ticks(tsc);
+  }
+  // The published line, read once for a run of conversions (the staged
+  // records' consumer converts every record's stamp), as times since
+  // `origin`: ns_since(line, tsc) is ns_of_ticks(tsc) - origin. Where the
+  // line's slew is all absorbed (at() takes the whole of it: from
+  // settled_tsc on, a few hundred µs past a re-fit's anchor) the line is one
+  // straight one, so while it is still the published line a conversion is one
+  // load of the sequence, a multiply and an add, in place of the line's five
+  // sequence-locked loads, their tests and the slew's. Other ticks, and every
+  // tick of a line read while none could be (none fitted, or being written:
+  // seq kNone never matches), take ns_of_ticks(). The same ns either way.
+  struct Line {
+    static constexpr uint64_t kNone = ~uint64_t{0};  // a sequence never reached
+    uint64_t seq = kNone;
+    uint64_t settled_tsc = ~uint64_t{0};
+    uint64_t anchor_tsc = 0;
+    uint64_t mult = 0;
+    uint64_t settled_ns = 0;  // anchor_ns - slew - origin: the straight line's value at its anchor
+    uint64_t origin = 0;
+  };
+  Line line(uint64_t origin) const noexcept {
+    Line l;
+    l.origin = origin;
+    const Words w = published();
+    if (!w.whole) return l;
+    l.seq = w.seq;
+    l.anchor_tsc = w.anchor_tsc;
+    l.mult = w.mult;
+    l.settled_ns = w.anchor_ns - static_cast<uint64_t>(w.slew) - origin;
+    l.settled_tsc = w.anchor_tsc + settling_ticks(w.slew, w.mult, ~uint64_t{0} - w.anchor_tsc);
+    return l;
+  }
+  uint64_t ns_since(const Line& l, uint64_t tsc) const noexcept {
+    if (tsc >= l.settled_tsc && seq_.load(std::memory_order_acquire) == l.seq) [[likely]]
+      return l.settled_ns + static_cast<uint64_t>((static_cast<unsigned __int128>(tsc - l.anchor_tsc) * l.mult) >> 32);
+    return ns_of_ticks(tsc) - l.origin;
   }
   // About how many ticks `ns` lasts on the current line (`ns` itself while
   // none is published).
@@ -134,6 +165,33 @@ class TraceClock {
     const uint64_t room = d >> kSlewShift;  // non-decreasing in d, and at most d / 64
     if (slew >= 0) return anchor_ns + d - (room < static_cast<uint64_t>(slew) ? room : static_cast<uint64_t>(slew));
     return anchor_ns + d + (room < static_cast<uint64_t>(-slew) ? room : static_cast<uint64_t>(-slew));
+  }
+  // The published line's words, read under the sequence lock; `whole`: a
+  // fitted line, not being written while they were read.
+  struct Words {
+    uint64_t seq, anchor_tsc, anchor_ns, mult;
+    int64_t slew;
+    bool whole;
+  };
+  Words published() const noexcept {
+    Words w;
+    w.seq = seq_.load(std::memory_order_acquire);
+    w.anchor_tsc = anchor_tsc_.load(std::memory_order_relaxed);
+    w.anchor_ns = anchor_ns_.load(std::memory_order_relaxed);
+    w.mult = mult_.load(std::memory_order_relaxed);
+    w.slew = static_cast<int64_t>(slew_.load(std::memory_order_relaxed));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    w.whole = (w.seq & 1) == 0 && w.mult != 0 && seq_.load(std::memory_order_relaxed) == w.seq;
+    return w;
+  }
+  // The ticks past a line's anchor from which at() takes the whole slew (its
+  // room, d / 64, is at least |slew|), at most `limit`.
+  static uint64_t settling_ticks(int64_t slew, uint64_t mult, uint64_t limit) noexcept {
+    const uint64_t owed = slew >= 0 ? static_cast<uint64_t>(slew) : -static_cast<uint64_t>(slew);
+    // d >= owed << kSlewShift where (tsc - anchor) * mult >= owed << (32 + kSlewShift).
+    const unsigned __int128 need = static_cast<unsigned __int128>(owed) << (32 + kSlewShift);
+    const unsigned __int128 ticks = (need + mult - 1) / mult;
+    return ticks < limit ? static_cast<uint64_t>(ticks) : limit;
   }
   void publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult, int64_t slew) noexcept;
   // ns_of_ticks() for ticks before the current line (or while it is written).

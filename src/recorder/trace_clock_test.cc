@@ -26,6 +26,14 @@ void expect_between_monotonic_reads(const TraceClock& clock) {
 // so the fitted-line tests force the TSC on; they need one of constant rate.
 bool tsc_testable() { return TraceClock::invariant_tsc(); }
 
+// Starts `clock` on the TSC and waits out the first fit's baseline.
+void start_fitted(TraceClock& clock) {
+  clock.start(/*force_usable=*/true);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(TraceClock::kMinBaselineNs + 5'000'000));
+  clock.calibrate();
+  ASSERT_TRUE(clock.fitted());
+}
+
 TEST(TraceClockTest, ReadsClockGettimeUntilFitted) {
   TraceClock clock;
   clock.start(/*force_usable=*/true);
@@ -68,10 +76,7 @@ TEST(TraceClockTest, FittedLineFollowsMonotonicAndNeverStepsBack) {
 TEST(TraceClockTest, ReadersOnOtherThreadsDuringRefits) {
   if (!tsc_testable()) GTEST_SKIP() << "no invariant TSC";
   TraceClock clock;
-  clock.start(/*force_usable=*/true);
-  std::this_thread::sleep_for(std::chrono::nanoseconds(TraceClock::kMinBaselineNs + 5'000'000));
-  clock.calibrate();
-  ASSERT_TRUE(clock.fitted());
+  ASSERT_NO_FATAL_FAILURE(start_fitted(clock));
   std::atomic<bool> stop{false};
   std::atomic<int> backwards{0}, far{0};
   std::vector<std::thread> readers;
@@ -142,6 +147,47 @@ TEST(TraceClockTest, StampsConvertedAfterRefitsKeepTheirReadingsTime) {
   const uint64_t stamp = clock.stamp();
   const uint64_t now = clock.now_ns();
   EXPECT_LE(clock.ns_of_ticks(stamp & ~TraceClock::kTicks), now);
+}
+
+// A drain's line (TraceClock::Line) converts every tick as ns_of_ticks() does:
+// before its anchor, while the slew is being absorbed, at the tick from which
+// it is all absorbed (settled_tsc, exactly: one tick either side), well past
+// it, and once a re-fit has published another line.
+TEST(TraceClockTest, ALinesConversionsAreNsOfTicksExactly) {
+  if (!tsc_testable()) GTEST_SKIP() << "no invariant TSC";
+  TraceClock clock;
+  ASSERT_NO_FATAL_FAILURE(start_fitted(clock));
+  constexpr uint64_t kOrigin = 12'345;
+  // A re-fit whose error left a slew to absorb (settled past the anchor).
+  TraceClock::Line line;
+  for (int tries = 0; tries < 50; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    clock.calibrate();
+    line = clock.line(kOrigin);
+    if (line.seq != TraceClock::Line::kNone && line.settled_tsc > line.anchor_tsc + 1) break;
+  }
+  ASSERT_NE(line.seq, TraceClock::Line::kNone);
+  ASSERT_GT(line.settled_tsc, line.anchor_tsc + 1) << "no re-fit left a slew";
+  const auto expect_same = [&](uint64_t tsc) {
+    ASSERT_EQ(clock.ns_since(line, tsc), clock.ns_of_ticks(tsc) - kOrigin) << tsc - line.anchor_tsc;
+  };
+  const uint64_t span = line.settled_tsc - line.anchor_tsc;
+  for (uint64_t d = 0; d <= 4'000; ++d) {
+    expect_same(line.settled_tsc - 2'000 + d);
+    expect_same(line.anchor_tsc + d);
+  }
+  for (uint64_t k = 0; k <= 4'000; ++k) {
+    expect_same(line.anchor_tsc - span + k * span / 1'000);          // before the anchor to 3 spans past it
+    expect_same(line.settled_tsc + k * clock.ticks_in(1'000'000));  // to 4 s on
+  }
+  // Another line published: the old Line's conversions are the new line's.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  clock.calibrate();
+  const uint64_t now = clock.stamp() & ~TraceClock::kTicks;
+  for (uint64_t d = 0; d <= 1'000; ++d) expect_same(now + d * 1'000);
+  // No line: every tick takes ns_of_ticks().
+  const TraceClock::Line none;
+  EXPECT_EQ(clock.ns_since(none, now), clock.ns_of_ticks(now));
 }
 
 }  // namespace
