@@ -81,11 +81,15 @@ struct OverviewBuilder::Impl {
     }
   }
 
+  // o.threads.size(), tested per Alloc (the size of a vector of 64-byte
+  // ThreadInfos is a subtraction and a shift), as the Aggregate's thread_slots.
+  size_t thread_slots = 0;
   ThreadInfo* thread(format::ThreadId id) {
     if (id.value >= kMaxThreads) return nullptr;
     while (o.threads.size() <= id.value) {
       o.threads.push_back(ThreadInfo{format::ThreadId{static_cast<uint32_t>(o.threads.size())}});
     }
+    thread_slots = o.threads.size();
     return &o.threads[id.value];
   }
 
@@ -128,7 +132,7 @@ struct OverviewBuilder::Impl {
   }
   void alloc_seen(const format::Alloc& a) {
     ++o.alloc_events;
-    if (a.thread.value >= o.threads.size()) [[unlikely]] new_thread(a.thread);
+    if (a.thread.value >= thread_slots) [[unlikely]] new_thread(a.thread);
   }
   // A Mode::All heap grew by the block `id` of `bytes`, now `live`.
   void exact_heap_grew(uint64_t t, format::AllocId id, uint64_t bytes) {
