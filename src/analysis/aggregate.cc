@@ -244,6 +244,10 @@ struct AggregateBuilder::Impl {
   bool streaming = false;  // pass 2 as it streams (alongside is set)
   const reader::SymbolTable& symbols;
   Aggregate a;
+  // One pass and pass 2 as it streams: the OverviewBuilder's too, which is
+  // handed each Alloc's and Free's time clamped here (one clamp per event,
+  // not two); copied in and out around its add() of the other events
+  // (theirs are clamped there) and at finish().
   MonotoneClock clock;
   StackTable stack_table;
   std::vector<StackStats> stacks;    // by StackTable id
@@ -283,7 +287,7 @@ struct AggregateBuilder::Impl {
     return overview ? overview->modules : alongside->modules_so_far();
   }
   bool one_pass() const { return alongside && !streaming; }
-  uint64_t duration() const { return overview ? overview->duration_ns : alongside->last_time(); }
+  uint64_t duration() const { return overview ? overview->duration_ns : clock.last(); }
 
   bool stack_passes_focus(std::span<const uint64_t> frames) const {
     const Filter& f = a.query.filter;
@@ -436,14 +440,14 @@ struct AggregateBuilder::Impl {
     if (!streaming) [[unlikely]] return on_alloc_any(t, e, stack);
     note_alloc(e);
     if (!stack) ++a.rejected_blocks;
-    const Block b{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample};
-    live.insert(e.id.value, b);
     // (add_alloc gives new_maxima(): a change means this block made a new
-    // maximum; the block's Count is the Estimator's, made there)
-    if (const uint64_t maxima = alongside->add_alloc(e); maxima != maxima_seen) {
+    // maximum; the block's Count is the Estimator's, made there. Before the
+    // insert: t then needs no register kept across it.)
+    if (const uint64_t maxima = alongside->add_alloc(t, e); maxima != maxima_seen) [[unlikely]] {
       maxima_seen = maxima;
       peak_so_far = e.id;
     }
+    live.insert(e.id.value, Block{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample});
   }
   void note_alloc(const format::Alloc& e) {
     if (e.thread.value < last_alloc.size()) [[likely]] {
@@ -473,13 +477,13 @@ struct AggregateBuilder::Impl {
       count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
       track(b, c, true);
     }
-    alongside->add_alloc(e, c);  // after track(): a new maximum must follow this block's count
+    alongside->add_alloc(t, e, c);  // after track(): a new maximum must follow this block's count
   }
 
   void on_free(uint64_t t, const format::Free& e) {
     if (!streaming) [[unlikely]] return on_free_any(t, e);
     Block b;
-    if (!live.take(e.id.value, b)) return alongside->add_free(e, nullptr);
+    if (!live.take(e.id.value, b)) return alongside->add_free(t, e, nullptr);
     if (b.stack != kDropped) {
       const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
       if (tallied) [[likely]] {
@@ -489,7 +493,7 @@ struct AggregateBuilder::Impl {
       }
     }
     // (the block's Count is the Estimator's, made there)
-    alongside->add_free(e, b.size, b.n_samples, b.bytes_per_sample);
+    alongside->add_free(t, e, b.size, b.n_samples, b.bytes_per_sample);
   }
   // (Out of line: see on_alloc.)
   [[gnu::noinline]] void settle_freed(const Block& b, uint64_t t, uint32_t free_thread, bool at_peak, bool immediate) {
@@ -499,13 +503,13 @@ struct AggregateBuilder::Impl {
     Block b;
     const bool known = live.take(e.id.value, b);
     if (alongside) {
-      if (!known) return alongside->add_free(e, nullptr);
+      if (!known) return alongside->add_free(t, e, nullptr);
       const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
       if (b.stack != kDropped) {
         track(b, c, false);
         end_of(b, c, t, true, e.thread.value, 0, freed_before_next_alloc(e, b));
       }
-      return alongside->add_free(e, &c);
+      return alongside->add_free(t, e, &c);
     }
     if (!known) return;
     const bool at_peak = overview->peak.alloc && e.id.value <= overview->peak.alloc->value && peak_passed;
@@ -721,7 +725,7 @@ struct AggregateBuilder::Impl {
     if (streaming) {
       finish_streaming();
     } else if (alongside) {
-      const uint64_t end = alongside->last_time();
+      const uint64_t end = clock.last();
       live.for_each([&](uint64_t, const Block& b) {
         if (b.stack != kDropped) {
           end_of(b, a.estimator.block(b.size, b.n_samples, b.bytes_per_sample), 0, false, b.thread, std::max(end, b.time));
@@ -775,9 +779,12 @@ void AggregateBuilder::add(const format::Event& event) {
     s.on_alloc(t, *alloc, s.select(t, *alloc));
   } else if (const auto* free = std::get_if<format::Free>(&event)) {
     s.on_free(s.clock(free->time_ns), *free);
-  } else {
-    if (auto t = event_time(event)) s.clock(*t);
-    if (s.alongside) s.alongside->add(event);
+  } else if (s.alongside) {
+    s.alongside->clock() = s.clock;  // (its time clamped there)
+    s.alongside->add(event);
+    s.clock = s.alongside->clock();
+  } else if (auto t = event_time(event)) {
+    s.clock(*t);
   }
 }
 
@@ -807,6 +814,7 @@ bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {
 
 Aggregate AggregateBuilder::finish() && {
   Impl& s = *impl_;
+  if (s.alongside) s.alongside->clock() = s.clock;  // (its duration, its inversions)
   s.finish_blocks();
   // Keep the stacks that selected something, with their frames, densely
   // numbered: moved down within the builder's own vector, which then becomes

@@ -617,6 +617,64 @@ TEST(ThreadedOverview, GivesTheBytesOfOverviewBuilder) {
   }
 }
 
+// The Aggregate clamps each Alloc's and Free's time once for both builders,
+// and the OverviewBuilder it drives clamps the other events' with the same
+// clock (copied in and out), and counts the events from its Alloc and Free
+// counts: times that step back among every kind of event, an unknown Free,
+// and a rare event as the last, give the Overview of OverviewBuilder::add
+// alone (its clamped times, inversions, duration and event count), in both
+// modes, by both hand-overs and by the one pass.
+TEST(ThreadedOverview, TimesSteppingBackGiveTheOverviewOfOverviewBuilder) {
+  for (format::Mode mode : {format::Mode::All, format::Mode::Sampled}) {
+    Script s(mode, 64);
+    s.thread(1, 50, 101, "worker");
+    const auto a = s.alloc(100, 10, {0x1});
+    s.marker(90, "back");  // clamped to 100 by the Overview
+    const auto b = s.alloc(95, 20, {0x2}, 1);
+    s.rss(120, 4096);
+    s.free(a, 110);
+    s.thread(2, 105, 102, "late");  // clamped to 120
+    s.alloc(130, 30, {0x1}, 2);
+    s.free(format::AllocId{999}, 125, 0);  // unknown, and clamped
+    s.free(b, 140, 1);
+    s.marker(135, "last");
+    OverviewBuilder serial(s.info);
+    for (const format::Event& e : s.events) serial.add(e);
+    const Overview want = std::move(serial).finish();
+    ASSERT_EQ(want.time_inversions, 7u);  // (a thread's name has its start's time)
+    ASSERT_EQ(want.events, s.events.size());
+    ASSERT_EQ(want.markers.size(), 2u);
+    EXPECT_EQ(want.markers[0].time_ns, 100u);
+    OverviewBuilder one_pass(s.info);
+    {
+      reader::SymbolTable no_symbols;
+      AggregateBuilder aggregate(one_pass, s.info, no_symbols, index_query());
+      for (const format::Event& e : s.events) aggregate.add(e);
+      std::move(aggregate).finish();
+    }
+    std::vector<Overview> got;
+    got.push_back(std::move(one_pass).finish());
+    for (Handover handover : {Handover::Worker, Handover::Inline}) {
+      ThreadedOverview threaded(s.info, index_query(), handover);
+      for (const format::Event& e : s.events) threaded.add(e);
+      got.push_back(std::move(threaded).finish().overview);
+    }
+    for (const Overview& o : got) {
+      EXPECT_EQ(encoded(o, Aggregate{}), encoded(want, Aggregate{})) << "mode " << static_cast<int>(mode);
+      EXPECT_EQ(o.events, want.events);
+      EXPECT_EQ(o.alloc_events, want.alloc_events);
+      EXPECT_EQ(o.free_events, want.free_events);
+      EXPECT_EQ(o.unmatched_frees, want.unmatched_frees);
+      EXPECT_EQ(o.time_inversions, want.time_inversions);
+      EXPECT_EQ(o.duration_ns, want.duration_ns);
+      ASSERT_EQ(o.markers.size(), want.markers.size());
+      for (size_t i = 0; i < o.markers.size(); ++i) EXPECT_EQ(o.markers[i].time_ns, want.markers[i].time_ns);
+      ASSERT_EQ(o.threads.size(), want.threads.size());
+      for (size_t i = 0; i < o.threads.size(); ++i) EXPECT_EQ(o.threads[i].start_ns, want.threads[i].start_ns);
+    }
+  }
+}
+
 // Both hand-overs, and the switch from one to the other halfway (as a
 // follower's read does when the program exits), with the reader's backtrace
 // keys and without, over a trace from the real encoder: the same index bytes.

@@ -81,11 +81,15 @@ struct OverviewBuilder::Impl {
     }
   }
 
+  // o.threads.size(), tested per Alloc (the size of a vector of 64-byte
+  // ThreadInfos is a subtraction and a shift), as the Aggregate's thread_slots.
+  size_t thread_slots = 0;
   ThreadInfo* thread(format::ThreadId id) {
     if (id.value >= kMaxThreads) return nullptr;
     while (o.threads.size() <= id.value) {
       o.threads.push_back(ThreadInfo{format::ThreadId{static_cast<uint32_t>(o.threads.size())}});
     }
+    thread_slots = o.threads.size();
     return &o.threads[id.value];
   }
 
@@ -128,7 +132,7 @@ struct OverviewBuilder::Impl {
   }
   void alloc_seen(const format::Alloc& a) {
     ++o.alloc_events;
-    if (a.thread.value >= o.threads.size()) [[unlikely]] new_thread(a.thread);
+    if (a.thread.value >= thread_slots) [[unlikely]] new_thread(a.thread);
   }
   // A Mode::All heap grew by the block `id` of `bytes`, now `live`.
   void exact_heap_grew(uint64_t t, format::AllocId id, uint64_t bytes) {
@@ -173,16 +177,14 @@ struct OverviewBuilder::Impl {
     if (alloc) return mapped_alloc(t, c);
     mapped_free(t, c);
   }
-  [[gnu::noinline]] uint64_t estimated_alloc(const format::Alloc& a) {
-    ++o.events;
-    counted_alloc(clock(a.time_ns), a, o.estimator.block(a.size, a.n_samples, a.bytes_per_sample));
+  [[gnu::noinline]] uint64_t estimated_alloc(uint64_t t, const format::Alloc& a) {
+    counted_alloc(t, a, o.estimator.block(a.size, a.n_samples, a.bytes_per_sample));
     return new_maxima;
   }
-  [[gnu::noinline]] void estimated_free(const format::Free& f, uint64_t size, uint32_t n_samples,
+  [[gnu::noinline]] void estimated_free(uint64_t t, const format::Free& f, uint64_t size, uint32_t n_samples,
                                        uint32_t bytes_per_sample) {
-    ++o.events;
     const Count c = o.estimator.block(size, n_samples, bytes_per_sample);
-    counted_free(clock(f.time_ns), &c, f.func);
+    counted_free(t, &c, f.func);
   }
   [[gnu::noinline]] void mapped_free(uint64_t t, const Count& c) {
     mapped_live -= c;
@@ -248,9 +250,12 @@ OverviewBuilder::OverviewBuilder(const format::TraceInfo& info) : impl_(std::mak
 OverviewBuilder::~OverviewBuilder() = default;
 OverviewBuilder::OverviewBuilder(OverviewBuilder&&) noexcept = default;
 
+// o.events counts the events other than Allocs and Frees here; finish()
+// adds alloc_events and free_events (one increment per Alloc and Free, not
+// two: the driver's calls are most of the events).
 void OverviewBuilder::add(const format::Event& event) {
   Impl& s = *impl_;
-  ++s.o.events;
+  if (!std::holds_alternative<format::Alloc>(event) && !std::holds_alternative<format::Free>(event)) ++s.o.events;
   std::visit(
       [&s](const auto& e) {
         if constexpr (requires { e.time_ns; }) {
@@ -262,43 +267,42 @@ void OverviewBuilder::add(const format::Event& event) {
       event);
 }
 
-uint64_t OverviewBuilder::add_alloc(const format::Alloc& a, const Count& c) {
+MonotoneClock& OverviewBuilder::clock() { return impl_->clock; }
+
+uint64_t OverviewBuilder::add_alloc(uint64_t t, const format::Alloc& a, const Count& c) {
   Impl& s = *impl_;
-  ++s.o.events;
-  s.counted_alloc(s.clock(a.time_ns), a, c);
+  s.counted_alloc(t, a, c);
   return s.new_maxima;
 }
 
-void OverviewBuilder::add_free(const format::Free& f, const Count* c) {
+void OverviewBuilder::add_free(uint64_t t, const format::Free& f, const Count* c) {
   Impl& s = *impl_;
-  ++s.o.events;
-  s.counted_free(s.clock(f.time_ns), c, f.func);
+  s.counted_free(t, c, f.func);
 }
 
 // (A sampled trace's blocks out of line: their Count on the stack gave the
 // exact path a frame.)
-uint64_t OverviewBuilder::add_alloc(const format::Alloc& a) {
+uint64_t OverviewBuilder::add_alloc(uint64_t t, const format::Alloc& a) {
   Impl& s = *impl_;
-  if (!s.o.estimator.exact()) [[unlikely]] return s.estimated_alloc(a);
-  ++s.o.events;
-  s.exact_alloc(s.clock(a.time_ns), a);
+  if (!s.o.estimator.exact()) [[unlikely]] return s.estimated_alloc(t, a);
+  s.exact_alloc(t, a);
   return s.new_maxima;
 }
 
-void OverviewBuilder::add_free(const format::Free& f, uint64_t size, uint32_t n_samples, uint32_t bytes_per_sample) {
+void OverviewBuilder::add_free(uint64_t t, const format::Free& f, uint64_t size, uint32_t n_samples,
+                               uint32_t bytes_per_sample) {
   Impl& s = *impl_;
-  if (!s.o.estimator.exact()) [[unlikely]] return s.estimated_free(f, size, n_samples, bytes_per_sample);
-  ++s.o.events;
-  s.exact_free(s.clock(f.time_ns), size, n_samples, f.func);
+  if (!s.o.estimator.exact()) [[unlikely]] return s.estimated_free(t, f, size, n_samples, bytes_per_sample);
+  s.exact_free(t, size, n_samples, f.func);
 }
 
 uint64_t OverviewBuilder::new_maxima() const { return impl_->new_maxima; }
-uint64_t OverviewBuilder::last_time() const { return impl_->clock.last(); }
 const std::vector<ModuleInfo>& OverviewBuilder::modules_so_far() const { return impl_->o.modules; }
 
 Overview OverviewBuilder::finish(std::optional<Error> error) && {
   Impl& s = *impl_;
   s.o.duration_ns = s.clock.last();
+  s.o.events += s.o.alloc_events + s.o.free_events;  // (see add())
   s.o.time_inversions = s.clock.inversions();
   s.o.error = std::move(error);
   if (s.o.estimator.exact()) {  // (exact_alloc() and exact_free() leave the objects)
