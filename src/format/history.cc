@@ -103,7 +103,7 @@ uint64_t AllocHistory::select_down_from(uint64_t hi, uint64_t floor, uint64_t n)
   if (hi <= floor) return kNoId;
   uint64_t w = (hi - 1) / 64;  // word numbers count ids / 64, not ring positions
   const uint64_t last = floor / 64;
-  uint64_t bits = live_[w % kWords] & (~uint64_t{0} >> (63 - (hi - 1) % 64));
+  uint64_t bits = word_below(hi);
   for (;;) {
     if (w == last) bits &= ~uint64_t{0} << floor % 64;
     const auto count = static_cast<uint64_t>(__builtin_popcountll(bits));
@@ -116,14 +116,11 @@ uint64_t AllocHistory::select_down_from(uint64_t hi, uint64_t floor, uint64_t n)
 
 uint64_t AllocHistory::select_up_from(uint64_t lo, uint64_t hi, uint64_t n) const noexcept {
   while (lo < hi) {
-    const uint64_t word_end = (lo & ~uint64_t{63}) + 64;
-    const uint64_t to = word_end < hi ? word_end : hi;
-    uint64_t bits = live_[(lo % kLiveWindow) / 64] >> (lo % 64);
-    if (to - lo < 64) bits &= (uint64_t{1} << (to - lo)) - 1;
-    const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (n < count) return lo + select_low(bits, n);
+    const WordUp w = word_up(lo, hi);
+    const uint64_t count = static_cast<uint64_t>(__builtin_popcountll(w.bits));
+    if (n < count) return lo + select_low(w.bits, n);
     n -= count;
-    lo = to;
+    lo = w.to;
   }
   return kNoId;
 }

@@ -255,7 +255,7 @@ class AllocHistory {
   [[gnu::always_inline]] uint64_t select_down(uint64_t hi, uint64_t floor, uint64_t n) const noexcept {
     if (hi <= floor) return kNoId;
     const uint64_t top = hi - 1;
-    const uint64_t bits = live_[(top / 64) % kWords] & (~uint64_t{0} >> (63 - top % 64));
+    const uint64_t bits = word_below(hi);
     const auto count = static_cast<uint64_t>(__builtin_popcountll(bits));
     if (n < count) [[likely]] {
       // (The word may reach below floor: a bit there is not one to count, and
@@ -267,14 +267,28 @@ class AllocHistory {
   }
   [[gnu::always_inline]] uint64_t select_up(uint64_t lo, uint64_t hi, uint64_t n) const noexcept {
     if (lo >= hi) return kNoId;
+    const WordUp w = word_up(lo, hi);
+    const auto count = static_cast<uint64_t>(__builtin_popcountll(w.bits));
+    if (n < count) [[likely]]
+      return lo + select_low(w.bits, n);
+    return select_up_from(w.to, hi, n - count);
+  }
+  // The live bits of the word holding id hi - 1, those of ids below hi only
+  // (hi > 0): where count_live and select_down start.
+  [[gnu::always_inline]] uint64_t word_below(uint64_t hi) const noexcept {
+    return live_[((hi - 1) / 64) % kWords] & (~uint64_t{0} >> (63 - (hi - 1) % 64));
+  }
+  // The live bits of ids [lo, to), shifted down to lo; `to`: the end of lo's
+  // word or hi, whichever comes first (lo < hi). select_up's step.
+  struct WordUp {
+    uint64_t bits, to;
+  };
+  [[gnu::always_inline]] WordUp word_up(uint64_t lo, uint64_t hi) const noexcept {
     const uint64_t word_end = (lo & ~uint64_t{63}) + 64;
     const uint64_t to = word_end < hi ? word_end : hi;
     uint64_t bits = live_[(lo % kLiveWindow) / 64] >> (lo % 64);
     if (to - lo < 64) bits &= (uint64_t{1} << (to - lo)) - 1;
-    const auto count = static_cast<uint64_t>(__builtin_popcountll(bits));
-    if (n < count) [[likely]]
-      return lo + select_low(bits, n);
-    return select_up_from(to, hi, n - count);
+    return {bits, to};
   }
   uint64_t select_down_from(uint64_t hi, uint64_t floor, uint64_t n) const noexcept;
   uint64_t select_up_from(uint64_t lo, uint64_t hi, uint64_t n) const noexcept;
@@ -341,7 +355,7 @@ inline uint64_t AllocHistory::count_live(uint64_t lo, uint64_t hi, uint64_t cap)
   // Downwards from hi, so that a capped count reads the words nearest hi.
   uint64_t w = (hi - 1) / 64;
   const uint64_t first = lo / 64;
-  uint64_t bits = live_[w % kWords] & (~uint64_t{0} >> (63 - (hi - 1) % 64));
+  uint64_t bits = word_below(hi);
   uint64_t n = 0;
   while (w != first) {
     n += static_cast<uint64_t>(__builtin_popcountll(bits));
