@@ -57,12 +57,12 @@ class StackTable {
   std::vector<uint64_t> lend_pool() { return std::move(pool_); }
 
  private:
-  // intern(frames, key) but for a memo's hit.
+  // intern(frames, key) but for a memo's hit (memoised() found none: a
+  // memo here is still 0).
   [[gnu::noinline]] std::pair<uint32_t, bool> intern_keyed(std::span<const uint64_t> frames,
                                                            const reader::BacktraceKey& key) {
     if (key.serial == 0) return intern(frames);
     if (key.memo) {
-      if (*key.memo != 0) return {*key.memo - 1, false};
       const auto interned = intern(frames);
       *key.memo = interned.first + 1;  // (an id of ~0u stays unmemoised: 0)
       return interned;

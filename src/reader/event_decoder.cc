@@ -316,7 +316,7 @@ const format::Event* EventDecoder::next(In& in, std::optional<Error>& err) {
       // Built in place: a local event copied into the variant is read back
       // 16 bytes at a time right after its fields were stored one by one, a
       // store-forwarding stall per event (half of free()'s time on an `--all` trace).
-      alloc_->realloc_of.reset();
+      // (Its realloc_of stays unset: only a realloc's Alloc, pending_, has one.)
       if (auto e = alloc(in, code, arg, *alloc_)) [[unlikely]]
         return failed(err, e);
       return &alloc_event_;
