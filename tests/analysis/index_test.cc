@@ -443,19 +443,25 @@ TEST_F(AnalysisIndex, TheTimeUnitChangesOnlyTimes) {
 
 // A stored trace with an older index: it reads as the events do, from the
 // index (no "index ignored" warning), in every view the index answers.
+// The copy of tests/data/`dir_name`/`name` in the fixture's folder: named by
+// both, as the folders hold files of the same names and ctest runs each test
+// as a process of its own, side by side (one name for both raced).
+std::string stored_copy(const std::string& dir_name, const std::string& name) { return dir_name + "_" + name; }
+
 void expect_stored_index_answers(const std::string& dir_name, const std::string& name, uint8_t index_version) {
   const auto bytes = read_file(std::string(MEMLOUPE_SOURCE_DIR) + "/tests/data/" + dir_name + "/" + name);
   ASSERT_GT(bytes.size(), format::kPrologueSize) << name;
   const auto index = index_payload(bytes);
   ASSERT_FALSE(index.empty()) << name;
   EXPECT_EQ(index[0], index_version) << name;
-  write_file(path(name), bytes);
-  auto m = analysis::analyze_file(path(name), {}, {}, analysis::UseIndex::IfFresh);
+  const std::string copy = path(stored_copy(dir_name, name));
+  write_file(copy, bytes);
+  auto m = analysis::analyze_file(copy, {}, {}, analysis::UseIndex::IfFresh);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_TRUE(m->from_index) << name;
   for (const char* view : {"summary", "top --csv -n 0", "leaks --csv", "lifetimes --csv", "timeline --csv"}) {
-    const Result indexed = memloupe(std::string(view) + " " + quote(path(name)));
-    const Result streamed = memloupe(std::string(view) + " --no-index " + quote(path(name)));
+    const Result indexed = memloupe(std::string(view) + " " + quote(copy));
+    const Result streamed = memloupe(std::string(view) + " --no-index " + quote(copy));
     EXPECT_EQ(indexed.status, 0) << view << indexed.err;
     EXPECT_EQ(indexed.err, "") << view;  // no "index ignored" warning
     EXPECT_EQ(indexed.out, streamed.out) << view << " on " << name;
@@ -468,9 +474,9 @@ void expect_stored_index_answers(const std::string& dir_name, const std::string&
 TEST_F(AnalysisIndex, VersionOneTracesAndVersionTwoIndexesAreRead) {
   for (const std::string name : {"all_indexed.mlt", "sampled_indexed.mlt"}) {
     expect_stored_index_answers("format_v1", name, 2);
-    const auto bytes = read_file(path(name));
+    const auto bytes = read_file(path(stored_copy("format_v1", name)));
     EXPECT_EQ(format::get_u32(bytes.data() + 8), 1u);
-    auto m = analyze(name, {});
+    auto m = analyze(stored_copy("format_v1", name), {});
     ASSERT_TRUE(m) << m.error().message;
     EXPECT_EQ(m->overview.info.time_unit_us, 1u);
   }
