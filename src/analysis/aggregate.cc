@@ -29,6 +29,7 @@
 #include "analysis/frame_names.h"
 #include "analysis/live_table.h"
 #include "analysis/model.h"
+#include "analysis/overview_state.h"
 #include "analysis/stack_table.h"
 #include "analysis/usable_cpus.h"
 
@@ -241,6 +242,9 @@ struct AggregateBuilder::Impl {
   // OverviewBuilder this one drives.
   const Overview* overview = nullptr;
   OverviewBuilder* alongside = nullptr;
+  // alongside's state: its accounting of an Alloc and a Free is inlined
+  // into this builder's (on_alloc, on_free), one call per event for both.
+  OverviewState* ov = nullptr;
   bool streaming = false;  // pass 2 as it streams (alongside is set)
   const reader::SymbolTable& symbols;
   Aggregate a;
@@ -284,7 +288,7 @@ struct AggregateBuilder::Impl {
   }
 
   const std::vector<ModuleInfo>& modules() const {
-    return overview ? overview->modules : alongside->modules_so_far();
+    return overview ? overview->modules : ov->o.modules;
   }
   bool one_pass() const { return alongside && !streaming; }
   uint64_t duration() const { return overview ? overview->duration_ns : clock.last(); }
@@ -362,7 +366,7 @@ struct AggregateBuilder::Impl {
 
   // One pass: the block's stack and thread gain (or lose) a live block.
   void track(const Block& b, const Count& c, bool gained) {
-    const uint64_t maxima = alongside->new_maxima();
+    const uint64_t maxima = ov->new_maxima;
     PeakTracker* trackers[] = {&stack_peaks[b.stack],
                                b.thread < thread_peaks.size() ? &thread_peaks[b.thread] : nullptr};
     for (PeakTracker* p : trackers) {
@@ -432,19 +436,30 @@ struct AggregateBuilder::Impl {
            last_alloc[e.thread.value] == e.id.value + 1;
   }
 
-  // Pass 2 as it streams (the follower's) apart from the other modes
-  // (on_alloc_any, on_free_any): one function for every mode saved six
-  // registers and built a frame of 200 bytes per event, and tested the mode's
-  // flags on the way.
-  void on_alloc(uint64_t t, const format::Alloc& e, std::optional<uint32_t> stack) {
-    if (!streaming) [[unlikely]] return on_alloc_any(t, e, stack);
-    note_alloc(e);
+  // Pass 2 as it streams (the follower's), in Mode::All and `tallied` (the
+  // index's query), apart from the other modes (on_alloc_any, on_free_any):
+  // one function for every mode saved six registers and built a frame of
+  // 200 bytes per event, and tested the mode's flags on the way. The
+  // Overview's accounting is inlined (OverviewState): one call per event.
+  [[gnu::always_inline]] void on_alloc(uint64_t t, const format::Alloc& e, std::optional<uint32_t> stack) {
+    if (!tallied) [[unlikely]] return on_alloc_any(t, e, stack);
+    streamed_alloc(t, e, stack, true);
+  }
+  // `exact`: a Mode::All trace's (the Overview's Count of the block is made
+  // of its fields there, not here).
+  [[gnu::always_inline]] void streamed_alloc(uint64_t t, const format::Alloc& e, std::optional<uint32_t> stack,
+                                             bool exact) {
+    note_alloc(e);  // (and the Overview's thread slot)
     if (!stack) ++a.rejected_blocks;
-    // (add_alloc gives new_maxima(): a change means this block made a new
-    // maximum; the block's Count is the Estimator's, made there. Before the
-    // insert: t then needs no register kept across it.)
-    if (const uint64_t maxima = alongside->add_alloc(t, e); maxima != maxima_seen) [[unlikely]] {
-      maxima_seen = maxima;
+    // (A change of new_maxima means this block made a new maximum. The
+    // Overview's first: t then needs no register kept across the insert.)
+    if (exact) [[likely]] {
+      ov->exact_alloc(t, e);
+    } else {
+      ov->estimated_alloc(t, e);
+    }
+    if (ov->new_maxima != maxima_seen) [[unlikely]] {
+      maxima_seen = ov->new_maxima;
       peak_so_far = e.id;
     }
     live.insert(e.id.value, Block{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample});
@@ -456,13 +471,18 @@ struct AggregateBuilder::Impl {
       note_new_thread(e);
     }
   }
+  // (Pass 2 as it streams: the Overview's slots for the thread too, which
+  // OverviewState::exact_alloc leaves to it. Its slots are never fewer than
+  // last_alloc's: both grow here to the same bound.)
   [[gnu::noinline]] void note_new_thread(const format::Alloc& e) {
+    if (streaming && e.thread.value >= ov->thread_slots) ov->new_thread(e.thread);
     if (e.thread.value < kMaxThreads) {  // (a larger id is damage: no slot, see thread_metrics)
       last_alloc.resize(e.thread.value + 1);
       last_alloc[e.thread.value] = e.id.value + 1;
     }
   }
   [[gnu::noinline]] void on_alloc_any(uint64_t t, const format::Alloc& e, std::optional<uint32_t> stack) {
+    if (streaming) return streamed_alloc(t, e, stack, a.estimator.exact());
     note_alloc(e);
     if (overview && overview->peak.alloc && *overview->peak.alloc == e.id) peak_passed = true;
     if (!stack) ++a.rejected_blocks;
@@ -477,39 +497,39 @@ struct AggregateBuilder::Impl {
       count(b, bit(Metric::Allocated), c);  // (sizes the thread's tracker too)
       track(b, c, true);
     }
-    alongside->add_alloc(t, e, c);  // after track(): a new maximum must follow this block's count
+    ov->counted_alloc(t, e, c);  // after track(): a new maximum must follow this block's count
   }
 
-  void on_free(uint64_t t, const format::Free& e) {
-    if (!streaming) [[unlikely]] return on_free_any(t, e);
+  [[gnu::always_inline]] void on_free(uint64_t t, const format::Free& e) {
+    if (!tallied) [[unlikely]] return on_free_any(t, e);
     Block b;
-    if (!live.take(e.id.value, b)) return alongside->add_free(t, e, nullptr);
+    if (!live.take(e.id.value, b)) return ov->counted_free(t, nullptr, e.func);
     if (b.stack != kDropped) {
       const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-      if (tallied) [[likely]] {
-        settle_tallied(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b));
-      } else {
-        settle_freed(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b));
-      }
+      settle_tallied(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b));
     }
-    // (the block's Count is the Estimator's, made there)
-    alongside->add_free(t, e, b.size, b.n_samples, b.bytes_per_sample);
-  }
-  // (Out of line: see on_alloc.)
-  [[gnu::noinline]] void settle_freed(const Block& b, uint64_t t, uint32_t free_thread, bool at_peak, bool immediate) {
-    settle(b, t, true, free_thread, at_peak, immediate);
+    ov->exact_free(t, b.size, b.n_samples, e.func);  // (the block's Count is made of its fields there)
   }
   [[gnu::noinline]] void on_free_any(uint64_t t, const format::Free& e) {
     Block b;
     const bool known = live.take(e.id.value, b);
+    if (streaming) {  // (not `tallied`: on_free's otherwise)
+      if (!known) return ov->counted_free(t, nullptr, e.func);
+      if (b.stack != kDropped) {
+        const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
+        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b));
+      }
+      if (a.estimator.exact()) return ov->exact_free(t, b.size, b.n_samples, e.func);
+      return ov->estimated_free(t, e.func, b.size, b.n_samples, b.bytes_per_sample);
+    }
     if (alongside) {
-      if (!known) return alongside->add_free(t, e, nullptr);
+      if (!known) return ov->counted_free(t, nullptr, e.func);
       const Count c = a.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
       if (b.stack != kDropped) {
         track(b, c, false);
         end_of(b, c, t, true, e.thread.value, 0, freed_before_next_alloc(e, b));
       }
-      return alongside->add_free(t, e, &c);
+      return ov->counted_free(t, &c, e.func);
     }
     if (!known) return;
     const bool at_peak = overview->peak.alloc && e.id.value <= overview->peak.alloc->value && peak_passed;
@@ -546,7 +566,8 @@ struct AggregateBuilder::Impl {
 
   // settle() of a freed block, when `tallied`: the filter keeps it, in the
   // metrics Allocated and Freed, and Temporary by end_of()'s rule.
-  void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak, bool immediate) {
+  [[gnu::always_inline]] void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak,
+                                             bool immediate) {
     if (at_peak) [[unlikely]] freed_at_peak(b);
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
@@ -731,7 +752,7 @@ struct AggregateBuilder::Impl {
           end_of(b, a.estimator.block(b.size, b.n_samples, b.bytes_per_sample), 0, false, b.thread, std::max(end, b.time));
         }
       });
-      const uint64_t maxima = alongside->new_maxima();
+      const uint64_t maxima = ov->new_maxima;
       for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_peaks[i].peak(maxima);
       for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_peaks[i].peak(maxima);
     } else {
@@ -757,6 +778,7 @@ AggregateBuilder::AggregateBuilder(Streaming, OverviewBuilder& alongside, const 
                                    const reader::SymbolTable& symbols, const Query& query)
     : impl_(std::make_unique<Impl>(symbols, query, info)) {
   impl_->alongside = &alongside;
+  impl_->ov = &alongside.state();
   impl_->streaming = true;
   const Filter& f = query.filter;
   impl_->tallied = impl_->a.estimator.exact() && !f.at_peak && !f.window && f.min_lifetime_ns == 0 &&
@@ -767,6 +789,7 @@ AggregateBuilder::AggregateBuilder(OverviewBuilder& alongside, const format::Tra
                                    const reader::SymbolTable& symbols, const Query& query)
     : impl_(std::make_unique<Impl>(symbols, query, info)) {
   impl_->alongside = &alongside;
+  impl_->ov = &alongside.state();
 }
 
 AggregateBuilder::~AggregateBuilder() = default;
@@ -780,9 +803,9 @@ void AggregateBuilder::add(const format::Event& event) {
   } else if (const auto* free = std::get_if<format::Free>(&event)) {
     s.on_free(s.clock(free->time_ns), *free);
   } else if (s.alongside) {
-    s.alongside->clock() = s.clock;  // (its time clamped there)
+    s.ov->clock = s.clock;  // (its time clamped there)
     s.alongside->add(event);
-    s.clock = s.alongside->clock();
+    s.clock = s.ov->clock;
   } else if (auto t = event_time(event)) {
     s.clock(*t);
   }
@@ -798,8 +821,9 @@ void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, 
   Impl& s = *impl_;
   if (is_new) [[unlikely]] s.intern_new(frames, stack);
   const uint64_t t = s.clock(alloc.time_ns);
-  if (s.keeps_every_alloc) return s.on_alloc(t, alloc, stack);
-  s.on_alloc(t, alloc, s.accepts(t, alloc) ? s.kept(stack) : std::nullopt);
+  std::optional<uint32_t> kept = stack;  // (one on_alloc() inlined here, not one per case)
+  if (!s.keeps_every_alloc) [[unlikely]] kept = s.accepts(t, alloc) ? s.kept(stack) : std::nullopt;
+  s.on_alloc(t, alloc, kept);
 }
 
 bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {
@@ -814,7 +838,7 @@ bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {
 
 Aggregate AggregateBuilder::finish() && {
   Impl& s = *impl_;
-  if (s.alongside) s.alongside->clock() = s.clock;  // (its duration, its inversions)
+  if (s.alongside) s.ov->clock = s.clock;  // (its duration, its inversions)
   s.finish_blocks();
   // Keep the stacks that selected something, with their frames, densely
   // numbered: moved down within the builder's own vector, which then becomes

@@ -119,7 +119,7 @@ class LiveTable {
   size_t size() const { return in_window_ + old_.size(); }
 
   // Inserts or overwrites.
-  void insert(uint64_t key, const Value& value) {
+  [[gnu::always_inline]] void insert(uint64_t key, const Value& value) {
     auto& slot = window_[key % kWindow];
     if (key == base_ + kWindow) [[likely]] {
       step(slot);
@@ -138,7 +138,7 @@ class LiveTable {
   }
 
   // Removes `key` and returns its value through `out`; false if absent.
-  bool take(uint64_t key, Value& out) {
+  [[gnu::always_inline]] bool take(uint64_t key, Value& out) {
     if (key < base_) return old_.take(key, out);
     auto& slot = window_[key % kWindow];
     if (slot.first != key) return false;

@@ -5,6 +5,7 @@
 #include "analysis/event_time.h"
 #include "analysis/live_table.h"
 #include "analysis/model.h"
+#include "analysis/overview_state.h"
 #include "analysis/timeline_builder.h"
 
 namespace memloupe::analysis {
@@ -33,65 +34,65 @@ std::string hex(std::span<const uint8_t> bytes) {
 
 }  // namespace
 
-struct OverviewBuilder::Impl {
-  Overview o;
-  MonotoneClock clock;
+ThreadInfo* OverviewState::thread(format::ThreadId id) {
+  if (id.value >= kMaxThreads) return nullptr;
+  while (o.threads.size() <= id.value) {
+    o.threads.push_back(ThreadInfo{format::ThreadId{static_cast<uint32_t>(o.threads.size())}});
+  }
+  thread_slots = o.threads.size();
+  return &o.threads[id.value];
+}
+
+void OverviewState::new_thread(format::ThreadId id) { thread(id); }
+
+void OverviewState::new_peak(uint64_t t, format::AllocId id) {
+  peak_bytes = heap_bytes();
+  exact_peak = live.bytes + 1;
+  o.peak = Peak{t, id, o.estimator.exact() ? objects_of_blocks(live) : live};
+  ++new_maxima;
+}
+
+void OverviewState::mapped_exact(uint64_t t, uint64_t size, uint32_t n_samples, bool alloc) {
+  const Count c = o.estimator.block(size, n_samples);
+  if (alloc) return mapped_alloc(t, c);
+  mapped_free(t, c);
+}
+
+uint64_t OverviewState::estimated_alloc(uint64_t t, const format::Alloc& a) {
+  counted_alloc(t, a, o.estimator.block(a.size, a.n_samples, a.bytes_per_sample));
+  return new_maxima;
+}
+
+void OverviewState::estimated_free(uint64_t t, format::Func func, uint64_t size, uint32_t n_samples,
+                                   uint32_t bytes_per_sample) {
+  const Count c = o.estimator.block(size, n_samples, bytes_per_sample);
+  counted_free(t, &c, func);
+}
+
+void OverviewState::mapped_free(uint64_t t, const Count& c) {
+  mapped_live -= c;
+  mapped_changed();
+  mapped.change(t, mapped_bytes(), 0, o.estimator.bytes_value(c));
+}
+
+void OverviewState::mapped_alloc(uint64_t t, const Count& c) {
+  o.mapped.allocated += c;
+  mapped_live += c;
+  mapped_changed();
+  mapped.change(t, mapped_bytes(), o.estimator.bytes_value(c), 0);
+  if (mapped_bytes() > mapped_peak_bytes) {
+    mapped_peak_bytes = mapped_bytes();
+    o.mapped.peak = mapped_live;
+    o.mapped.peak_ns = t;
+  }
+  note_combined(t, heap_bytes());
+}
+
+// The accounting is OverviewState's (overview_state.h); add() keeps the live
+// blocks itself.
+struct OverviewBuilder::Impl : OverviewState {
   LiveTable<LiveBlock> live_blocks;
-  Count live;
-  double peak_bytes = -1;
-  uint64_t new_maxima = 0;
-  TimelineBuilder heap;
-  // A Mode::All trace's heap, counted in integers: its Counts' bytes are exact,
-  // and their conversions to double (two per Alloc and Free) and the doubles'
-  // sums were ~8 instructions of every Alloc and Free. Its peaks are compared
-  // in integers too: `exact_peak` is peak_bytes + 1 (0: none yet, as
-  // peak_bytes' -1), `exact_combined_peak` is combined_peak_bytes.
-  ExactTimelineBuilder exact_heap;
-  uint64_t exact_peak = 0;
-  uint64_t exact_combined_peak = 0;
   RssBuilder rss;
-  // Mapped memory (model.h, MappedMemory), kept apart from the heap.
-  Count mapped_live;
-  // mapped_bytes() as of the last change to mapped_live: note_combined() adds
-  // it to the heap's bytes per Alloc, and mapped blocks are rare (a u64 to
-  // double conversion per Alloc was a tenth of counted_alloc's instructions).
-  double mapped_live_bytes = 0;
-  double mapped_peak_bytes = -1;
-  TimelineBuilder mapped;
-
-  double heap_bytes() const { return o.estimator.bytes_value(live); }
-  double mapped_bytes() const { return mapped_live_bytes; }
-  void mapped_changed() { mapped_live_bytes = o.estimator.bytes_value(mapped_live); }
-  // `heap`: heap_bytes(), which the caller has at hand (an Alloc's bytes_value is
-  // a u64-to-double conversion).
-  void note_combined(uint64_t t, double heap) {
-    if (o.estimator.exact()) return note_exact_combined(t);
-    const double combined = heap + mapped_bytes();
-    if (combined > o.mapped.combined_peak_bytes) {
-      o.mapped.combined_peak_bytes = combined;
-      o.mapped.combined_peak_ns = t;
-    }
-  }
-  void note_exact_combined(uint64_t t) {
-    const uint64_t combined = live.bytes + mapped_live.bytes;
-    if (combined > exact_combined_peak) {
-      exact_combined_peak = combined;
-      o.mapped.combined_peak_bytes = static_cast<double>(combined);
-      o.mapped.combined_peak_ns = t;
-    }
-  }
-
-  // o.threads.size(), tested per Alloc (the size of a vector of 64-byte
-  // ThreadInfos is a subtraction and a shift), as the Aggregate's thread_slots.
-  size_t thread_slots = 0;
-  ThreadInfo* thread(format::ThreadId id) {
-    if (id.value >= kMaxThreads) return nullptr;
-    while (o.threads.size() <= id.value) {
-      o.threads.push_back(ThreadInfo{format::ThreadId{static_cast<uint32_t>(o.threads.size())}});
-    }
-    thread_slots = o.threads.size();
-    return &o.threads[id.value];
-  }
 
   void on(uint64_t t, const format::Alloc& a) {
     const Count c = o.estimator.block(a.size, a.n_samples, a.bytes_per_sample);
@@ -103,105 +104,6 @@ struct OverviewBuilder::Impl {
     if (!live_blocks.take(f.id.value, b)) return counted_free(t, nullptr, f.func);
     const Count c = o.estimator.block(b.size, b.n_samples, b.bytes_per_sample);
     counted_free(t, &c, f.func);
-  }
-  // The heap accounting of an Alloc / Free whose block's Count is known.
-  // Inlined into add_alloc() and add_free() too, the streaming Aggregate's
-  // calls per event: a second call there saved and restored six registers.
-  [[gnu::always_inline]] void counted_alloc(uint64_t t, const format::Alloc& a, const Count& c) {
-    alloc_seen(a);
-    if (format::func_maps(a.func)) return mapped_alloc(t, c);
-    const bool exact = o.estimator.exact();
-    add_block(o.allocated, c, exact);
-    add_block(live, c, exact);
-    if (exact) [[likely]] return exact_heap_grew(t, a.id, c.bytes);
-    const double live_bytes = o.estimator.bytes_value(live);
-    heap.change(t, live_bytes, o.estimator.bytes_value(c), 0);
-    if (live_bytes > peak_bytes) new_peak(t, a.id);
-    note_combined(t, live_bytes);
-  }
-  // counted_alloc() of a Mode::All block, whose Count is made of its
-  // fields (Estimator::block): added field by field, none made (a 64-byte
-  // Count built and passed was ~14 instructions, one per Alloc and one per
-  // Free of the streaming pass).
-  [[gnu::always_inline]] void exact_alloc(uint64_t t, const format::Alloc& a) {
-    alloc_seen(a);
-    if (format::func_maps(a.func)) return mapped_exact(t, a.size, a.n_samples, true);
-    add_exact_block(o.allocated, a.size, a.n_samples);
-    add_exact_block(live, a.size, a.n_samples);
-    exact_heap_grew(t, a.id, a.size);
-  }
-  void alloc_seen(const format::Alloc& a) {
-    ++o.alloc_events;
-    if (a.thread.value >= thread_slots) [[unlikely]] new_thread(a.thread);
-  }
-  // A Mode::All heap grew by the block `id` of `bytes`, now `live`.
-  void exact_heap_grew(uint64_t t, format::AllocId id, uint64_t bytes) {
-    exact_heap.change(t, live.bytes, bytes, 0);
-    if (live.bytes >= exact_peak) new_peak(t, id);
-    note_exact_combined(t);
-  }
-  [[gnu::noinline]] void new_thread(format::ThreadId id) { thread(id); }
-  // Out of line, as mapped_alloc(): the rare paths' registers and copies
-  // made counted_alloc() save six registers per Alloc.
-  [[gnu::noinline]] void new_peak(uint64_t t, format::AllocId id) {
-    peak_bytes = heap_bytes();
-    exact_peak = live.bytes + 1;
-    o.peak = Peak{t, id, o.estimator.exact() ? objects_of_blocks(live) : live};
-    ++new_maxima;
-  }
-  [[gnu::always_inline]] void counted_free(uint64_t t, const Count* c, format::Func func) {
-    ++o.free_events;
-    if (c == nullptr) {
-      ++o.unmatched_frees;
-      return;
-    }
-    if (format::func_maps(func)) return mapped_free(t, *c);
-    if (o.estimator.exact()) [[likely]] {
-      remove_block(live, *c, true);
-      return exact_heap.change(t, live.bytes, 0, c->bytes);
-    }
-    remove_block(live, *c, false);
-    heap.change(t, o.estimator.bytes_value(live), 0, o.estimator.bytes_value(*c));
-  }
-  // counted_free() of a known Mode::All block (exact_alloc()'s rule).
-  [[gnu::always_inline]] void exact_free(uint64_t t, uint64_t size, uint32_t n_samples, format::Func func) {
-    ++o.free_events;
-    if (format::func_maps(func)) return mapped_exact(t, size, n_samples, false);
-    remove_exact_block(live, size, n_samples);
-    exact_heap.change(t, live.bytes, 0, size);
-  }
-  // exact_alloc()'s and exact_free()'s mapping blocks, their Count made out
-  // of line (a Count on the stack gave the usual case a frame).
-  [[gnu::noinline]] void mapped_exact(uint64_t t, uint64_t size, uint32_t n_samples, bool alloc) {
-    const Count c = o.estimator.block(size, n_samples);
-    if (alloc) return mapped_alloc(t, c);
-    mapped_free(t, c);
-  }
-  [[gnu::noinline]] uint64_t estimated_alloc(uint64_t t, const format::Alloc& a) {
-    counted_alloc(t, a, o.estimator.block(a.size, a.n_samples, a.bytes_per_sample));
-    return new_maxima;
-  }
-  [[gnu::noinline]] void estimated_free(uint64_t t, const format::Free& f, uint64_t size, uint32_t n_samples,
-                                       uint32_t bytes_per_sample) {
-    const Count c = o.estimator.block(size, n_samples, bytes_per_sample);
-    counted_free(t, &c, f.func);
-  }
-  [[gnu::noinline]] void mapped_free(uint64_t t, const Count& c) {
-    mapped_live -= c;
-    mapped_changed();
-    mapped.change(t, mapped_bytes(), 0, o.estimator.bytes_value(c));
-  }
-  [[gnu::noinline]] void mapped_alloc(uint64_t t, const Count& c) {
-    o.mapped.allocated += c;
-    mapped_live += c;
-    mapped_changed();
-    mapped.change(t, mapped_bytes(), o.estimator.bytes_value(c), 0);
-    if (mapped_bytes() > mapped_peak_bytes) {
-      mapped_peak_bytes = mapped_bytes();
-      o.mapped.peak = mapped_live;
-      o.mapped.peak_ns = t;
-    }
-    note_combined(t, heap_bytes());
   }
   void on(uint64_t t, const format::ThreadStart& e) {
     if (ThreadInfo* th = thread(e.thread)) {
@@ -267,37 +169,7 @@ void OverviewBuilder::add(const format::Event& event) {
       event);
 }
 
-MonotoneClock& OverviewBuilder::clock() { return impl_->clock; }
-
-uint64_t OverviewBuilder::add_alloc(uint64_t t, const format::Alloc& a, const Count& c) {
-  Impl& s = *impl_;
-  s.counted_alloc(t, a, c);
-  return s.new_maxima;
-}
-
-void OverviewBuilder::add_free(uint64_t t, const format::Free& f, const Count* c) {
-  Impl& s = *impl_;
-  s.counted_free(t, c, f.func);
-}
-
-// (A sampled trace's blocks out of line: their Count on the stack gave the
-// exact path a frame.)
-uint64_t OverviewBuilder::add_alloc(uint64_t t, const format::Alloc& a) {
-  Impl& s = *impl_;
-  if (!s.o.estimator.exact()) [[unlikely]] return s.estimated_alloc(t, a);
-  s.exact_alloc(t, a);
-  return s.new_maxima;
-}
-
-void OverviewBuilder::add_free(uint64_t t, const format::Free& f, uint64_t size, uint32_t n_samples,
-                               uint32_t bytes_per_sample) {
-  Impl& s = *impl_;
-  if (!s.o.estimator.exact()) [[unlikely]] return s.estimated_free(t, f, size, n_samples, bytes_per_sample);
-  s.exact_free(t, size, n_samples, f.func);
-}
-
-uint64_t OverviewBuilder::new_maxima() const { return impl_->new_maxima; }
-const std::vector<ModuleInfo>& OverviewBuilder::modules_so_far() const { return impl_->o.modules; }
+OverviewState& OverviewBuilder::state() { return *impl_; }
 
 Overview OverviewBuilder::finish(std::optional<Error> error) && {
   Impl& s = *impl_;

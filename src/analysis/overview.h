@@ -121,6 +121,8 @@ struct Overview {
 };
 inline constexpr size_t kMaxMarkers = 10'000;
 
+struct OverviewState;
+
 class OverviewBuilder {
  public:
   explicit OverviewBuilder(const format::TraceInfo& info);
@@ -130,30 +132,15 @@ class OverviewBuilder {
   // `error` is the reader's error (damage), if any.
   Overview finish(std::optional<Error> error = {}) &&;
 
-  // For an AggregateBuilder driving this builder in one pass: it keeps the live
-  // blocks itself and hands over each Alloc / Free with the block's Count
-  // (nullptr: a free of an unknown block), instead of add(), and its time `t`
-  // clamped by the driver's clock: one clamp per event for both (two clocks
-  // clamped the same times, ~4 instructions each per event). The driver's
-  // clock is this one's around add() of the other events (they are clamped
+  // For an AggregateBuilder driving this builder (one pass, or pass 2 as it
+  // streams): the Overview being built and its accounting
+  // (overview_state.h), which the driver hands each Alloc and Free with the
+  // block (it keeps the live blocks itself) and its time `t` clamped by the
+  // driver's clock: one clamp per event for both (two clocks clamped the same
+  // times, ~4 instructions each per event). The driver's clock is
+  // OverviewState::clock around add() of the other events (they are clamped
   // here) and at the driver's finish (copied in and out).
-  // add_alloc() returns new_maxima() after it (one call per Alloc, not two).
-  MonotoneClock& clock();
-  uint64_t add_alloc(uint64_t t, const format::Alloc& alloc, const Count& count);
-  void add_free(uint64_t t, const format::Free& free, const Count* count);
-  // The same for a block whose Count is the Estimator's for its fields
-  // (Estimator::block), made here: a Mode::All trace's is constants but for
-  // its size and samples, which the inlined accounting uses as they are (a
-  // 64-byte Count built and passed by the caller was ~14 instructions per
-  // Alloc and per Free of the streaming pass). Pass 2 as it streams.
-  uint64_t add_alloc(uint64_t t, const format::Alloc& alloc);
-  void add_free(uint64_t t, const format::Free& free, uint64_t size, uint32_t n_samples,
-                uint32_t bytes_per_sample);
-  // (A free's function tells a mapping block's end from a heap block's: only
-  // the mapping functions end mapping blocks.)
-  // While streaming:
-  uint64_t new_maxima() const;  // times the live heap has reached a new maximum so far
-  const std::vector<ModuleInfo>& modules_so_far() const;
+  OverviewState& state();
 
  private:
   struct Impl;
