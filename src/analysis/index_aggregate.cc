@@ -177,19 +177,6 @@ void ThreadedOverview::consume(const EventPipe::Batch& batch) {
   }
 }
 
-// add() of an Alloc and of a Free: the usual case (the index's, read while
-// the program runs: an Aggregate, no pipe, an Alloc's stack memoised) calls
-// on, the rest is out of line
-// (inline, the pipe's push, the Alloc's copy and the Event made of a Free
-// for the Overview alone made both save registers and build a frame: ~15
-// instructions of each Alloc and Free, docs/RECORDER.md).
-void ThreadedOverview::add(const format::Alloc& a, const reader::BacktraceKey& key) {
-  const uint32_t stack = StackTable::memoised(key);  // (a stack not seen before: add_other)
-  if (!aggregate_ || pipe_ || a.bytes_per_sample != 0 || stack == StackTable::kNone) [[unlikely]]
-    return add_other(a, key);
-  aggregate_->add_interned(a, stack, false, a.backtrace);
-}
-
 void ThreadedOverview::add_other(const format::Alloc& a, const reader::BacktraceKey& key) {
   std::pair<uint32_t, bool> stack{0, false};
   if (aggregate_) stack = stacks_.intern(a.backtrace, key);
@@ -208,11 +195,6 @@ void ThreadedOverview::add_other(const format::Alloc& a, const reader::Backtrace
   format::Alloc copy = a;
   copy.bytes_per_sample = 0;
   return add(copy);
-}
-
-void ThreadedOverview::add(const format::Free& f) {
-  if (!aggregate_ || pipe_) [[unlikely]] return add_other(f);
-  aggregate_->add(f);
 }
 
 void ThreadedOverview::add_other(const format::Free& f) {

@@ -120,8 +120,23 @@ class ThreadedOverview {
   // hashing a backtrace already interned.
   void add(const format::Event& event, const reader::BacktraceKey& key = {});
   // add() of an Alloc, of a Free (the caller has told them from the rest).
-  void add(const format::Alloc& alloc, const reader::BacktraceKey& key);
-  void add(const format::Free& free);
+  // The usual case (the index's, read while the program runs: an Aggregate,
+  // no pipe, an Alloc's stack memoised) goes straight to the Aggregate, inline
+  // here: with IndexBuilder's add(), inline too, one call per event from the
+  // finaliser's tap to the index (docs/RECORDER.md, "The index's per-event
+  // calls"). The rest is out of line (inline, the pipe's push, the Alloc's
+  // copy and the Event made of a Free for the Overview alone made both save
+  // registers and build a frame: ~15 instructions of each Alloc and Free).
+  void add(const format::Alloc& a, const reader::BacktraceKey& key) {
+    const uint32_t stack = StackTable::memoised(key);  // (a stack not seen before: add_other)
+    if (!aggregate_ || pipe_ || a.bytes_per_sample != 0 || stack == StackTable::kNone) [[unlikely]]
+      return add_other(a, key);
+    aggregate_->add_interned(a, stack, false, a.backtrace);
+  }
+  void add(const format::Free& f) {
+    if (!aggregate_ || pipe_) [[unlikely]] return add_other(f);
+    aggregate_->add(f);
+  }
   // The events from now on are all there at once (the program exited, or the
   // file is finished): the work goes to a worker from here on if the machine
   // has a CPU for it (Handover::Worker stays so).
