@@ -180,13 +180,25 @@ struct PeakSince {
   uint64_t epoch = 0;
 
   void add(uint64_t maxima, const Count& c) {
+    since(maxima);
+    freed += c;
+  }
+  // add() of a Mode::All block (add_exact_block(): its objects are left to
+  // at()'s reader, objects_of_blocks()). A Count made and added per block
+  // was half of the ~28 instructions of a block freed at the peak so far.
+  void add_exact(uint64_t maxima, uint64_t size, uint32_t n_samples) {
+    since(maxima);
+    add_exact_block(freed, size, n_samples);
+  }
+  Count at(uint64_t maxima) const { return epoch == maxima ? freed : Count{}; }
+
+ private:
+  void since(uint64_t maxima) {
     if (epoch != maxima) {
       freed = Count{};
       epoch = maxima;
     }
-    freed += c;
   }
-  Count at(uint64_t maxima) const { return epoch == maxima ? freed : Count{}; }
 };
 
 // A stack's or thread's freed blocks (Allocated and Freed), and those of them
@@ -688,10 +700,13 @@ struct AggregateBuilder::Impl {
     return free_thread == b.thread && lifetime <= a.query.temporary_ns;
   }
 
-  // settle_tallied()'s peak_since(), out of line (most frees are of blocks
+  // settle_tallied()'s peak_since(), of a Mode::All block (PeakSince::add_exact:
+  // when `tallied`, only these add to the PeakSinces, whose objects
+  // finish_streaming() sets); out of line (most frees are of blocks
   // allocated after the peak so far; inline, its Count was made on the way).
   [[gnu::noinline]] void freed_at_peak(const Block& b) {
-    peak_since(b, a.estimator.block(b.size, b.n_samples, b.bytes_per_sample));
+    stack_since[b.stack].add_exact(maxima_seen, b.size, b.n_samples);
+    if (thread_metrics(b.thread)) thread_since[b.thread].add_exact(maxima_seen, b.size, b.n_samples);
   }
   // Pass 2 as it streams: a freed block that is live at the peak so far.
   void peak_since(const Block& b, const Count& c) {
@@ -731,8 +746,10 @@ struct AggregateBuilder::Impl {
   // pass 2 ends.
   void finish_streaming() {
     if (tallied) add_tallies();
-    for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = stack_since[i].at(maxima_seen);
-    for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = thread_since[i].at(maxima_seen);
+    // (tallied: the blocks' objects, which freed_at_peak() left)
+    auto peak = [&](const PeakSince& p) { return tallied ? objects_of_blocks(p.at(maxima_seen)) : p.at(maxima_seen); };
+    for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = peak(stack_since[i]);
+    for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = peak(thread_since[i]);
     live.for_each([&](uint64_t id, const Block& b) {
       if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
     });
