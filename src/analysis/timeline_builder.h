@@ -30,7 +30,9 @@ class BasicTimelineBuilder {
   // (two per Alloc and Free of an `--all` trace: the call was most of its cost).
   void change(uint64_t t, V live, V allocated, V freed) {
     // Times never go back, so a change before the current bucket's end is in it.
-    if (t < current_end_ && !points_.empty()) [[likely]] {
+    // (current_end_ is 0, which no time is below, until change_bucket() made
+    // the current bucket: no test of points_ needed.)
+    if (t < current_end_) [[likely]] {
       return apply(points_[current_], live, allocated, freed);
     }
     change_bucket(t, live, allocated, freed);
