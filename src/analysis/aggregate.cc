@@ -580,7 +580,7 @@ struct AggregateBuilder::Impl {
   // metrics Allocated and Freed, and Temporary by end_of()'s rule.
   [[gnu::always_inline]] void settle_tallied(const Block& b, uint64_t free_t, uint32_t free_thread, bool at_peak,
                                              bool immediate) {
-    if (at_peak) [[unlikely]] freed_at_peak(b);
+    if (at_peak) [[unlikely]] freed_at_peak(b.stack, b.thread, b.size, b.n_samples);
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
     StackTally& s = stack_tally[b.stack];
@@ -616,26 +616,28 @@ struct AggregateBuilder::Impl {
       cell.freed.add(b.size, b.n_samples);
       return;
     }
-    tally_series_apart(s, b, allocated, freed);
+    tally_series_apart(s, b.size, b.n_samples, allocated, freed);
   }
   // The allocation's cell: the hint's, else bucket_at()'s search (its last
   // four cells, then a binary search: ~90 instructions a block on the
   // suite's (a), one free in eight). The free's cell: the stack's last, or
   // a new last: times never go back, so no cell is later than the free's
   // (bucket_at() keeps the rule for any other case).
-  [[gnu::noinline]] static void tally_series_apart(StackTally& s, const Block& b, uint32_t allocated,
-                                                   uint32_t freed) {
+  // (The block's fields, not the Block: a reference made on_free keep its
+  // copy of the Block on the stack, stored and loaded again per Free.)
+  [[gnu::noinline]] static void tally_series_apart(StackTally& s, uint64_t size, uint32_t n_samples,
+                                                   uint32_t allocated, uint32_t freed) {
     std::vector<TallyCell>& series = s.series;
     if (s.allocated_hint < series.size() && series[s.allocated_hint].index == allocated) {
-      series[s.allocated_hint].allocated.add(b.size, b.n_samples);
+      series[s.allocated_hint].allocated.add(size, n_samples);
     } else {
       TallyCell& cell = bucket_at(series, allocated);
-      cell.allocated.add(b.size, b.n_samples);
+      cell.allocated.add(size, n_samples);
       s.allocated_hint = static_cast<uint32_t>(&cell - series.data());
     }
     if (series.back().index < freed) series.push_back(TallyCell{freed});
     TallyCell& cell = series.back().index == freed ? series.back() : bucket_at(series, freed);
-    cell.freed.add(b.size, b.n_samples);
+    cell.freed.add(size, n_samples);
   }
 
   static void add_tally(Metrics& m, const FreedTally& t) {
@@ -704,9 +706,9 @@ struct AggregateBuilder::Impl {
   // when `tallied`, only these add to the PeakSinces, whose objects
   // finish_streaming() sets); out of line (most frees are of blocks
   // allocated after the peak so far; inline, its Count was made on the way).
-  [[gnu::noinline]] void freed_at_peak(const Block& b) {
-    stack_since[b.stack].add_exact(maxima_seen, b.size, b.n_samples);
-    if (thread_metrics(b.thread)) thread_since[b.thread].add_exact(maxima_seen, b.size, b.n_samples);
+  [[gnu::noinline]] void freed_at_peak(uint32_t stack, uint32_t thread, uint64_t size, uint32_t n_samples) {
+    stack_since[stack].add_exact(maxima_seen, size, n_samples);
+    if (thread_metrics(thread)) thread_since[thread].add_exact(maxima_seen, size, n_samples);
   }
   // Pass 2 as it streams: a freed block that is live at the peak so far.
   void peak_since(const Block& b, const Count& c) {
