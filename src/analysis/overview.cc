@@ -58,9 +58,8 @@ void OverviewState::mapped_exact(uint64_t t, uint64_t size, uint32_t n_samples, 
   mapped_free(t, c);
 }
 
-uint64_t OverviewState::estimated_alloc(uint64_t t, const format::Alloc& a) {
+void OverviewState::estimated_alloc(uint64_t t, const format::Alloc& a) {
   counted_alloc(t, a, o.estimator.block(a.size, a.n_samples, a.bytes_per_sample));
-  return new_maxima;
 }
 
 void OverviewState::estimated_free(uint64_t t, format::Func func, uint64_t size, uint32_t n_samples,
