@@ -16,6 +16,7 @@
 // reliable carrier) and passes through.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "recorder/config.h"
@@ -33,5 +34,31 @@ ImageRole image_role(const Config& c, uint32_t pid) noexcept;
 // From the library's constructor, once the session is known to run: leaves the
 // environment so that the images this process execs follow the rule above.
 void prepare_environment_for_exec(const Config& c, uint32_t pid) noexcept;
+
+// The environment an exec passes on, made to follow the rule above. The
+// recorder keeps its verdict in `environ` (setenv), but many programs exec with
+// an environment of their own: bash and dash pass on the variables they
+// imported from main's envp, where MEMLOUPE_SESSION_PID is still what
+// `memloupe run` started them with (empty), or absent under a bare
+// LD_PRELOAD. The exec'd image, finding no session, took itself for the
+// launched program and truncated the trace while it was being written: every
+// command of a traced shell script did, and `memloupe run` read a damaged
+// trace or died of SIGBUS on its shrunken mapping (until 2026-11-26). So each
+// exec's `envp` is given the verdict here: the session's pid (`session_pid`:
+// the traced process's, which a forked child keeps; 0 in an image that does
+// not record, whose own MEMLOUPE_SESSION_PID is passed on), and without
+// follow-exec no MEMLOUPE_OUTPUT. An environment without MEMLOUPE_OUTPUT (`env
+// -i`) is left as it is, and so is every one under follow-fork (every image
+// records, none overwrites).
+//
+// Returns `envp` itself when it follows the rule already, else a copy in
+// `room`, which must hold exec_environment_room(envp) pointers; `entry` holds
+// the MEMLOUPE_SESSION_PID entry the copy points to (kSessionEntry bytes).
+// Allocates nothing: the exec hooks run in vfork children too, whose memory
+// is their parent's.
+inline constexpr size_t kSessionEntry = 48;
+size_t exec_environment_room(char* const envp[]) noexcept;
+char* const* exec_environment(const Config& c, uint32_t session_pid, char* const envp[], char** room,
+                              char* entry) noexcept;
 
 }  // namespace memloupe::recorder

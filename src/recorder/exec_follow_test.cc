@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace memloupe::recorder {
 namespace {
@@ -27,6 +28,53 @@ TEST(ExecFollowTest, DescendantsThroughAnUnfollowedForkPassThrough) {
 TEST(ExecFollowTest, FollowingForksEveryImageRecordsWithoutOverwriting) {
   EXPECT_EQ(image_role(with(true, std::nullopt), 100), ImageRole::ExecOfTraced);
   EXPECT_EQ(image_role(with(true, 100), 101), ImageRole::ExecOfTraced);
+}
+
+// What exec_environment passes on, as strings.
+std::vector<std::string> passed_on(const Config& c, uint32_t session_pid, std::vector<std::string> env) {
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> room(exec_environment_room(envp.data()));
+  char entry[kSessionEntry];
+  std::vector<std::string> out;
+  for (char* const* e = exec_environment(c, session_pid, envp.data(), room.data(), entry); *e; ++e) out.emplace_back(*e);
+  return out;
+}
+
+TEST(ExecFollowTest, AnExecCarriesTheSessionWhateverEnvironmentTheProgramKept) {
+  const Config c = with(false, std::nullopt);
+  // bash's: the variable as memloupe run started it, empty.
+  EXPECT_EQ(passed_on(c, 100, {"A=1", "MEMLOUPE_OUTPUT=t", "MEMLOUPE_SESSION_PID=", "B=2"}),
+            (std::vector<std::string>{"A=1", "MEMLOUPE_OUTPUT=t", "MEMLOUPE_SESSION_PID=100", "B=2"}));
+  // A bare LD_PRELOAD: none at all; and a second one, which getenv would not find, dropped.
+  EXPECT_EQ(passed_on(c, 100, {"MEMLOUPE_OUTPUT=t"}),
+            (std::vector<std::string>{"MEMLOUPE_OUTPUT=t", "MEMLOUPE_SESSION_PID=100"}));
+  EXPECT_EQ(passed_on(c, 100, {"MEMLOUPE_SESSION_PID=100", "MEMLOUPE_OUTPUT=t", "MEMLOUPE_SESSION_PID=7"}),
+            (std::vector<std::string>{"MEMLOUPE_SESSION_PID=100", "MEMLOUPE_OUTPUT=t"}));
+  // An image that does not record passes on the session it was given.
+  EXPECT_EQ(passed_on(with(false, 42), 0, {"MEMLOUPE_OUTPUT=t", "MEMLOUPE_SESSION_PID="}),
+            (std::vector<std::string>{"MEMLOUPE_OUTPUT=t", "MEMLOUPE_SESSION_PID=42"}));
+}
+
+TEST(ExecFollowTest, AnEnvironmentThatFollowsTheRuleIsPassedOnAsItIs) {
+  std::string a = "MEMLOUPE_OUTPUT=t", b = "MEMLOUPE_SESSION_PID=100";
+  char* envp[] = {a.data(), b.data(), nullptr};
+  char* room[4];
+  char entry[kSessionEntry];
+  EXPECT_EQ(exec_environment(with(false, std::nullopt), 100, envp, room, entry), envp);
+  // Without the output (env -i), under follow-fork, and with no session known.
+  char* bare[] = {b.data(), nullptr};
+  EXPECT_EQ(exec_environment(with(false, std::nullopt), 200, bare, room, entry), bare);
+  EXPECT_EQ(exec_environment(with(true, std::nullopt), 200, envp, room, entry), envp);
+  EXPECT_EQ(exec_environment(with(false, std::nullopt), 0, envp, room, entry), envp);
+}
+
+TEST(ExecFollowTest, WithoutFollowExecTheOutputIsDropped) {
+  Config c = with(false, std::nullopt);
+  c.follow_exec = false;
+  EXPECT_EQ(passed_on(c, 100, {"A=1", "MEMLOUPE_OUTPUT=t", "MEMLOUPE_SESSION_PID="}),
+            (std::vector<std::string>{"A=1", "MEMLOUPE_SESSION_PID="}));
 }
 
 TEST(ExecFollowTest, ConfigReadsTheVariables) {

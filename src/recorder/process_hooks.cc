@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "recorder/event_path.h"
+#include "recorder/exec_follow.h"
 #include "recorder/real_funcs.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
@@ -68,16 +69,30 @@ bool found_in_path(const char* file) noexcept {
   }
 }
 
+// Calls `exec` with `envp` as exec_environment() makes it (exec_follow.h), its
+// copy on this stack: nothing is allocated, as a vfork child must not. An
+// environment of more than kMaxCopied entries is passed on as it is (a copy
+// would take more stack than a thread may have).
+template <class Exec>
+int with_exec_environment(char* const envp[], Exec exec) {
+  constexpr size_t kMaxCopied = 4096;
+  const size_t room = exec_environment_room(envp);
+  if (room > kMaxCopied) return exec(envp);
+  char** copy = static_cast<char**>(__builtin_alloca(room * sizeof(char*)));
+  char entry[kSessionEntry];
+  return exec(exec_environment(config(), g_session.pid, envp, copy, entry));
+}
+
 int exec_path(const char* path, char* const argv[], char* const envp[]) {
   ensure_resolved();
   if (executable(path)) end_for(EndReason::Exec);
-  return g_real.execve(path, argv, envp);
+  return with_exec_environment(envp, [&](char* const* e) { return g_real.execve(path, argv, e); });
 }
 
 int exec_search(const char* file, char* const argv[], char* const envp[]) {
   ensure_resolved();
   if (found_in_path(file)) end_for(EndReason::Exec);
-  return g_real.execvpe(file, argv, envp);
+  return with_exec_environment(envp, [&](char* const* e) { return g_real.execvpe(file, argv, e); });
 }
 
 // The execl forms: argv from the variadic list (up to and including the null).
@@ -139,14 +154,14 @@ MEMLOUPE_HOOK int execlp(const char* file, const char* arg, ...) {
 MEMLOUPE_HOOK int fexecve(int fd, char* const argv[], char* const envp[]) {
   ensure_resolved();
   end_for(EndReason::Exec);
-  return g_real.fexecve(fd, argv, envp);
+  return with_exec_environment(envp, [&](char* const* e) { return g_real.fexecve(fd, argv, e); });
 }
 
 MEMLOUPE_HOOK int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                            int flags) {
   ensure_resolved();
   end_for(EndReason::Exec);
-  return g_real.execveat(dirfd, path, argv, envp, flags);
+  return with_exec_environment(envp, [&](char* const* e) { return g_real.execveat(dirfd, path, argv, e, flags); });
 }
 
 MEMLOUPE_HOOK void _exit(int status) {

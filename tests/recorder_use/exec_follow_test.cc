@@ -35,6 +35,30 @@ TEST_F(RecorderUse, AWrapperThatExecsPythonIsFollowedIntoPython) {
   EXPECT_EQ(f.err.find("warning"), std::string::npos) << f.err;
 }
 
+// bash runs its commands with the environment it imported from main's envp,
+// not with `environ`, where the recorder keeps the session's pid: each command
+// took itself for the launched program and truncated the script's trace while
+// bash wrote it, and the exec'd program overwrote it (a damaged trace, or
+// memloupe's SIGBUS on the shrunken file). The exec hooks pass the session on
+// (src/recorder/exec_follow.h).
+TEST_F(RecorderUse, ABashScriptsCommandsLeaveItsTraceWhole) {
+  const std::string script = write_script(
+      "script.sh", std::string("/bin/true\n/bin/true\nexec python3 -c '") + kPythonAllocs + "'\n", "/bin/bash");
+  const Finished f = run({"run", "--all", "-o", "t.trace", "--", script});
+  ASSERT_EQ(f.status, 0) << f.err;
+  const std::vector<std::string> chain = exec_chain("t.trace");
+  ASSERT_GE(chain.size(), 2u) << f.err;
+  EXPECT_EQ(chain.size(), traces().size());
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const TraceSummary s = summarize(dir_ / chain[i]);
+    EXPECT_FALSE(s.error) << chain[i] << ": " << s.error.value_or("");
+    EXPECT_EQ(s.end, i + 1 < chain.size() ? format::EndReason::Exec : format::EndReason::Exit) << chain[i];
+  }
+  EXPECT_NE(summarize(dir_ / chain.front()).executable.find("bash"), std::string::npos);
+  EXPECT_GE(summarize(dir_ / chain.back()).allocs_between(100'000, 100'200), 300u);
+  EXPECT_EQ(f.err.find("warning"), std::string::npos) << f.err;
+}
+
 TEST_F(RecorderUse, NoFollowExecEndsTheTraceAtTheExecAndWarns) {
   const std::string script = write_script("wrapper.sh", std::string("exec python3 -c '") + kPythonAllocs + "'\n");
   const Finished f = run({"run", "--all", "--no-follow-exec", "-o", "t.trace", "--", script});

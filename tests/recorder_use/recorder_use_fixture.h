@@ -84,9 +84,9 @@ inline std::string python_executable() {
 class RecorderUse : public Run {
  protected:
   // An executable /bin/sh script in the test's directory; returns its path.
-  std::string write_script(const std::string& name, const std::string& body) {
+  std::string write_script(const std::string& name, const std::string& body, const std::string& shell = "/bin/sh") {
     const std::string path = dir_ / name;
-    std::ofstream(path) << "#!/bin/sh\n" << body;
+    std::ofstream(path) << "#!" << shell << "\n" << body;
     ::chmod(path.c_str(), 0755);
     return path;
   }
