@@ -15,8 +15,8 @@
 namespace memloupe::reader {
 namespace {
 
-// Address space reserved for one followed file (no memory: PROT_NONE,
-// MAP_NORESERVE). A recorder writes some 4 bytes per --all event; a file past
+// Address space reserved for one followed file (no memory until it is read
+// into: PROT_NONE, MAP_NORESERVE). A recorder writes some 4 bytes per --all event; a file past
 // this is finalised from the disk after the program ends instead.
 constexpr uint64_t kReserve = uint64_t{64} << 30;
 
@@ -45,15 +45,31 @@ GrowingFile::~GrowingFile() {
   ::close(fd_);
 }
 
-// Maps the file's first `size` bytes over the start of the reserved range
-// (MAP_FIXED replaces the earlier, shorter mapping at the same address; pages
-// past the file's end are never mapped, as touching them would fault).
-std::optional<Error> GrowingFile::map(uint64_t size) {
+// Copies the file's bytes up to `size` into the start of the reserved range,
+// with pread, not a mapping of the file: a page of a file mapping that the
+// file no longer reaches faults with SIGBUS, and another process may shrink
+// the file while it is followed (until 2026-11-26 every command of a traced
+// bash script truncated the script's trace: docs/RECORDER.md, "Children: fork
+// and exec"), which killed memloupe. The copy costs what the mapping's page
+// faults did: the follower reads every byte either way, ~2-4 bytes an event.
+std::optional<Error> GrowingFile::read_to(uint64_t size) {
   if (size > kReserve) return Error{name() + ": the file grew past what can be followed"};
-  if (size <= mapped_) return std::nullopt;
-  if (::mmap(base_, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED)
-    return os_error(name(), "cannot map");
-  mapped_ = size;
+  if (size <= held_) return std::nullopt;
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t committed = (size + page - 1) / page * page;
+  if (committed > committed_) {
+    if (::mprotect(base_ + committed_, committed - committed_, PROT_READ | PROT_WRITE) != 0)
+      return os_error(name(), "cannot make room to read it");
+    committed_ = committed;
+  }
+  for (uint64_t at = held_; at < size;) {
+    const ssize_t n = ::pread(fd_, base_ + at, size - at, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return os_error(name(), "cannot read");
+    if (n == 0) return Error{name() + ": the file shrank while it was followed"};
+    at += static_cast<uint64_t>(n);
+  }
+  held_ = size;
   return std::nullopt;
 }
 
@@ -63,7 +79,7 @@ Expected<bool> GrowingFile::grow() {
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size < size_) return Error{name() + ": the file shrank while it was followed"};
   if (size == size_) return false;
-  if (auto e = map(size)) return *e;
+  if (auto e = read_to(size)) return *e;
   size_ = size;
   // Expose the chunks that are whole: hop from header to header.
   const uint64_t before = exposed_;
@@ -98,7 +114,7 @@ std::optional<Error> GrowingFile::whole() {
   if (::fstat(fd_, &st) != 0) return os_error(name(), "cannot stat");
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size < size_) return Error{name() + ": the file shrank while it was followed"};
-  if (auto e = map(size)) return *e;
+  if (auto e = read_to(size)) return *e;
   size_ = exposed_ = size;
   return std::nullopt;
 }

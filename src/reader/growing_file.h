@@ -28,11 +28,11 @@ class GrowingFile final : public Bytes {
   GrowingFile& operator=(const GrowingFile&) = delete;
 
   std::span<const uint8_t> data() const override { return {base_, exposed_}; }
-  // Maps what was appended and exposes the complete chunks. Returns whether
+  // Reads what was appended and exposes the complete chunks. Returns whether
   // data() grew; an error when the file outgrew the reserved range, shrank, or
-  // cannot be mapped (a follower then gives up and reads the finished file).
+  // cannot be read (a follower then gives up and reads the finished file).
   Expected<bool> grow();
-  // The writer is done: maps and exposes the whole file.
+  // The writer is done: reads and exposes the whole file.
   std::optional<Error> whole();
   // Starts writing to the disk what data() holds and was not started before,
   // without waiting: the finalise's fsync after the program's exit then
@@ -44,11 +44,12 @@ class GrowingFile final : public Bytes {
 
  private:
   GrowingFile(std::string path, int fd, uint8_t* base);
-  std::optional<Error> map(uint64_t size);
+  std::optional<Error> read_to(uint64_t size);  // reads the file up to `size` into base_
 
   int fd_;
-  uint8_t* base_;           // the reserved range; mapped_ bytes of it map the file
-  uint64_t mapped_ = 0;     // a multiple of the page size, or the file's size
+  uint8_t* base_;           // the reserved range; its first held_ bytes hold the file's
+  uint64_t held_ = 0;       // bytes of the file read into base_
+  uint64_t committed_ = 0;  // bytes of the range made readable and writable (whole pages)
   uint64_t exposed_ = 0;    // at a chunk boundary until whole()
   uint64_t size_ = 0;       // of the file when last looked at
   uint64_t written_back_ = 0;  // start_writeback() started the bytes before this

@@ -594,6 +594,35 @@ TEST(GrowingFile, StartsTheWritebackOfTheWholePagesOfTheWholeChunks) {
   EXPECT_EQ(growing.written_back(), bytes.size() / page * page);
 }
 
+// The bytes taken stay readable when another process shrinks the file under
+// them (with a mapping of the file, reading them faulted with SIGBUS: a traced
+// bash script's commands truncated its trace while memloupe followed it), and
+// the next look says what happened.
+TEST(GrowingFile, WhatWasReadStaysReadableWhenTheFileIsTruncated) {
+  TraceBuilder trace(format::Mode::All);
+  for (int chunk = 0; chunk < 3; ++chunk) {
+    for (uint64_t i = 0; i < 3000; ++i) trace.alloc({0x1000u + i * 7919 % 65521, 0x9000u + i}, 1 + i * 31 % 4093, i);
+    trace.flush();
+  }
+  const std::vector<uint8_t>& bytes = trace.bytes();
+  TempDir dir;
+  const std::string path = dir / "growing.trace";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  auto file = reader::GrowingFile::open(path);
+  ASSERT_TRUE(file) << file.error().message;
+  Expected<bool> grown = (*file)->grow();
+  ASSERT_TRUE(grown && *grown);
+  const std::span<const uint8_t> held = (*file)->data();
+  ASSERT_EQ(held.size(), trace.chunk_ends().back());
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  EXPECT_TRUE(std::equal(held.begin(), held.end(), bytes.begin()));
+  grown = (*file)->grow();
+  ASSERT_FALSE(grown);
+  EXPECT_NE(grown.error().message.find("the file shrank while it was followed"), std::string::npos);
+  EXPECT_TRUE((*file)->whole().has_value());
+}
+
 TEST(Finalize, AFollowerOfAFileNeverWrittenSaysSo) {
   TempDir dir;
   FinalizeOptions options;
