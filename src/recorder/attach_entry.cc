@@ -56,7 +56,7 @@ constexpr const char* kHookedNames[] = {
     "_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPv", "_ZdaPvm", "_ZdaPvSt11align_val_t",
     "_ZdaPvmSt11align_val_t", "_ZdaPvRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
     "_exit", "_Exit", "abort", "pthread_setname_np", "execve", "execv", "execvpe", "execvp",
-    "execl", "execle", "execlp", "fexecve", "execveat"};
+    "execl", "execle", "execlp", "fexecve", "execveat", "posix_spawn", "posix_spawnp"};
 constexpr size_t kTableCap = std::size(kHookedNames);
 constinit GotHook g_table[kTableCap];
 constinit size_t g_table_size = 0;

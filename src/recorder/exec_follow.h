@@ -36,15 +36,16 @@ ImageRole image_role(const Config& c, uint32_t pid) noexcept;
 void prepare_environment_for_exec(const Config& c, uint32_t pid) noexcept;
 
 // The environment an exec passes on, made to follow the rule above. The
-// recorder keeps its verdict in `environ` (setenv), but many programs exec with
-// an environment of their own: bash and dash pass on the variables they
-// imported from main's envp, where MEMLOUPE_SESSION_PID is still what
-// `memloupe run` started them with (empty), or absent under a bare
+// recorder keeps its verdict in `environ` (setenv), but a program may exec
+// with an environment of its own: bash defines its own setenv (the library's
+// call at start reaches bash's, before bash has variables) and runs its
+// commands with the variables it imported, where MEMLOUPE_SESSION_PID is
+// still what `memloupe run` started it with (empty), or absent under a bare
 // LD_PRELOAD. The exec'd image, finding no session, took itself for the
 // launched program and truncated the trace while it was being written: every
 // command of a traced shell script did, and `memloupe run` read a damaged
 // trace or died of SIGBUS on its shrunken mapping (until 2026-11-26). So each
-// exec's `envp` is given the verdict here: the session's pid (`session_pid`:
+// exec's (and posix_spawn's) `envp` is given the verdict here: the session's pid (`session_pid`:
 // the traced process's, which a forked child keeps; 0 in an image that does
 // not record, whose own MEMLOUPE_SESSION_PID is passed on), and without
 // follow-exec no MEMLOUPE_OUTPUT. An environment without MEMLOUPE_OUTPUT (`env

@@ -1,5 +1,6 @@
 // Hooks on process and thread events that end or annotate the trace: the exec
-// family, _exit/_Exit, abort, and pthread_setname_np.
+// family (and posix_spawn, whose environment they share a rule for), _exit/_Exit,
+// abort, and pthread_setname_np.
 //
 // exec: the traced image is about to be replaced, so the trace is ended (TraceEnd
 // with EndReason::Exec) and written out first. Ending it is irreversible, so it
@@ -162,6 +163,21 @@ MEMLOUPE_HOOK int execveat(int dirfd, const char* path, char* const argv[], char
   ensure_resolved();
   end_for(EndReason::Exec);
   return with_exec_environment(envp, [&](char* const* e) { return g_real.execveat(dirfd, path, argv, e, flags); });
+}
+
+// posix_spawn execs in its child with glibc's own execve, not the hooked one:
+// its environment is given the session here (the trace goes on: the spawned
+// program is another process). The copy outlives the exec, which posix_spawn
+// waits for.
+MEMLOUPE_HOOK int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
+                              const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
+  ensure_resolved();
+  return with_exec_environment(envp, [&](char* const* e) { return g_real.posix_spawn(pid, path, actions, attr, argv, e); });
+}
+MEMLOUPE_HOOK int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
+                               const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
+  ensure_resolved();
+  return with_exec_environment(envp, [&](char* const* e) { return g_real.posix_spawnp(pid, file, actions, attr, argv, e); });
 }
 
 MEMLOUPE_HOOK void _exit(int status) {

@@ -73,6 +73,8 @@ void resolve_real_funcs() noexcept {
   resolve(r.execvpe, "execvpe");
   resolve(r.fexecve, "fexecve");
   resolve(r.execveat, "execveat");
+  resolve(r.posix_spawn, "posix_spawn");
+  resolve(r.posix_spawnp, "posix_spawnp");
   resolve(r.exit_now, "_exit");
   resolve(r.exit_now_c99, "_Exit");
   resolve(r.abort, "abort");

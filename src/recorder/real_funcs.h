@@ -7,6 +7,8 @@
 // static pool; free() of pool memory is recognised and ignored.
 #pragma once
 
+#include <spawn.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -35,6 +37,10 @@ struct RealFuncs {
   int (*execvpe)(const char*, char* const*, char* const*) = nullptr;
   int (*fexecve)(int, char* const*, char* const*) = nullptr;
   int (*execveat)(int, const char*, char* const*, char* const*, int) = nullptr;
+  int (*posix_spawn)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
+                     char* const*, char* const*) = nullptr;
+  int (*posix_spawnp)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
+                      char* const*, char* const*) = nullptr;
   void (*exit_now)(int) = nullptr;        // _exit
   void (*exit_now_c99)(int) = nullptr;    // _Exit
   void (*abort)() = nullptr;

@@ -90,6 +90,18 @@ TEST_F(ProcessTest, ForkThenExecLeavesTheChildUntraced) {
   complete_trace(files[0], EndReason::Exit);
 }
 
+// Children run with the environment the program started with (bash's commands
+// are): without the session's pid, which the recorder sets in `environ` only,
+// each took itself for a launched program and recorded (exec_follow.h; under
+// `memloupe run`, into the parent's own file, which it truncated).
+TEST_F(ProcessTest, ChildrenRunWithTheFirstEnvironmentAreNotTraced) {
+  const RunResult r = run_both({binary("recorder_process_zoo"), "spawn_with_first_environment"}, env(false));
+  EXPECT_EQ(r.out, "exec child ok\nexec child ok\nparent ok, children 0 0\n") << r.describe();
+  const auto files = traces();
+  ASSERT_EQ(files.size(), 1u) << testing::PrintToString(files);
+  EXPECT_GE(mallocs(complete_trace(files[0], EndReason::Exit)), 2000u);
+}
+
 TEST_F(ProcessTest, FollowForkTracesForkedAndExecedImages) {
   const RunResult r = run_both({binary("recorder_process_zoo"), "fork_exec"}, env(true));
   EXPECT_EQ(r.out, "exec child ok\nparent ok, child 0\n");

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,37 @@ static int do_fork_exec(const char* self) {
     _exit(127);
   }
   printf("parent ok, child %d\n", wait_child(pid));
+  return 0;
+}
+
+// Children run with the environment the process started with (from
+// /proc/self/environ), as bash runs its commands: bash keeps its own variables
+// (its own setenv too), so the session the recorder sets at start never reaches
+// them.
+static int do_spawn_with_first_environment(const char* self) {
+  churn(1000);
+  fflush(stdout);
+  static char block[1 << 16];
+  static char* envp[512];
+  FILE* f = fopen("/proc/self/environ", "r");
+  if (f == NULL) return 1;
+  const size_t n = fread(block, 1, sizeof block - 1, f);
+  fclose(f);
+  size_t count = 0;
+  for (size_t at = 0; at < n && count + 1 < sizeof envp / sizeof *envp; at += strlen(block + at) + 1) envp[count++] = block + at;
+  envp[count] = NULL;
+  char* args[] = {(char*)self, "child", NULL};
+  pid_t pid;
+  if (posix_spawn(&pid, self, NULL, NULL, args, envp) != 0) return 1;
+  const int first = wait_child(pid);
+  pid = fork();
+  if (pid == 0) {
+    execve(self, args, envp);
+    _exit(127);
+  }
+  const int second = wait_child(pid);
+  churn(1000);
+  printf("parent ok, children %d %d\n", first, second);
   return 0;
 }
 
@@ -264,6 +296,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "fork")) return do_fork();
   if (!strcmp(mode, "raw_fork")) return do_raw_fork();
   if (!strcmp(mode, "fork_exec")) return do_fork_exec(argv[0]);
+  if (!strcmp(mode, "spawn_with_first_environment")) return do_spawn_with_first_environment(argv[0]);
   if (!strcmp(mode, "fork_reallocating")) return do_fork_while_reallocating();
   if (!strcmp(mode, "exec_self")) return do_exec_self(argv[0]);
   if (!strcmp(mode, "signal")) return do_signal();
