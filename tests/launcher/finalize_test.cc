@@ -557,12 +557,18 @@ TEST(Finalize, FollowerWakesWhenTheFileGrowsAndWhenAskedToFinish) {
 // What a follower has read goes to the disk while the program runs, in whole
 // pages of whole chunks: the page the writer's next chunk lands in is not
 // written twice, and nothing past what was read.
-TEST(GrowingFile, StartsTheWritebackOfTheWholePagesOfTheWholeChunks) {
+// A trace of `chunks` events chunks of 3,000 allocations each.
+TraceBuilder trace_of_chunks(int chunks) {
   TraceBuilder trace(format::Mode::All);
-  for (int chunk = 0; chunk < 4; ++chunk) {
+  for (int chunk = 0; chunk < chunks; ++chunk) {
     for (uint64_t i = 0; i < 3000; ++i) trace.alloc({0x1000u + i * 7919 % 65521, 0x9000u + i}, 1 + i * 31 % 4093, i);
     trace.flush();
   }
+  return trace;
+}
+
+TEST(GrowingFile, StartsTheWritebackOfTheWholePagesOfTheWholeChunks) {
+  TraceBuilder trace = trace_of_chunks(4);
   const std::vector<uint8_t>& bytes = trace.bytes();
   const std::vector<size_t>& ends = trace.chunk_ends();
   const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -599,11 +605,7 @@ TEST(GrowingFile, StartsTheWritebackOfTheWholePagesOfTheWholeChunks) {
 // bash script's commands truncated its trace while memloupe followed it), and
 // the next look says what happened.
 TEST(GrowingFile, WhatWasReadStaysReadableWhenTheFileIsTruncated) {
-  TraceBuilder trace(format::Mode::All);
-  for (int chunk = 0; chunk < 3; ++chunk) {
-    for (uint64_t i = 0; i < 3000; ++i) trace.alloc({0x1000u + i * 7919 % 65521, 0x9000u + i}, 1 + i * 31 % 4093, i);
-    trace.flush();
-  }
+  TraceBuilder trace = trace_of_chunks(3);
   const std::vector<uint8_t>& bytes = trace.bytes();
   TempDir dir;
   const std::string path = dir / "growing.trace";
