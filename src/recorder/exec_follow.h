@@ -45,10 +45,10 @@ void prepare_environment_for_exec(const Config& c, uint32_t pid) noexcept;
 // launched program and truncated the trace while it was being written: every
 // command of a traced shell script did, and `memloupe run` read a damaged
 // trace or died of SIGBUS on its shrunken mapping (until 2026-11-26). So each
-// exec's (and posix_spawn's) `envp` is given the verdict here: the session's pid (`session_pid`:
-// the traced process's, which a forked child keeps; 0 in an image that does
-// not record, whose own MEMLOUPE_SESSION_PID is passed on), and without
-// follow-exec no MEMLOUPE_OUTPUT. An environment without MEMLOUPE_OUTPUT (`env
+// exec's (and posix_spawn's) `envp` is given the verdict here: the session's
+// pid (`session_pid`: the traced process's, which a forked child keeps; 0 in
+// an image that does not record, whose own MEMLOUPE_SESSION_PID is passed on),
+// and without follow-exec no MEMLOUPE_OUTPUT. An environment without MEMLOUPE_OUTPUT (`env
 // -i`) is left as it is, and so is every one under follow-fork (every image
 // records, none overwrites).
 //

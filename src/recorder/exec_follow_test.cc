@@ -38,7 +38,8 @@ std::vector<std::string> passed_on(const Config& c, uint32_t session_pid, std::v
   std::vector<char*> room(exec_environment_room(envp.data()));
   char entry[kSessionEntry];
   std::vector<std::string> out;
-  for (char* const* e = exec_environment(c, session_pid, envp.data(), room.data(), entry); *e; ++e) out.emplace_back(*e);
+  char* const* passed = exec_environment(c, session_pid, envp.data(), room.data(), entry);
+  for (char* const* e = passed; *e != nullptr; ++e) out.emplace_back(*e);
   return out;
 }
 

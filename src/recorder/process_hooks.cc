@@ -162,7 +162,8 @@ MEMLOUPE_HOOK int execveat(int dirfd, const char* path, char* const argv[], char
                            int flags) {
   ensure_resolved();
   end_for(EndReason::Exec);
-  return with_exec_environment(envp, [&](char* const* e) { return g_real.execveat(dirfd, path, argv, e, flags); });
+  return with_exec_environment(envp,
+                               [&](char* const* e) { return g_real.execveat(dirfd, path, argv, e, flags); });
 }
 
 // posix_spawn execs in its child with glibc's own execve, not the hooked one:
@@ -172,12 +173,14 @@ MEMLOUPE_HOOK int execveat(int dirfd, const char* path, char* const argv[], char
 MEMLOUPE_HOOK int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
                               const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
   ensure_resolved();
-  return with_exec_environment(envp, [&](char* const* e) { return g_real.posix_spawn(pid, path, actions, attr, argv, e); });
+  return with_exec_environment(
+      envp, [&](char* const* e) { return g_real.posix_spawn(pid, path, actions, attr, argv, e); });
 }
 MEMLOUPE_HOOK int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
                                const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
   ensure_resolved();
-  return with_exec_environment(envp, [&](char* const* e) { return g_real.posix_spawnp(pid, file, actions, attr, argv, e); });
+  return with_exec_environment(
+      envp, [&](char* const* e) { return g_real.posix_spawnp(pid, file, actions, attr, argv, e); });
 }
 
 MEMLOUPE_HOOK void _exit(int status) {

@@ -123,7 +123,9 @@ static int do_spawn_with_first_environment(const char* self) {
   const size_t n = fread(block, 1, sizeof block - 1, f);
   fclose(f);
   size_t count = 0;
-  for (size_t at = 0; at < n && count + 1 < sizeof envp / sizeof *envp; at += strlen(block + at) + 1) envp[count++] = block + at;
+  for (size_t at = 0; at < n && count + 1 < sizeof envp / sizeof *envp; at += strlen(block + at) + 1) {
+    envp[count++] = block + at;
+  }
   envp[count] = NULL;
   char* args[] = {(char*)self, "child", NULL};
   pid_t pid;
