@@ -61,19 +61,24 @@ char* const* exec_environment(const Config& c, uint32_t session_pid, char* const
   if (pid == 0) return envp;  // no session known: the exec'd image is the first
   std::memcpy(entry, kSessionVar.data(), kSessionVar.size());
   entry[kSessionVar.size() + format_u64(entry + kSessionVar.size(), pid)] = '\0';
-  bool agrees = false, placed = false;
+  bool changed = false, placed = false;
   for (char* const* e = envp; *e != nullptr; ++e) {
     if (!is(*e, kSessionVar)) {
       room[n++] = *e;
-    } else if (!placed) {  // the first is the one getenv finds; the others are dropped
-      agrees = std::strcmp(*e, entry) == 0;
+    } else if (!placed) {  // the first is the one getenv finds
+      changed |= std::strcmp(*e, entry) != 0;
       room[n++] = entry;
       placed = true;
+    } else {
+      changed = true;  // another, dropped
     }
   }
-  if (!placed) room[n++] = entry;
+  if (!placed) {
+    room[n++] = entry;
+    changed = true;
+  }
   room[n] = nullptr;
-  return agrees && n == exec_environment_room(envp) - 2 ? envp : room;
+  return changed ? room : envp;
 }
 
 }  // namespace memloupe::recorder
