@@ -20,6 +20,11 @@ namespace {
 // this is finalised from the disk after the program ends instead.
 constexpr uint64_t kReserve = uint64_t{64} << 30;
 
+uint64_t page_size() {
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 Error os_error(const std::string& path, const char* what) {
   return Error{path + ": " + what + ": " + std::strerror(errno)};
 }
@@ -55,7 +60,7 @@ GrowingFile::~GrowingFile() {
 std::optional<Error> GrowingFile::read_to(uint64_t size) {
   if (size > kReserve) return Error{name() + ": the file grew past what can be followed"};
   if (size <= held_) return std::nullopt;
-  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t page = page_size();
   const uint64_t committed = (size + page - 1) / page * page;
   if (committed > committed_) {
     if (::mprotect(base_ + committed_, committed - committed_, PROT_READ | PROT_WRITE) != 0)
@@ -101,7 +106,7 @@ Expected<bool> GrowingFile::grow() {
 void GrowingFile::start_writeback() {
   // Whole pages only: the writer's next chunk lands in the last one, which
   // would go to the disk twice (and a write to a page under writeback may wait).
-  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t page = page_size();
   const uint64_t end = exposed_ / page * page;
   if (end <= written_back_) return;
   ::sync_file_range(fd_, static_cast<off_t>(written_back_), static_cast<off_t>(end - written_back_),
