@@ -1,10 +1,13 @@
 #include "cli/run_output.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <memory>
 
@@ -24,6 +27,17 @@ std::string dirname_of(const std::string& path) {
 }
 std::string basename_of(const std::string& path) {
   return std::filesystem::path(path).filename().string();
+}
+
+// Whether a live process's recorder is writing `path`: it holds the file under
+// flock(LOCK_EX) while it does (recorder/trace_output.h, claim()). The lock is
+// taken and given back at once when free.
+bool being_written(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return busy;
 }
 
 }  // namespace
@@ -48,6 +62,11 @@ Expected<OutputPlan> plan_output(const std::string& output, const std::string& p
   } else {
     plan.pattern = path;
     plan.fixed_output = path;
+  }
+  // Its program would run untraced, and its trace, finalised, would replace the file under the writer.
+  if (plan.fixed_output && being_written(*plan.fixed_output)) {
+    return Error{"-o " + output + ": a traced process that is still running writes this file (another "
+                 "`memloupe run`?); give another -o"};
   }
   return plan;
 }

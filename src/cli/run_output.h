@@ -33,7 +33,8 @@ struct OutputPlan {
   std::optional<std::string> fixed_output;  // the launched process's final path, when not pattern-named
 };
 
-// `output` is -o (empty if not given), `program` the program as typed.
+// `output` is -o (empty if not given), `program` the program as typed. An
+// error, too, when a live traced process is writing the file -o names.
 Expected<OutputPlan> plan_output(const std::string& output, const std::string& program,
                                  bool follow_fork);
 

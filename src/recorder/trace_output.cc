@@ -1,6 +1,7 @@
 #include "recorder/trace_output.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -78,7 +79,8 @@ bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on
   constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC;
   for (unsigned n = 0; n < (never_overwrite ? 100 : 1); ++n) {
     if (!numbered(path, n, path_, sizeof(path_))) break;
-    const int fd = open_file(path_, kFlags | (never_overwrite ? O_EXCL : O_TRUNC), 0644);
+    // Not O_TRUNC: the file is emptied only once it is ours (claim()).
+    const int fd = open_file(path_, kFlags | (never_overwrite ? O_EXCL : 0), 0644);
     if (fd >= 0) {
       fd_.reset(fd);
       break;
@@ -90,6 +92,7 @@ bool TraceOutput::open(const char* path, bool never_overwrite, FailureHandler on
     fail(err);
     return false;
   }
+  if (!claim()) return false;
   const long high = sys_call(SYS_fcntl, fd_.get(), F_DUPFD_CLOEXEC, kHighFd);
   if (high >= 0) fd_.reset(static_cast<int>(high));
   identify(fd_.get(), device_, inode_);
@@ -118,6 +121,25 @@ void TraceOutput::write_chunk(std::span<const uint8_t> chunk) noexcept {
 void TraceOutput::drain() noexcept {
   LockGuard io(io_lock_);
   drain_locked();
+}
+
+bool TraceOutput::claim() noexcept {
+  const long locked = sys_call(SYS_flock, fd_.get(), LOCK_EX | LOCK_NB);
+  if (locked == -EWOULDBLOCK) {
+    failed_.store(true, std::memory_order_relaxed);  // reported here, and nothing was written
+    (LogLine() << "trace '" << path_ << "' is being written by another traced process; this one runs untraced")
+        .emit();
+    fd_.reset();
+    return false;
+  }
+  // Any other answer (a file system without locks) leaves the file as it was
+  // before the lock. EINVAL: not a regular file (/dev/full, a pipe), which
+  // O_TRUNC leaves as it is too.
+  if (const long cut = sys_call(SYS_ftruncate, fd_.get(), 0); cut != 0 && cut != -EINVAL) {
+    fail(static_cast<int>(-cut));
+    return false;
+  }
+  return true;
 }
 
 bool TraceOutput::still_our_file() const noexcept {

@@ -38,7 +38,8 @@ class TraceOutput final : public format::ChunkSink {
   static constexpr size_t kMaxPath = 4096;
   using FailureHandler = void (*)() noexcept;
 
-  // Creates (truncating) `path`; with `never_overwrite`, an existing file is kept
+  // Creates (emptying) `path`, unless another live process writes it (claim());
+  // with `never_overwrite`, an existing file is kept
   // and PATH.1, PATH.2, ... tried instead. False after reporting the failure.
   // Events and snapshot chunks are compressed at `zstd_level` (0: written raw);
   // `stream_events`: the events chunks as pieces of one zstd stream
@@ -69,6 +70,15 @@ class TraceOutput final : public format::ChunkSink {
   // Writes one queued record's bytes, as they are or compressed (fail() on an error).
   void write_record(bool compress, std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
   void fail(int err) noexcept;
+  // Takes the file for this process, then empties it. The file is held under
+  // flock(LOCK_EX) for as long as this process writes it (the lock goes with
+  // the descriptor: a fork child's copy is closed, an exec closes it): an
+  // image that would empty a trace another live process is writing runs
+  // untraced instead, whatever its environment says (a program that re-adds
+  // LD_PRELOAD and MEMLOUPE_OUTPUT to a cleaned environment, or execs by the
+  // raw system call, which no hook sees: exec_follow.h). `memloupe run` asks
+  // the same lock before it starts (cli/run_output.h).
+  bool claim() noexcept;
   bool still_our_file() const noexcept;
 
   UniqueFd fd_;

@@ -102,6 +102,25 @@ TEST_F(ProcessTest, ChildrenRunWithTheFirstEnvironmentAreNotTraced) {
   EXPECT_GE(mallocs(complete_trace(files[0], EndReason::Exit)), 2000u);
 }
 
+// A child that starts as a launched program would, with the parent's file
+// for output (its environment rebuilt, its exec unseen by the hooks), must not
+// empty the trace the parent is still writing: it runs untraced (claim() in
+// trace_output.h). Without the lock it truncated the file, and the parent's
+// later chunks landed past a hole.
+TEST_F(ProcessTest, AnImageNeverEmptiesATraceAnotherProcessIsWriting) {
+  const fs::path file = dir_ / "t.trace";
+  std::vector<std::string> e = {"MEMLOUPE_MODE=all", "MEMLOUPE_OUTPUT=" + file.string()};
+  const RunResult r = run_both({binary("recorder_process_zoo"), "exec_raw_with_recorder_variables"}, e,
+                               "memloupe: trace '" + file.string() +
+                                   "' is being written by another traced process; this one runs untraced\n");
+  EXPECT_EQ(r.out, "exec child ok\nparent ok, child 0\n") << r.describe();
+  const auto files = traces();
+  ASSERT_EQ(files.size(), 1u) << testing::PrintToString(files);
+  const TraceData t = complete_trace(file, EndReason::Exit);
+  EXPECT_GE(mallocs(t), 2000u);  // the parent's two rounds
+  EXPECT_LT(mallocs(t), 2100u);  // none of the child's
+}
+
 TEST_F(ProcessTest, FollowForkTracesForkedAndExecedImages) {
   const RunResult r = run_both({binary("recorder_process_zoo"), "fork_exec"}, env(true));
   EXPECT_EQ(r.out, "exec child ok\nparent ok, child 0\n");

@@ -59,6 +59,31 @@ TEST_F(RecorderUse, ABashScriptsCommandsLeaveItsTraceWhole) {
   EXPECT_EQ(f.err.find("warning"), std::string::npos) << f.err;
 }
 
+// A second `memloupe run` onto the file a traced process is still writing
+// (here, run by that process itself) refuses to start: its program would run
+// untraced (the recorder holds the file locked while it writes it:
+// src/recorder/trace_output.h) and its finalised trace would replace the
+// file under the writer. The first run's trace is whole.
+TEST_F(RecorderUse, ASecondRunOntoATraceBeingWrittenRefusesToStart) {
+  const std::string script = write_script(
+      "nested.sh", memloupe_exe() + " run --all -o t.trace -- /bin/true\necho \"inner $?\"\n" +
+                       "exec " + python_executable() + " -c '" + kPythonAllocs + "'\n");
+  const Finished f = run({"run", "--all", "-o", "t.trace", "--", script});
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_EQ(f.out, "inner 1\n");  // a command-line error
+  EXPECT_NE(f.err.find("memloupe: -o t.trace: a traced process that is still running writes this file"),
+            std::string::npos)
+      << f.err;
+  const std::vector<std::string> chain = exec_chain("t.trace");
+  ASSERT_EQ(chain.size(), 2u) << f.err;
+  EXPECT_EQ(chain.size(), traces().size());
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const TraceSummary s = summarize(dir_ / chain[i]);
+    EXPECT_FALSE(s.error) << chain[i] << ": " << s.error.value_or("");
+  }
+  EXPECT_GE(summarize(dir_ / chain.back()).allocs_between(100'000, 100'200), 300u);
+}
+
 TEST_F(RecorderUse, NoFollowExecEndsTheTraceAtTheExecAndWarns) {
   const std::string script = write_script("wrapper.sh", std::string("exec python3 -c '") + kPythonAllocs + "'\n");
   const Finished f = run({"run", "--all", "--no-follow-exec", "-o", "t.trace", "--", script});

@@ -142,6 +142,36 @@ static int do_spawn_with_first_environment(const char* self) {
   return 0;
 }
 
+// A child that execs by the system call itself (no hook sees it) with an
+// environment of the recorder's variables alone, as `env -i LD_PRELOAD=...
+// MEMLOUPE_OUTPUT=... program` would make: nothing tells the new image that a
+// traced process is writing that file.
+static int do_exec_raw_with_recorder_variables(const char* self) {
+  churn(1000);
+  fflush(stdout);
+  static char entries[3][4096];
+  char* envp[4] = {NULL};
+  const char* names[] = {"LD_PRELOAD", "MEMLOUPE_MODE", "MEMLOUPE_OUTPUT"};
+  size_t count = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const char* value = getenv(names[i]);
+    if (value == NULL) continue;
+    snprintf(entries[count], sizeof entries[count], "%s=%s", names[i], value);
+    envp[count] = entries[count];
+    ++count;
+  }
+  char* args[] = {(char*)self, "child", NULL};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    syscall(SYS_execve, self, args, envp);
+    _exit(127);
+  }
+  const int status = wait_child(pid);
+  churn(1000);
+  printf("parent ok, child %d\n", status);
+  return 0;
+}
+
 static int do_exec_self(const char* self) {
   churn(1000);
   printf("before exec\n");
@@ -299,6 +329,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "raw_fork")) return do_raw_fork();
   if (!strcmp(mode, "fork_exec")) return do_fork_exec(argv[0]);
   if (!strcmp(mode, "spawn_with_first_environment")) return do_spawn_with_first_environment(argv[0]);
+  if (!strcmp(mode, "exec_raw_with_recorder_variables")) return do_exec_raw_with_recorder_variables(argv[0]);
   if (!strcmp(mode, "fork_reallocating")) return do_fork_while_reallocating();
   if (!strcmp(mode, "exec_self")) return do_exec_self(argv[0]);
   if (!strcmp(mode, "signal")) return do_signal();
