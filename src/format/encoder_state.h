@@ -304,7 +304,10 @@ struct State {
     const bool more = dt > 0xf;
     *o[Stream::Head]++ = static_cast<uint8_t>(static_cast<unsigned>(code) << kCodeShift |
                                               (more ? kDtMore : 0) | (dt & 0xf));
-    if (more) o[Stream::Time] = put_varint(o[Stream::Time], dt >> kDtInlineBits);
+    if (more) {
+      uint8_t*& p = o[Stream::Time];  // named once (State::alloc says why)
+      p = put_varint(p, dt >> kDtInlineBits);
+    }
   }
 
   // The thread of the event begun: its lane in the column form (a new run in
@@ -329,7 +332,10 @@ struct State {
       if (!walk.place<1>(thread, lane_bound, [this](uint64_t entry) { put_order(entry); }, enter)) return;
     }
     *o[Stream::Head]++ = switch_head(thread);
-    if (thread >= kThreadEscape) o[Stream::Misc] = put_varint(o[Stream::Misc], thread);
+    if (thread >= kThreadEscape) {
+      uint8_t*& p = o[Stream::Misc];
+      p = put_varint(p, thread);
+    }
   }
 
   // Opens an Ext event and writes its header; the event's fields go to the
