@@ -394,12 +394,32 @@ struct State {
     // lookups missed and hashed and copied their frames again.
     const uint64_t key = (bt[0] ^ bt[n > 1 ? 1 : 0] << 7) * 0x9e3779b97f4a7c15ull + n;
     ShortMemo& m = short_memo[key >> (64 - kShortMemoBits)];
-    const size_t bytes = n * sizeof(uint64_t);
-    if (m.n == n && std::memcmp(m.frames, bt.data(), bytes) == 0) return m.hash;
+    if (m.n == n && same_short_frames(m.frames, bt.data(), n)) return m.hash;
     m.hash = backtrace_hash(bt);
     m.n = static_cast<uint32_t>(n);
-    std::memcpy(m.frames, bt.data(), bytes);
+    std::memcpy(m.frames, bt.data(), n * sizeof(uint64_t));
     return m.hash;
+  }
+  // Whether a[0..n) and b[0..n) hold the same frames (1 <= n <= kShortFrames):
+  // the differences folded into one word, unrolled by a jump on n. ~3
+  // instructions a frame; memcmp's call, its set-up and its own work were ~40
+  // an allocation on (a)'s flush thread (loops that folded or compared frame by
+  // frame had not beaten it: docs/RECORDER.md, "The flush thread per record").
+  [[gnu::always_inline]] static bool same_short_frames(const uint64_t* a, const uint64_t* b, size_t n) noexcept {
+    static_assert(kShortFrames == 8);
+    uint64_t d = 0;
+    switch (n) {
+      case 8: d |= a[7] ^ b[7]; [[fallthrough]];
+      case 7: d |= a[6] ^ b[6]; [[fallthrough]];
+      case 6: d |= a[5] ^ b[5]; [[fallthrough]];
+      case 5: d |= a[4] ^ b[4]; [[fallthrough]];
+      case 4: d |= a[3] ^ b[3]; [[fallthrough]];
+      case 3: d |= a[2] ^ b[2]; [[fallthrough]];
+      case 2: d |= a[1] ^ b[1]; [[fallthrough]];
+      case 1: d |= a[0] ^ b[0]; break;
+      default: __builtin_unreachable();  // (no test of the jump's range)
+    }
+    return d == 0;
   }
 
   void address(Out& o, uint8_t* flags_at, uint64_t size, uint64_t addr, unsigned& newest) noexcept;
