@@ -42,7 +42,7 @@ void AddressTable::clear() noexcept {
   map_.reset();
   slots_ = nullptr;
   mask_ = 0;
-  shift_ = kNoSlotsShift;
+  shift_ = 64;
   count_ = 0;
   grow_at_ = 0;
 }

@@ -79,18 +79,15 @@ class AddressTable {
   // Starts loading the slot where a lookup of `address` begins (a hint; the
   // table may grow before the lookup).
   void prefetch(uint64_t address) const noexcept {
+    if (slots_ == nullptr) return;
+    const Entry* e = &slots_[home(address)];
 #if defined(__x86_64__)
     // Not __builtin_prefetch: gcc 12 deems a function whose only effect is that
     // builtin pure and deletes the calls to it (and so every prefetch), once
     // it sits behind a callback. A volatile asm is never deleted.
-    // Without a test for a table not yet mapped (~2 instructions of every
-    // record the consumer looks ahead at): a prefetch never faults, so with
-    // no slots it may name any address (computed as an integer: shift_ is
-    // below 64 then too).
-    const uintptr_t e = reinterpret_cast<uintptr_t>(slots_) + home(address) * sizeof(Entry);
-    asm volatile("prefetcht0 (%0)" : : "r"(e));
+    asm volatile("prefetcht0 %0" : : "m"(*e));
 #else
-    if (slots_ != nullptr) __builtin_prefetch(&slots_[home(address)], 1);
+    __builtin_prefetch(e, 1);
 #endif
   }
   // Calls f(address, value) for every entry (the caller holds the trace lock).
@@ -110,10 +107,9 @@ class AddressTable {
   static constexpr unsigned kInitialBits = 12;  // 4096 slots, 64 KiB
   static constexpr size_t kQuarterLoadSlots = size_t{1} << 17;  // 2 MiB
 
-  static constexpr uint64_t kHashMultiplier = 0x9e3779b97f4a7c15u;
-  // shift_ while there are no slots: any value below 64 (prefetch() shifts by it).
-  static constexpr unsigned kNoSlotsShift = 63;
-  size_t home(uint64_t key) const noexcept { return static_cast<size_t>((key * kHashMultiplier) >> shift_); }
+  size_t home(uint64_t key) const noexcept {
+    return static_cast<size_t>((key * 0x9e3779b97f4a7c15u) >> shift_);
+  }
   bool grow() noexcept;
   // Empties slot i, pulling later members of its probe run back into the hole
   // (remove() empties a slot whose next one is empty itself).
@@ -122,7 +118,7 @@ class AddressTable {
   Mapping map_;
   Entry* slots_ = nullptr;
   size_t mask_ = 0;
-  unsigned shift_ = kNoSlotsShift;
+  unsigned shift_ = 64;
   size_t count_ = 0;
   size_t grow_at_ = 0;  // the count at which insert() grows the table first
 };
