@@ -95,15 +95,25 @@ void encoder_detail::State::backtrace(Out& o, std::span<const uint64_t> bt) noex
     if (r.func != last_alloc_func) flags |= kHasFunc;
     if (r.alignment != 0) flags |= kHasAlign;
     timed(o, Code::Alloc, r.time_ns);
-    flags_at = o[Stream::Word];
-    *o[Stream::Word]++ = flags;
+    uint8_t*& w = o[Stream::Word];
+    flags_at = w;
+    *w++ = flags;
     flags |= kHasSize;
     e = {hash, 0, 0, 0, static_cast<uint16_t>(bt.size()), r.func, true};
   }
-  if (flags & kHasSize) o[Stream::Size] = put_varint(o[Stream::Size], r.size);
-  if (flags & kHasFunc) *o[Stream::Misc]++ = static_cast<uint8_t>(r.func);
-  if (flags & kHasAlign) o[Stream::Misc] = put_varint(o[Stream::Misc], r.alignment);
-  if (flags & kHasSamples) o[Stream::Misc] = put_varint(o[Stream::Misc], r.n_samples);
+  // Each cursor named once (not `o[s] = put_varint(o[s], v)`): Out's
+  // operator[] tests the row form's flag, which gcc loads again after the
+  // bytes' stores, since they may alias it.
+  if (flags & kHasSize) {
+    uint8_t*& p = o[Stream::Size];
+    p = put_varint(p, r.size);
+  }
+  if (flags & (kHasFunc | kHasAlign | kHasSamples)) {
+    uint8_t*& p = o[Stream::Misc];
+    if (flags & kHasFunc) *p++ = static_cast<uint8_t>(r.func);
+    if (flags & kHasAlign) p = put_varint(p, r.alignment);
+    if (flags & kHasSamples) p = put_varint(p, r.n_samples);
+  }
   unsigned newest = AllocHistory::kScan;
   address(o, flags_at, r.size, addr, newest);
   if (!cached) backtrace(o, bt);
@@ -152,7 +162,8 @@ AllocId Encoder::realloc(AllocId old, const AllocRecord& r) noexcept {
   Out& o = st.begin();
   st.switch_to(o, r.thread);
   st.timed(o, Code::ReallocOf, r.time_ns);
-  o[Stream::Ref] = put_varint(o[Stream::Ref], st.history.block_ref(old.value, st.next_id, st.thread));
+  uint8_t*& p = o[Stream::Ref];
+  p = put_varint(p, st.history.block_ref(old.value, st.next_id, st.thread));
   st.history.on_free(old.value, st.next_id, r.func, true, st.thread);
   return st.alloc(o, r);
 }

@@ -316,5 +316,36 @@ TEST(EncoderRoom, ChunksNeverOutgrowTheirBufferWithDeepAllocationsAndLongExtEven
   EXPECT_LE(sink.largest, kChunkHeaderSize + kChunkPayload);
 }
 
+// The open chunk's sure room is the only test most events make (State::begin):
+// a chunk sealed by flush() with room counted for many more events must leave
+// none counted, or the next event is written into the sealed chunk's buffers
+// without a chunk being opened, and lost. Both forms.
+TEST(EncoderRoom, AnEventAfterAFlushOpensAChunkOfItsOwn) {
+  for (const bool columns : {false, true}) {
+    struct CountSink final : ChunkSink {
+      void write_chunk(std::span<const uint8_t>) noexcept override { ++chunks; }
+      size_t chunks = 0;
+    } sink;
+    auto enc = std::make_unique<Encoder>(sink, Mode::All, Encoder::Options{.columns = columns});
+    const std::vector<uint64_t> frames = {0x401000, 0x402000, 0x403000};
+    uint64_t t = 1'000'000;
+    const auto alloc = [&](uint64_t address) {
+      AllocRecord r;
+      r.time_ns = t += 1000;
+      r.size = 48;
+      r.address = address;
+      r.backtrace = frames;
+      enc->alloc(r);
+    };
+    for (uint64_t k = 0; k < 10; ++k) alloc(0x10000 + 64 * k);  // room counted for more events than these
+    enc->flush();
+    EXPECT_EQ(sink.chunks, 1u) << "columns " << columns;
+    alloc(0x20000);
+    enc->flush();
+    EXPECT_EQ(sink.chunks, 2u) << "columns " << columns;
+    EXPECT_EQ(enc->next_id().value, 11u);
+  }
+}
+
 }  // namespace
 }  // namespace memloupe::format

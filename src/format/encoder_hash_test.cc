@@ -129,5 +129,22 @@ TEST(EncoderHash, ShortSitesUnderOneEntryTakeMemoEntriesOfTheirOwn) {
   EXPECT_GE(used, 8u);
 }
 
+// The short memo's compare (State::same_short_frames, unrolled by the depth):
+// equal exactly when the first n frames are, whatever lies past them.
+TEST(EncoderHash, ShortFramesCompareEqualExactlyWhenTheirFirstNAre) {
+  std::mt19937_64 rng(3);
+  for (size_t n = 1; n <= encoder_detail::kShortFrames; ++n) {
+    uint64_t a[encoder_detail::kShortFrames + 2], b[encoder_detail::kShortFrames + 2];
+    for (uint64_t& f : a) f = rng();
+    std::copy(std::begin(a), std::end(a), std::begin(b));
+    EXPECT_TRUE(encoder_detail::State::same_short_frames(a, b, n)) << n;
+    for (size_t i = 0; i < std::size(b); ++i) {
+      b[i] ^= uint64_t{1} << (rng() % 64);
+      EXPECT_EQ(encoder_detail::State::same_short_frames(a, b, n), i >= n) << n << " " << i;
+      b[i] = a[i];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memloupe::format

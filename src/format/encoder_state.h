@@ -147,7 +147,7 @@ struct State {
   uint64_t bytes_written = 0;
   bool columns = false;  // write ChunkType::EventsColumns (Encoder::start)
   bool open = false;     // a chunk has been started (its prefix taken)
-  uint32_t sure_room = 0;  // events the open chunk surely has room for (room())
+  uint32_t sure_room = 0;  // events the open chunk surely has room for (begin(), measure_room()); 0 while none is open
   uint64_t chunk_us = 0, chunk_id = 0;  // the open chunk's prefix
   // The write cursors of the open chunk, kept from event to event (a copy per
   // event cost ~50 instructions); Encoder::start sets out.rows. In the column
@@ -174,13 +174,20 @@ struct State {
   // Makes room for one event and returns where its fields go. Inline, with the
   // chunk's opening out of line: grown by the lanes' set-up, begin() was no
   // longer inlined, and its call cost ~35 instructions an event (callgrind of (b)).
+  // The sure room is the one test of most events: it is 0 whenever no chunk
+  // is open (seal() and open_chunk() zero it), so `open` is tested on the
+  // slow path only (~3 instructions an event fewer).
   [[gnu::always_inline]] Out& begin() noexcept {
-    if (open && !room()) [[unlikely]]
-      seal();
-    if (!open) [[unlikely]]
-      open_chunk();
+    if (sure_room != 0) [[likely]]
+      --sure_room;
+    else
+      begin_slowly();
     ++walk.run;
     return out;
+  }
+  [[gnu::noinline]] void begin_slowly() noexcept {
+    if (open && !measure_room()) seal();
+    if (!open) open_chunk();
   }
   [[gnu::noinline]] void open_chunk() noexcept {
     open = true;
@@ -223,15 +230,9 @@ struct State {
   // instructions per event on the flush thread; once per 63, counting
   // kReserve an event, measure_room was still ~8 instructions a record on
   // (a)). An Ext event may write up to kReserve: ext() measures before it
-  // and makes the event after it measure too.
-  [[gnu::always_inline]] bool room() noexcept {
-    if (sure_room != 0) [[likely]] {
-      --sure_room;
-      return true;
-    }
-    return measure_room();
-  }
-  [[gnu::noinline]] bool measure_room() noexcept {
+  // and makes the event after it measure too. (begin() counts the sure room
+  // down.)
+  bool measure_room() noexcept {
     size_t least;
     if (!columns) {
       least = static_cast<size_t>(b->rows + sizeof(b->rows) - out.at[0]);
@@ -265,6 +266,7 @@ struct State {
   void seal() noexcept {
     if (!open) return;
     open = false;
+    sure_room = 0;
     if (!columns) {
       const size_t len = static_cast<size_t>(out.at[0] - payload());
       if (len <= kEventsPrefix) return;
@@ -304,7 +306,10 @@ struct State {
     const bool more = dt > 0xf;
     *o[Stream::Head]++ = static_cast<uint8_t>(static_cast<unsigned>(code) << kCodeShift |
                                               (more ? kDtMore : 0) | (dt & 0xf));
-    if (more) o[Stream::Time] = put_varint(o[Stream::Time], dt >> kDtInlineBits);
+    if (more) {
+      uint8_t*& p = o[Stream::Time];  // named once (State::alloc says why)
+      p = put_varint(p, dt >> kDtInlineBits);
+    }
   }
 
   // The thread of the event begun: its lane in the column form (a new run in
@@ -329,13 +334,16 @@ struct State {
       if (!walk.place<1>(thread, lane_bound, [this](uint64_t entry) { put_order(entry); }, enter)) return;
     }
     *o[Stream::Head]++ = switch_head(thread);
-    if (thread >= kThreadEscape) o[Stream::Misc] = put_varint(o[Stream::Misc], thread);
+    if (thread >= kThreadEscape) {
+      uint8_t*& p = o[Stream::Misc];
+      p = put_varint(p, thread);
+    }
   }
 
   // Opens an Ext event and writes its header; the event's fields go to the
   // returned cursor, Stream::Misc's.
   uint8_t*& ext(ExtType type, uint64_t time_ns) noexcept {
-    sure_room = 0;  // measured, for up to kReserve bytes (room())
+    sure_room = 0;  // measured, for up to kReserve bytes (measure_room())
     Out& o = begin();
     sure_room = 0;  // and measured again after it
     timed(o, Code::Ext, time_ns);
@@ -386,12 +394,32 @@ struct State {
     // lookups missed and hashed and copied their frames again.
     const uint64_t key = (bt[0] ^ bt[n > 1 ? 1 : 0] << 7) * 0x9e3779b97f4a7c15ull + n;
     ShortMemo& m = short_memo[key >> (64 - kShortMemoBits)];
-    const size_t bytes = n * sizeof(uint64_t);
-    if (m.n == n && std::memcmp(m.frames, bt.data(), bytes) == 0) return m.hash;
+    if (m.n == n && same_short_frames(m.frames, bt.data(), n)) return m.hash;
     m.hash = backtrace_hash(bt);
     m.n = static_cast<uint32_t>(n);
-    std::memcpy(m.frames, bt.data(), bytes);
+    std::memcpy(m.frames, bt.data(), n * sizeof(uint64_t));
     return m.hash;
+  }
+  // Whether a[0..n) and b[0..n) hold the same frames (1 <= n <= kShortFrames):
+  // the differences folded into one word, unrolled by a jump on n. ~3
+  // instructions a frame; memcmp's call, its set-up and its own work were ~40
+  // an allocation on (a)'s flush thread (loops that folded or compared frame by
+  // frame had not beaten it: docs/RECORDER.md, "The flush thread per record").
+  [[gnu::always_inline]] static bool same_short_frames(const uint64_t* a, const uint64_t* b, size_t n) noexcept {
+    static_assert(kShortFrames == 8);
+    uint64_t d = 0;
+    switch (n) {
+      case 8: d |= a[7] ^ b[7]; [[fallthrough]];
+      case 7: d |= a[6] ^ b[6]; [[fallthrough]];
+      case 6: d |= a[5] ^ b[5]; [[fallthrough]];
+      case 5: d |= a[4] ^ b[4]; [[fallthrough]];
+      case 4: d |= a[3] ^ b[3]; [[fallthrough]];
+      case 3: d |= a[2] ^ b[2]; [[fallthrough]];
+      case 2: d |= a[1] ^ b[1]; [[fallthrough]];
+      case 1: d |= a[0] ^ b[0]; break;
+      default: __builtin_unreachable();  // (no test of the jump's range)
+    }
+    return d == 0;
   }
 
   void address(Out& o, uint8_t* flags_at, uint64_t size, uint64_t addr, unsigned& newest) noexcept;
