@@ -61,9 +61,9 @@ class Collector {
   void add_read(const format::Event& e, const reader::Reader& r) {
     if (const auto* alloc = std::get_if<format::Alloc>(&e)) {
       uint32_t fresh;
-      reader::BacktraceKey scratch;
-      const reader::BacktraceKey& key = r.alloc_key_view(fresh, scratch);
-      return add_alloc(e, *alloc, fresh, key);
+      if (const reader::BacktraceKey* key = r.alloc_key_in_place(fresh)) [[likely]]
+        return add_alloc(e, *alloc, fresh, *key);
+      return add_alloc_asking(e, *alloc, r);
     }
     add(e, 0);
   }
@@ -93,6 +93,14 @@ class Collector {
     counted(e);
     if (addon_) addon_->alloc(alloc, key);
     if (fresh != 0 && !alloc.backtrace.empty()) note_frames(alloc.backtrace, fresh);
+  }
+
+  // add_alloc() with the key asked of a reader that keeps none in place.
+  [[gnu::noinline]] void add_alloc_asking(const format::Event& e, const format::Alloc& alloc,
+                                          const reader::Reader& r) {
+    uint32_t fresh;
+    const reader::BacktraceKey key = r.alloc_key(fresh);
+    add_alloc(e, alloc, fresh, key);
   }
 
   // Every kept event, once the tap has seen it: counted, and fed to the snapshots.

@@ -92,12 +92,18 @@ class Reader {
   // otherwise. (The call and the key's copy were ~18 instructions an Alloc
   // of the finaliser's read.)
   const BacktraceKey& alloc_key_view(uint32_t& fresh, BacktraceKey& scratch) const {
-    if (key_source_) [[likely]] {
-      fresh = *fresh_source_;
-      return *key_source_;
-    }
+    if (const BacktraceKey* key = alloc_key_in_place(fresh)) [[likely]] return *key;
     scratch = alloc_key(fresh);
     return scratch;
+  }
+  // The in-place half of alloc_key_view(): the key where the reader keeps it
+  // (and `fresh` set), or nullptr (`fresh` untouched) when it keeps none and
+  // alloc_key() must be asked. A caller that asks only then builds no
+  // scratch key for every Alloc (its four stores were hoisted before the test).
+  const BacktraceKey* alloc_key_in_place(uint32_t& fresh) const {
+    if (!key_source_) [[unlikely]] return nullptr;
+    fresh = *fresh_source_;
+    return key_source_;
   }
   // For a file still being written (reader/growing_file.h): after next()
   // returned nullptr without an error at the end of the bytes, lets the next

@@ -40,23 +40,41 @@ uint32_t TypesAddon::site_of(uint64_t address) {
 
 void TypesAddon::alloc(const format::Alloc& alloc, const reader::BacktraceKey& key) {
   if (alloc.backtrace.empty()) return;
-  uint32_t site;
-  if (key.addon_memo && *key.addon_memo != 0) {
-    site = *key.addon_memo - 1;
-  } else {
-    site = site_of(alloc.backtrace[0]);
-    if (key.addon_memo) *key.addon_memo = site + 1;
+  const uint32_t memo = key.addon_memo ? *key.addon_memo : 0;
+  Sizes& s = sizes_[memo != 0 ? memo - 1 : site_of_key(alloc.backtrace[0], key)];
+  // Most allocations leave the site's gcd as it is: the site's sizes have
+  // no common divisor left (strings: (d)), or the size is the smallest or
+  // largest so far (a site of one size: (a), (b)). Those are taken in here,
+  // the rest out of line (this runs once per allocation of the trace, on the
+  // follower's thread; with all of it inline, each allocation saved and
+  // restored three registers). (The test of the smallest and largest first
+  // costs (d) and (a) what it saves (b).)
+  const uint64_t size = alloc.size;
+  if (s.gcd == 1 || (s.gcd != 0 && (size == s.min || size == s.max))) [[likely]] {
+    s.min = std::min(s.min, size);
+    s.max = std::max(s.max, size);
+    s.bytes += size;
+    return;
   }
-  Sizes& s = sizes_[site];
+  add_size(s, size);
+}
+
+uint32_t TypesAddon::site_of_key(uint64_t address, const reader::BacktraceKey& key) {
+  const uint32_t site = site_of(address);
+  if (key.addon_memo) *key.addon_memo = site + 1;
+  return site;
+}
+
+void TypesAddon::add_size(Sizes& s, uint64_t size) {
   // A size that is a multiple of the gcd so far leaves it (one division
   // instead of Euclid's loop, for the many allocations of one size), and the
   // smallest and largest size seen are (no division, which costs tens of
-  // cycles here, once per allocation of the trace, on the follower's thread).
-  if (s.gcd == 0 || (s.gcd != 1 && alloc.size != s.min && alloc.size != s.max && alloc.size % s.gcd != 0))
-    s.gcd = std::gcd(s.gcd, alloc.size);
-  s.min = std::min(s.min, alloc.size);
-  s.max = std::max(s.max, alloc.size);
-  s.bytes += alloc.size;
+  // cycles).
+  if (s.gcd == 0 || (s.gcd != 1 && size != s.min && size != s.max && size % s.gcd != 0))
+    s.gcd = std::gcd(s.gcd, size);
+  s.min = std::min(s.min, size);
+  s.max = std::max(s.max, size);
+  s.bytes += size;
 }
 
 std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chunks(

@@ -49,6 +49,10 @@ class TypesAddon final : public finalize::FinalizeAddon {
   };
   // The index in sizes_ of the site at `address` (an Alloc's innermost frame).
   [[gnu::noinline]] uint32_t site_of(uint64_t address);
+  // site_of() of an Alloc whose key has no memo of it yet, memoised there.
+  [[gnu::noinline]] uint32_t site_of_key(uint64_t address, const reader::BacktraceKey& key);
+  // Takes in a size that may change the site's gcd (alloc() takes the others).
+  [[gnu::noinline]] static void add_size(Sizes& s, uint64_t size);
 
   std::vector<Sizes> sizes_;                    // one per site
   std::unordered_map<uint64_t, uint32_t> sites_;  // innermost frame -> index in sizes_
