@@ -290,7 +290,13 @@ struct AggregateBuilder::Impl {
   // The series' bucket width is 1 << series_shift ns (widen_series).
   unsigned series_shift = 0;
   uint64_t maxima_seen = 0;
-  std::optional<format::AllocId> peak_so_far;
+  // The allocation at the peak so far (pass 2 as it streams): a freed block
+  // is live at it when its id is at most peak_id and there is one
+  // (at_peak_so_far). Two fields, not an optional: the usual Free's test is
+  // the id's compare alone (an optional's flag was loaded and tested first).
+  uint64_t peak_id = 0;
+  bool has_peak = false;
+  bool at_peak_so_far(uint64_t id) const { return id <= peak_id && has_peak; }
 
   Impl(const reader::SymbolTable& s, const Query& q, const format::TraceInfo& info)
       : symbols(s), keeps_every_alloc(keeps_every(q.filter)) {
@@ -443,9 +449,11 @@ struct AggregateBuilder::Impl {
 
   // Per thread, 1 + the id of its latest allocation (0: none yet), for Aggregate::immediate.
   std::vector<uint64_t> last_alloc;
+  // (`b` is in `live`, inserted after note_alloc(): its thread has a slot
+  // in last_alloc unless its id is past kMaxThreads, a constant's compare
+  // instead of the vector's size per Free.)
   bool freed_before_next_alloc(const format::Free& e, const Block& b) const {
-    return e.thread.value == b.thread && e.thread.value < last_alloc.size() &&
-           last_alloc[e.thread.value] == e.id.value + 1;
+    return e.thread.value == b.thread && b.thread < kMaxThreads && last_alloc[b.thread] == e.id.value + 1;
   }
 
   // Pass 2 as it streams (the follower's), in Mode::All and `tallied` (the
@@ -472,7 +480,8 @@ struct AggregateBuilder::Impl {
     }
     if (ov->new_maxima != maxima_seen) [[unlikely]] {
       maxima_seen = ov->new_maxima;
-      peak_so_far = e.id;
+      peak_id = e.id.value;
+      has_peak = true;
     }
     live.insert(e.id.value, Block{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample});
   }
@@ -516,11 +525,11 @@ struct AggregateBuilder::Impl {
     if (!tallied) [[unlikely]] return on_free_any(t, e);
     Block b;
     if (!live.take(e.id.value, b)) return ov->counted_free(t, nullptr, e.func);
-    if (b.stack != kDropped) {
-      const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-      settle_tallied(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b));
-    }
+    // The Overview's first (neither reads the other's state): the block's
+    // series, settle_tallied()'s last step, then ends the Free, and its rare
+    // out-of-line case is a tail call with nothing to save around it.
     ov->exact_free(t, b.size, b.n_samples, e.func);  // (the block's Count is made of its fields there)
+    if (b.stack != kDropped) settle_tallied(b, t, e.thread.value, at_peak_so_far(e.id.value), freed_before_next_alloc(e, b));
   }
   [[gnu::noinline]] void on_free_any(uint64_t t, const format::Free& e) {
     Block b;
@@ -528,8 +537,7 @@ struct AggregateBuilder::Impl {
     if (streaming) {  // (not `tallied`: on_free's otherwise)
       if (!known) return ov->counted_free(t, nullptr, e.func);
       if (b.stack != kDropped) {
-        const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b));
+        settle(b, t, true, e.thread.value, at_peak_so_far(e.id.value), freed_before_next_alloc(e, b));
       }
       if (a.estimator.exact()) return ov->exact_free(t, b.size, b.n_samples, e.func);
       return ov->estimated_free(t, e.func, b.size, b.n_samples, b.bytes_per_sample);
@@ -583,13 +591,6 @@ struct AggregateBuilder::Impl {
     if (at_peak) [[unlikely]] freed_at_peak(b.stack, b.thread, b.size, b.n_samples);
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
-    StackTally& s = stack_tally[b.stack];
-    if (temp) s.temporary.add(b.size, b.n_samples);
-    if (a.series_buckets > 0) {
-      tally_series(s, b, free_t);  // (s.freed: the sum of its cells', add_stack_tallies)
-    } else {
-      s.freed.add(b.size, b.n_samples);
-    }
     if (thread_metrics(b.thread)) {
       FreedTally& t = thread_tally[b.thread];
       t.freed.add(b.size, b.n_samples);
@@ -597,6 +598,15 @@ struct AggregateBuilder::Impl {
     }
     lifetime_tally[LifetimeHistogram::bucket_of(lifetime)].add(b.size, b.n_samples);
     if (immediate) immediate_tally.add(b.size, b.n_samples);
+    StackTally& s = stack_tally[b.stack];
+    if (temp) s.temporary.add(b.size, b.n_samples);
+    // Last (the Tallies are apart, so their order is free): tally_series()'s
+    // out-of-line case is then a tail call, nothing kept across it.
+    if (a.series_buckets > 0) {
+      tally_series(s, b, free_t);  // (s.freed: the sum of its cells', add_stack_tallies)
+    } else {
+      s.freed.add(b.size, b.n_samples);
+    }
   }
 
   // settle_tallied()'s series: the block allocated in its bucket and freed
@@ -753,7 +763,7 @@ struct AggregateBuilder::Impl {
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = peak(stack_since[i]);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = peak(thread_since[i]);
     live.for_each([&](uint64_t id, const Block& b) {
-      if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
+      if (b.stack != kDropped) settle(b, 0, false, b.thread, at_peak_so_far(id));
     });
   }
 
