@@ -430,6 +430,11 @@ struct AggregateBuilder::Impl {
     return stack;
   }
 
+  // add_interned() of an Alloc the filter may drop.
+  [[gnu::noinline]] void add_filtered(uint64_t t, const format::Alloc& e, uint32_t stack) {
+    on_alloc(t, e, accepts(t, e) ? kept(stack) : std::nullopt);
+  }
+
   // add_interned()'s new stack (out of line: inline, it made every Alloc save registers).
   [[gnu::noinline]] void intern_new(std::span<const uint64_t> frames, [[maybe_unused]] uint32_t stack) {
     // The caller numbers stacks as intern() does, so the ids agree.
@@ -449,6 +454,7 @@ struct AggregateBuilder::Impl {
 
   // Per thread, 1 + the id of its latest allocation (0: none yet), for Aggregate::immediate.
   std::vector<uint64_t> last_alloc;
+  size_t last_alloc_slots = 0;  // last_alloc.size(), tested per Alloc (as thread_slots)
   // (`b` is in `live`, inserted after note_alloc(): its thread has a slot
   // in last_alloc unless its id is past kMaxThreads, a constant's compare
   // instead of the vector's size per Free.)
@@ -486,7 +492,7 @@ struct AggregateBuilder::Impl {
     live.insert(e.id.value, Block{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample});
   }
   void note_alloc(const format::Alloc& e) {
-    if (e.thread.value < last_alloc.size()) [[likely]] {
+    if (e.thread.value < last_alloc_slots) [[likely]] {
       last_alloc[e.thread.value] = e.id.value + 1;
     } else {
       note_new_thread(e);
@@ -499,6 +505,7 @@ struct AggregateBuilder::Impl {
     if (streaming && e.thread.value >= ov->thread_slots) ov->new_thread(e.thread);
     if (e.thread.value < kMaxThreads) {  // (a larger id is damage: no slot, see thread_metrics)
       last_alloc.resize(e.thread.value + 1);
+      last_alloc_slots = last_alloc.size();
       last_alloc[e.thread.value] = e.id.value + 1;
     }
   }
@@ -850,9 +857,10 @@ void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, 
   Impl& s = *impl_;
   if (is_new) [[unlikely]] s.intern_new(frames, stack);
   const uint64_t t = s.clock(alloc.time_ns);
-  std::optional<uint32_t> kept = stack;  // (one on_alloc() inlined here, not one per case)
-  if (!s.keeps_every_alloc) [[unlikely]] kept = s.accepts(t, alloc) ? s.kept(stack) : std::nullopt;
-  s.on_alloc(t, alloc, kept);
+  // (A filter that may drop the block out of line: inline, the optional's
+  // tests and a register stayed in the usual case.)
+  if (!s.keeps_every_alloc) [[unlikely]] return s.add_filtered(t, alloc, stack);
+  s.on_alloc(t, alloc, stack);
 }
 
 bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {

@@ -122,11 +122,12 @@ class LiveTable {
   [[gnu::always_inline]] void insert(uint64_t key, const Value& value) {
     auto& slot = window_[key % kWindow];
     if (key == base_ + kWindow) [[likely]] {
-      step(slot);
+      step(slot);  // (then key is in the window: no test of base_ again)
     } else if (key > base_ + kWindow) {
       advance(key - kWindow + 1);
+    } else if (key < base_) {
+      return old_.insert(key, value);
     }
-    if (key < base_) return old_.insert(key, value);
     if (slot.first == kEmpty) ++in_window_;
     slot = {key, value};
   }
