@@ -642,8 +642,22 @@ struct AggregateBuilder::Impl {
   // (bucket_at() keeps the rule for any other case).
   // (The block's fields, not the Block: a reference made on_free keep its
   // copy of the Block on the stack, stored and loaded again per Free.)
+  // The usual case here, the hint's cell and the stack's last, needs no
+  // frame; the searches and the new cell (tally_series_searched) do: apart,
+  // ~12 instructions fewer a call ((d) calls this for ~half its Frees).
   [[gnu::noinline]] static void tally_series_apart(StackTally& s, uint64_t size, uint32_t n_samples,
                                                    uint32_t allocated, uint32_t freed) {
+    std::vector<TallyCell>& series = s.series;
+    if (s.allocated_hint < series.size() && series[s.allocated_hint].index == allocated &&
+        series.back().index == freed) [[likely]] {
+      series[s.allocated_hint].allocated.add(size, n_samples);
+      series.back().freed.add(size, n_samples);
+      return;
+    }
+    tally_series_searched(s, size, n_samples, allocated, freed);
+  }
+  [[gnu::noinline]] static void tally_series_searched(StackTally& s, uint64_t size, uint32_t n_samples,
+                                                      uint32_t allocated, uint32_t freed) {
     std::vector<TallyCell>& series = s.series;
     if (s.allocated_hint < series.size() && series[s.allocated_hint].index == allocated) {
       series[s.allocated_hint].allocated.add(size, n_samples);
