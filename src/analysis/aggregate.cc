@@ -49,6 +49,25 @@ struct Block {
   uint32_t bytes_per_sample = 0;  // format::Alloc's (0: the header's)
 };
 
+// Block::stack of a window slot without a block (no stack has this id: the
+// table of stacks would need 2^32 - 2 of them first; kDropped is another).
+constexpr uint32_t kVacant = kDropped - 1;
+
+// The Aggregate's window slot: the Block alone, its stack marking a vacant
+// slot (live_table.h), 32 bytes aligned to 32, one line's half; with the id
+// beside it a slot was 40 bytes and half of them spanned two lines, two
+// misses for one Alloc's or Free's block.
+struct alignas(32) BlockSlot {
+  static constexpr bool kKeyless = true;
+  Block value{.stack = kVacant};
+
+  bool holds(uint64_t) const { return value.stack != kVacant; }
+  bool empty() const { return value.stack == kVacant; }
+  void set(uint64_t, const Block& b) { value = b; }
+  void clear() { value.stack = kVacant; }
+};
+static_assert(sizeof(BlockSlot) == 32);
+
 bool live_in(const TimeWindow& w, uint64_t alloc, uint64_t free) {
   return alloc <= w.end_ns && free > w.begin_ns;
 }
@@ -271,12 +290,12 @@ struct AggregateBuilder::Impl {
   std::vector<Metrics> threads;
   // One pass only, by StackTable id / thread id.
   std::vector<PeakTracker> stack_peaks, thread_peaks;
-  // 64 Ki ids (2.5 MiB), not the default 16 Ki: on the suite's (a), whose
+  // 64 Ki ids (2 MiB of BlockSlots), not the default 16 Ki: on the suite's (a), whose
   // consumers free the producers' blocks, 300 k of its 4.02 M blocks outlived
   // a 16 Ki window and moved to the hash part, each an insert that missed the
   // cache (~60% of on_alloc's samples) and a take from there; 212 k with 64 Ki
   // (~20%). (b) and sqlite3 move few either way (docs/RECORDER.md, 2026-11-25).
-  LiveTable<Block, 65536> live;
+  LiveTable<Block, 65536, BlockSlot> live;
   bool peak_passed = false;
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
