@@ -9,8 +9,13 @@
 // each the best of ROUNDS: a clock read per event would cost as much as the
 // index's work) and a CRC-32C of the index it built, so a change to the
 // index's code can be checked to build the same bytes. Under callgrind,
-//   valgrind --tool=callgrind --toggle-collect='memloupe::analysis::*' ...
-// counts the index's instructions alone (callgrind_annotate's total).
+//   valgrind --tool=callgrind --dump-before='*read_once*' index_tap_bench TRACE 1
+// dumps the read with the index (part 2) apart from the read without it (the
+// last part): part 2's inclusive costs of AggregateBuilder::add(const Free&)
+// and add_interned are the index's per-event work, part 2 less the last part
+// the whole index. (Not --toggle-collect='memloupe::analysis::*': callgrind
+// toggles off again entering a nested match, which left out every
+// out-of-line function the per-event ones call.)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -49,6 +49,25 @@ struct Block {
   uint32_t bytes_per_sample = 0;  // format::Alloc's (0: the header's)
 };
 
+// Block::stack of a window slot without a block (no stack has this id: the
+// table of stacks would need 2^32 - 2 of them first; kDropped is another).
+constexpr uint32_t kVacant = kDropped - 1;
+
+// The Aggregate's window slot: the Block alone, its stack marking a vacant
+// slot (live_table.h), 32 bytes aligned to 32, one line's half; with the id
+// beside it a slot was 40 bytes and half of them spanned two lines, two
+// misses for one Alloc's or Free's block.
+struct alignas(32) BlockSlot {
+  static constexpr bool kKeyless = true;
+  Block value{.stack = kVacant};
+
+  bool holds(uint64_t) const { return value.stack != kVacant; }
+  bool empty() const { return value.stack == kVacant; }
+  void set(uint64_t, const Block& b) { value = b; }
+  void clear() { value.stack = kVacant; }
+};
+static_assert(sizeof(BlockSlot) == 32);
+
 bool live_in(const TimeWindow& w, uint64_t alloc, uint64_t free) {
   return alloc <= w.end_ns && free > w.begin_ns;
 }
@@ -271,12 +290,12 @@ struct AggregateBuilder::Impl {
   std::vector<Metrics> threads;
   // One pass only, by StackTable id / thread id.
   std::vector<PeakTracker> stack_peaks, thread_peaks;
-  // 64 Ki ids (2.5 MiB), not the default 16 Ki: on the suite's (a), whose
+  // 64 Ki ids (2 MiB of BlockSlots), not the default 16 Ki: on the suite's (a), whose
   // consumers free the producers' blocks, 300 k of its 4.02 M blocks outlived
   // a 16 Ki window and moved to the hash part, each an insert that missed the
   // cache (~60% of on_alloc's samples) and a take from there; 212 k with 64 Ki
   // (~20%). (b) and sqlite3 move few either way (docs/RECORDER.md, 2026-11-25).
-  LiveTable<Block, 65536> live;
+  LiveTable<Block, 65536, BlockSlot> live;
   bool peak_passed = false;
   // Pass 2 as it streams, by StackTable id / thread id; the peak so far.
   std::vector<PeakSince> stack_since, thread_since;
@@ -290,7 +309,13 @@ struct AggregateBuilder::Impl {
   // The series' bucket width is 1 << series_shift ns (widen_series).
   unsigned series_shift = 0;
   uint64_t maxima_seen = 0;
-  std::optional<format::AllocId> peak_so_far;
+  // The allocation at the peak so far (pass 2 as it streams): a freed block
+  // is live at it when its id is at most peak_id and there is one
+  // (at_peak_so_far). Two fields, not an optional: the usual Free's test is
+  // the id's compare alone (an optional's flag was loaded and tested first).
+  uint64_t peak_id = 0;
+  bool has_peak = false;
+  bool at_peak_so_far(uint64_t id) const { return id <= peak_id && has_peak; }
 
   Impl(const reader::SymbolTable& s, const Query& q, const format::TraceInfo& info)
       : symbols(s), keeps_every_alloc(keeps_every(q.filter)) {
@@ -424,6 +449,11 @@ struct AggregateBuilder::Impl {
     return stack;
   }
 
+  // add_interned() of an Alloc the filter may drop.
+  [[gnu::noinline]] void add_filtered(uint64_t t, const format::Alloc& e, uint32_t stack) {
+    on_alloc(t, e, accepts(t, e) ? kept(stack) : std::nullopt);
+  }
+
   // add_interned()'s new stack (out of line: inline, it made every Alloc save registers).
   [[gnu::noinline]] void intern_new(std::span<const uint64_t> frames, [[maybe_unused]] uint32_t stack) {
     // The caller numbers stacks as intern() does, so the ids agree.
@@ -443,9 +473,12 @@ struct AggregateBuilder::Impl {
 
   // Per thread, 1 + the id of its latest allocation (0: none yet), for Aggregate::immediate.
   std::vector<uint64_t> last_alloc;
+  size_t last_alloc_slots = 0;  // last_alloc.size(), tested per Alloc (as thread_slots)
+  // (`b` is in `live`, inserted after note_alloc(): its thread has a slot
+  // in last_alloc unless its id is past kMaxThreads, a constant's compare
+  // instead of the vector's size per Free.)
   bool freed_before_next_alloc(const format::Free& e, const Block& b) const {
-    return e.thread.value == b.thread && e.thread.value < last_alloc.size() &&
-           last_alloc[e.thread.value] == e.id.value + 1;
+    return e.thread.value == b.thread && b.thread < kMaxThreads && last_alloc[b.thread] == e.id.value + 1;
   }
 
   // Pass 2 as it streams (the follower's), in Mode::All and `tallied` (the
@@ -472,12 +505,13 @@ struct AggregateBuilder::Impl {
     }
     if (ov->new_maxima != maxima_seen) [[unlikely]] {
       maxima_seen = ov->new_maxima;
-      peak_so_far = e.id;
+      peak_id = e.id.value;
+      has_peak = true;
     }
     live.insert(e.id.value, Block{t, e.size, stack.value_or(kDropped), e.thread.value, e.n_samples, e.bytes_per_sample});
   }
   void note_alloc(const format::Alloc& e) {
-    if (e.thread.value < last_alloc.size()) [[likely]] {
+    if (e.thread.value < last_alloc_slots) [[likely]] {
       last_alloc[e.thread.value] = e.id.value + 1;
     } else {
       note_new_thread(e);
@@ -490,6 +524,7 @@ struct AggregateBuilder::Impl {
     if (streaming && e.thread.value >= ov->thread_slots) ov->new_thread(e.thread);
     if (e.thread.value < kMaxThreads) {  // (a larger id is damage: no slot, see thread_metrics)
       last_alloc.resize(e.thread.value + 1);
+      last_alloc_slots = last_alloc.size();
       last_alloc[e.thread.value] = e.id.value + 1;
     }
   }
@@ -516,11 +551,11 @@ struct AggregateBuilder::Impl {
     if (!tallied) [[unlikely]] return on_free_any(t, e);
     Block b;
     if (!live.take(e.id.value, b)) return ov->counted_free(t, nullptr, e.func);
-    if (b.stack != kDropped) {
-      const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-      settle_tallied(b, t, e.thread.value, at_peak, freed_before_next_alloc(e, b));
-    }
+    // The Overview's first (neither reads the other's state): the block's
+    // series, settle_tallied()'s last step, then ends the Free, and its rare
+    // out-of-line case is a tail call with nothing to save around it.
     ov->exact_free(t, b.size, b.n_samples, e.func);  // (the block's Count is made of its fields there)
+    if (b.stack != kDropped) settle_tallied(b, t, e.thread.value, at_peak_so_far(e.id.value), freed_before_next_alloc(e, b));
   }
   [[gnu::noinline]] void on_free_any(uint64_t t, const format::Free& e) {
     Block b;
@@ -528,8 +563,7 @@ struct AggregateBuilder::Impl {
     if (streaming) {  // (not `tallied`: on_free's otherwise)
       if (!known) return ov->counted_free(t, nullptr, e.func);
       if (b.stack != kDropped) {
-        const bool at_peak = peak_so_far && e.id.value <= peak_so_far->value;
-        settle(b, t, true, e.thread.value, at_peak, freed_before_next_alloc(e, b));
+        settle(b, t, true, e.thread.value, at_peak_so_far(e.id.value), freed_before_next_alloc(e, b));
       }
       if (a.estimator.exact()) return ov->exact_free(t, b.size, b.n_samples, e.func);
       return ov->estimated_free(t, e.func, b.size, b.n_samples, b.bytes_per_sample);
@@ -583,13 +617,6 @@ struct AggregateBuilder::Impl {
     if (at_peak) [[unlikely]] freed_at_peak(b.stack, b.thread, b.size, b.n_samples);
     const uint64_t lifetime = free_t - b.time;
     const bool temp = temporary(b, free_thread, lifetime);
-    StackTally& s = stack_tally[b.stack];
-    if (temp) s.temporary.add(b.size, b.n_samples);
-    if (a.series_buckets > 0) {
-      tally_series(s, b, free_t);  // (s.freed: the sum of its cells', add_stack_tallies)
-    } else {
-      s.freed.add(b.size, b.n_samples);
-    }
     if (thread_metrics(b.thread)) {
       FreedTally& t = thread_tally[b.thread];
       t.freed.add(b.size, b.n_samples);
@@ -597,6 +624,15 @@ struct AggregateBuilder::Impl {
     }
     lifetime_tally[LifetimeHistogram::bucket_of(lifetime)].add(b.size, b.n_samples);
     if (immediate) immediate_tally.add(b.size, b.n_samples);
+    StackTally& s = stack_tally[b.stack];
+    if (temp) s.temporary.add(b.size, b.n_samples);
+    // Last (the Tallies are apart, so their order is free): tally_series()'s
+    // out-of-line case is then a tail call, nothing kept across it.
+    if (a.series_buckets > 0) {
+      tally_series(s, b, free_t);  // (s.freed: the sum of its cells', add_stack_tallies)
+    } else {
+      s.freed.add(b.size, b.n_samples);
+    }
   }
 
   // settle_tallied()'s series: the block allocated in its bucket and freed
@@ -625,8 +661,22 @@ struct AggregateBuilder::Impl {
   // (bucket_at() keeps the rule for any other case).
   // (The block's fields, not the Block: a reference made on_free keep its
   // copy of the Block on the stack, stored and loaded again per Free.)
+  // The usual case here, the hint's cell and the stack's last, needs no
+  // frame; the searches and the new cell (tally_series_searched) do: apart,
+  // ~12 instructions fewer a call ((d) calls this for ~half its Frees).
   [[gnu::noinline]] static void tally_series_apart(StackTally& s, uint64_t size, uint32_t n_samples,
                                                    uint32_t allocated, uint32_t freed) {
+    std::vector<TallyCell>& series = s.series;
+    if (s.allocated_hint < series.size() && series[s.allocated_hint].index == allocated &&
+        series.back().index == freed) [[likely]] {
+      series[s.allocated_hint].allocated.add(size, n_samples);
+      series.back().freed.add(size, n_samples);
+      return;
+    }
+    tally_series_searched(s, size, n_samples, allocated, freed);
+  }
+  [[gnu::noinline]] static void tally_series_searched(StackTally& s, uint64_t size, uint32_t n_samples,
+                                                      uint32_t allocated, uint32_t freed) {
     std::vector<TallyCell>& series = s.series;
     if (s.allocated_hint < series.size() && series[s.allocated_hint].index == allocated) {
       series[s.allocated_hint].allocated.add(size, n_samples);
@@ -753,7 +803,7 @@ struct AggregateBuilder::Impl {
     for (size_t i = 0; i < stacks.size(); ++i) stacks[i].metrics[Metric::Peak] = peak(stack_since[i]);
     for (size_t i = 0; i < threads.size(); ++i) threads[i][Metric::Peak] = peak(thread_since[i]);
     live.for_each([&](uint64_t id, const Block& b) {
-      if (b.stack != kDropped) settle(b, 0, false, b.thread, peak_so_far && id <= peak_so_far->value);
+      if (b.stack != kDropped) settle(b, 0, false, b.thread, at_peak_so_far(id));
     });
   }
 
@@ -840,9 +890,10 @@ void AggregateBuilder::add_interned(const format::Alloc& alloc, uint32_t stack, 
   Impl& s = *impl_;
   if (is_new) [[unlikely]] s.intern_new(frames, stack);
   const uint64_t t = s.clock(alloc.time_ns);
-  std::optional<uint32_t> kept = stack;  // (one on_alloc() inlined here, not one per case)
-  if (!s.keeps_every_alloc) [[unlikely]] kept = s.accepts(t, alloc) ? s.kept(stack) : std::nullopt;
-  s.on_alloc(t, alloc, kept);
+  // (A filter that may drop the block out of line: inline, the optional's
+  // tests and a register stayed in the usual case.)
+  if (!s.keeps_every_alloc) [[unlikely]] return s.add_filtered(t, alloc, stack);
+  s.on_alloc(t, alloc, stack);
 }
 
 bool AggregateBuilder::for_each_live(const LiveBlockFn& fn) const {

@@ -743,6 +743,9 @@ TEST(AggregateBuilder, AThreadIdPastTheLimitGetsNoRow) {
   EXPECT_EQ(got.aggregate.totals[Metric::Allocated].bytes, 180u);
   EXPECT_EQ(got.aggregate.totals[Metric::Peak].bytes, 150u);
   ASSERT_EQ(got.aggregate.threads.size(), 1u);
+  // The thread has no slot of its latest allocation either (the streaming
+  // pass's immediate test reads one only below the limit): not immediate.
+  EXPECT_EQ(got.aggregate.immediate.blocks, 0u);
 }
 
 }  // namespace

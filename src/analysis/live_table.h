@@ -108,69 +108,103 @@ class IdHashTable {
   size_t size_ = 0;
 };
 
+// A window slot: the id beside the value (any Value).
+template <class Value>
+struct KeyedSlot {
+  static constexpr bool kKeyless = false;
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  uint64_t key = kEmpty;
+  Value value{};
+
+  // Whether the slot holds `id`, one of the window's ids.
+  bool holds(uint64_t id) const { return key == id; }
+  bool empty() const { return key == kEmpty; }
+  void set(uint64_t id, const Value& v) {
+    key = id;
+    value = v;
+  }
+  void clear() { key = kEmpty; }
+};
+// A window slot may instead keep no id (`Slot::kKeyless`): a slot can only
+// hold the one id of the window that maps to it, so whether it is occupied
+// is enough, marked in the value itself (a 32-byte Block then fills half a
+// cache line, where its slot with the id was 40 bytes, half of them across
+// two lines). The table then tests that an id is in the window before its
+// slot.
+
 // `Window`: kWindow, ids (16 Ki: 640 KiB of slots for a 32-byte value).
-template <class Value, size_t Window = 16384>
+template <class Value, size_t Window = 16384, class Slot = KeyedSlot<Value>>
 class LiveTable {
  public:
   static constexpr size_t kWindow = Window;
+  static_assert((kWindow & (kWindow - 1)) == 0, "for_each's ids: a power of two");
 
-  LiveTable() : window_(kWindow, {kEmpty, Value{}}) {}
+  LiveTable() : window_(kWindow, Slot{}) {}
 
   size_t size() const { return in_window_ + old_.size(); }
 
   // Inserts or overwrites.
   [[gnu::always_inline]] void insert(uint64_t key, const Value& value) {
-    auto& slot = window_[key % kWindow];
+    Slot& slot = window_[key % kWindow];
     if (key == base_ + kWindow) [[likely]] {
-      step(slot);
+      step(slot);  // (then key is in the window: no test of base_ again)
     } else if (key > base_ + kWindow) {
       advance(key - kWindow + 1);
+    } else if (key < base_) {
+      return old_.insert(key, value);
     }
-    if (key < base_) return old_.insert(key, value);
-    if (slot.first == kEmpty) ++in_window_;
-    slot = {key, value};
+    if (slot.empty()) ++in_window_;
+    slot.set(key, value);
   }
 
   Value* find(uint64_t key) {
-    if (key < base_) return old_.find(key);
-    auto& slot = window_[key % kWindow];
-    return slot.first == key ? &slot.second : nullptr;
+    if (outside_window(key)) return key < base_ ? old_.find(key) : nullptr;
+    Slot& slot = window_[key % kWindow];
+    return slot.holds(key) ? &slot.value : nullptr;
   }
 
   // Removes `key` and returns its value through `out`; false if absent.
   [[gnu::always_inline]] bool take(uint64_t key, Value& out) {
-    if (key < base_) return old_.take(key, out);
-    auto& slot = window_[key % kWindow];
-    if (slot.first != key) return false;
-    out = slot.second;
-    slot.first = kEmpty;
+    if (outside_window(key)) return key < base_ && old_.take(key, out);
+    Slot& slot = window_[key % kWindow];
+    if (!slot.holds(key)) return false;
+    out = slot.value;
+    slot.clear();
     --in_window_;
     return true;
   }
 
   template <class F>
   void for_each(F&& f) const {
-    for (const auto& [key, value] : window_) {
-      if (key != kEmpty) f(key, value);
+    for (size_t i = 0; i < kWindow; ++i) {
+      // (The window's id that maps to slot i: base_ + (i - base_) mod kWindow.)
+      if (!window_[i].empty()) f(base_ + ((i - base_) % kWindow), window_[i].value);
     }
     old_.for_each(f);
   }
 
  private:
-  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  // Whether find() and take() look past the window's slots: an id behind it
+  // (old_'s), and for keyless slots one a window ahead or more too (in one
+  // test: the id's distance from base_). A keyed slot tells a later id by
+  // its own.
+  bool outside_window(uint64_t key) const {
+    if constexpr (Slot::kKeyless) return key - base_ >= kWindow;
+    return key < base_;
+  }
 
   // advance(base_ + 1) for the id after the window, the usual case (ids come
   // in order, one per Alloc): the one id the window leaves shares the new id's
   // slot. Inline; the general loop's call and setup were ~15 instructions an
   // Alloc.
-  void step(std::pair<uint64_t, Value>& slot) {
-    if (slot.first == base_) leave(slot);
+  void step(Slot& slot) {
+    if (slot.holds(base_)) leave(base_, slot);
     ++base_;
   }
   // The window leaves a live block behind: to old_.
-  [[gnu::noinline]] void leave(std::pair<uint64_t, Value>& slot) {
-    old_.insert(slot.first, slot.second);
-    slot.first = kEmpty;
+  [[gnu::noinline]] void leave(uint64_t id, Slot& slot) {
+    old_.insert(id, slot.value);
+    slot.clear();
     --in_window_;
   }
 
@@ -178,13 +212,13 @@ class LiveTable {
   [[gnu::noinline]] void advance(uint64_t base) {
     const uint64_t stop = std::min(base, base_ + kWindow);  // each slot is visited at most once
     for (uint64_t id = base_; id < stop; ++id) {
-      auto& slot = window_[id % kWindow];
-      if (slot.first == id) leave(slot);
+      Slot& slot = window_[id % kWindow];
+      if (slot.holds(id)) leave(id, slot);
     }
     base_ = base;
   }
 
-  std::vector<std::pair<uint64_t, Value>> window_;
+  std::vector<Slot> window_;
   uint64_t base_ = 0;
   size_t in_window_ = 0;
   IdHashTable<Value> old_;

@@ -13,6 +13,19 @@ namespace {
 
 using Reference = std::unordered_map<uint64_t, uint64_t>;
 
+// A window slot that keeps no id (as the Aggregate's BlockSlot): its value
+// marks it vacant (no test stores this value).
+struct KeylessSlot {
+  static constexpr bool kKeyless = true;
+  static constexpr uint64_t kVacant = ~uint64_t{0} - 1;
+  uint64_t value = kVacant;
+
+  bool holds(uint64_t) const { return value != kVacant; }
+  bool empty() const { return value == kVacant; }
+  void set(uint64_t, uint64_t v) { value = v; }
+  void clear() { value = kVacant; }
+};
+
 // Takes `key` (maybe absent) from both, which must agree.
 template <class Table>
 void take_from_both(Table& table, Reference& reference, uint64_t key) {
@@ -74,6 +87,13 @@ TEST(LiveTable, BehavesLikeAMapWithAnyWindow) {
   behaves_like_a_map<LiveTable<uint64_t, 65536>>();
 }
 
+// Keyless slots: the same answers (a slot holds only the id of the window
+// that maps to it, so its value's mark is enough).
+TEST(LiveTable, BehavesLikeAMapWithKeylessSlots) {
+  behaves_like_a_map<LiveTable<uint64_t, 64, KeylessSlot>>();
+  behaves_like_a_map<LiveTable<uint64_t, 16384, KeylessSlot>>();
+}
+
 // Keys that share home slots (multiples of every power-of-two capacity apart):
 // long Robin Hood runs, swaps on insertion, shifts on deletion.
 TEST(LiveTable, CollidingKeysBehaveLikeAMap) {
@@ -105,8 +125,9 @@ TEST(LiveTable, CollidingKeysBehaveLikeAMap) {
 // Ids that mostly come one after the other (the window steps on by one, inline)
 // with jumps past the window (the general advance) and a few behind it, as a
 // hand-made trace may have: the same answers as a map, the same live blocks.
-TEST(LiveTable, StepsAndJumpsBehaveLikeAMap) {
-  LiveTable<uint64_t, 64> table;
+template <class Table>
+void steps_and_jumps_behave_like_a_map() {
+  Table table;
   Reference reference;
   std::mt19937_64 rng(11);
   uint64_t next = 0;
@@ -125,10 +146,16 @@ TEST(LiveTable, StepsAndJumpsBehaveLikeAMap) {
   holds_the_same(table, reference);
 }
 
+TEST(LiveTable, StepsAndJumpsBehaveLikeAMap) {
+  steps_and_jumps_behave_like_a_map<LiveTable<uint64_t, 64>>();
+  steps_and_jumps_behave_like_a_map<LiveTable<uint64_t, 64, KeylessSlot>>();
+}
+
 // An id one window past a live one, which shares its slot, is absent, and
 // the walk gives each live block's own id as the window moves on.
-TEST(LiveTable, AnIdAWindowAheadIsNotTheOneInItsSlot) {
-  LiveTable<uint64_t, 64> table;
+template <class Table>
+void an_id_a_window_ahead_is_not_the_one_in_its_slot() {
+  Table table;
   table.insert(5, 50);
   uint64_t out = 0;
   EXPECT_FALSE(table.take(5 + 64, out));
@@ -148,6 +175,11 @@ TEST(LiveTable, AnIdAWindowAheadIsNotTheOneInItsSlot) {
   ASSERT_TRUE(table.take(99, out));
   EXPECT_EQ(out, 990u);
   EXPECT_EQ(table.size(), 39u);
+}
+
+TEST(LiveTable, AnIdAWindowAheadIsNotTheOneInItsSlot) {
+  an_id_a_window_ahead_is_not_the_one_in_its_slot<LiveTable<uint64_t, 64>>();
+  an_id_a_window_ahead_is_not_the_one_in_its_slot<LiveTable<uint64_t, 64, KeylessSlot>>();
 }
 
 TEST(LiveTable, InsertOverwrites) {

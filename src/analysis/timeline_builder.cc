@@ -38,9 +38,10 @@ void BasicTimelineBuilder<V>::halve() {
 template <class V>
 void BasicTimelineBuilder<V>::change_bucket(uint64_t t, V live, V allocated, V freed) {
   bool fresh = false;
+  carry_live();
   Point& bucket = bucket_at(t, fresh);
-  current_ = static_cast<size_t>(t / bucket_ns_);
-  current_end_ = (current_ + 1) * bucket_ns_;
+  current_point_ = &bucket;
+  current_end_ = (t / bucket_ns_ + 1) * bucket_ns_;
   if (fresh && t % bucket_ns_ == 0) bucket.live_max = bucket.live_min = live;
   apply(bucket, live, allocated, freed);
 }
@@ -48,6 +49,7 @@ void BasicTimelineBuilder<V>::change_bucket(uint64_t t, V live, V allocated, V f
 template <class V>
 Timeline BasicTimelineBuilder<V>::finish(uint64_t t) && {
   bool fresh = false;
+  carry_live();
   bucket_at(t, fresh);
   Timeline out;
   out.bucket_ns = bucket_ns_;

@@ -25,6 +25,14 @@ namespace memloupe::analysis {
 template <class V>
 class BasicTimelineBuilder {
  public:
+  // Moved, never copied: current_point_ points into points_' buffer, which a
+  // move keeps and a copy would not.
+  BasicTimelineBuilder() = default;
+  BasicTimelineBuilder(BasicTimelineBuilder&&) noexcept = default;
+  BasicTimelineBuilder& operator=(BasicTimelineBuilder&&) noexcept = default;
+  BasicTimelineBuilder(const BasicTimelineBuilder&) = delete;
+  BasicTimelineBuilder& operator=(const BasicTimelineBuilder&) = delete;
+
   // The heap is `live` bytes from time t on; `allocated`/`freed` bytes changed hands.
   // Inline for the common case, a change in the bucket of the one before
   // (two per Alloc and Free of an `--all` trace: the call was most of its cost).
@@ -33,7 +41,7 @@ class BasicTimelineBuilder {
     // (current_end_ is 0, which no time is below, until change_bucket() made
     // the current bucket: no test of points_ needed.)
     if (t < current_end_) [[likely]] {
-      return apply(points_[current_], live, allocated, freed);
+      return apply(*current_point_, live, allocated, freed);
     }
     change_bucket(t, live, allocated, freed);
   }
@@ -48,8 +56,9 @@ class BasicTimelineBuilder {
   Point& bucket_at(uint64_t t, bool& fresh);
   // change() at a time past the current bucket.
   void change_bucket(uint64_t t, V live, V allocated, V freed);
+  // (The live value is the current bucket's live_end: change_bucket() and
+  // finish() read it there for the buckets they add, one store fewer per change.)
   void apply(Point& b, V live, V allocated, V freed) {
-    live_ = live;
     b.live_end = live;
     b.live_max = std::max(b.live_max, live);
     b.live_min = std::min(b.live_min, live);
@@ -57,13 +66,20 @@ class BasicTimelineBuilder {
     b.freed += freed;
   }
   void halve();
+  // live_ from the latest change's bucket, before bucket_at() adds buckets
+  // carrying it (and may merge that one).
+  void carry_live() {
+    if (current_point_ != nullptr) live_ = current_point_->live_end;
+  }
 
   std::vector<Point> points_;
   uint64_t bucket_ns_ = 1;
-  V live_ = 0;
+  V live_ = 0;  // the live value carried into new buckets (carry_live)
   // The bucket of the latest change and where it ends: most changes land there,
-  // which saves a division.
-  size_t current_ = 0;
+  // which saves a division. A pointer, not an index (the index's load, the
+  // vector's and the multiplication per change); set again where points_
+  // changes (change_bucket).
+  Point* current_point_ = nullptr;
   uint64_t current_end_ = 0;
 };
 
