@@ -48,11 +48,12 @@ uint32_t crc32c_portable(const uint8_t* p, size_t n, uint32_t crc) noexcept {
 namespace {
 
 // a(x) * b(x) modulo the polynomial, in the reflected order (bit 31 is x^0).
+// Without branches: a's bits are the data's, which a predictor cannot guess.
 constexpr uint32_t multiply_mod_poly(uint32_t a, uint32_t b) {
   uint32_t product = 0;
-  for (uint32_t m = uint32_t{1} << 31; m != 0; m >>= 1) {
-    if (a & m) product ^= b;
-    b = (b & 1) ? (b >> 1) ^ kPoly : b >> 1;
+  for (int bit = 31; bit >= 0; --bit) {
+    product ^= b & (0u - ((a >> bit) & 1));
+    b = (b >> 1) ^ (kPoly & (0u - (b & 1)));
   }
   return product;
 }
