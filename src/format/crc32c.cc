@@ -75,8 +75,8 @@ constexpr uint32_t x_to_bytes(size_t bytes) {
 // about 5x the tables' speed, which shows when a whole trace's chunks are checked
 // (the analysis index does that before it answers). The instruction's latency
 // is 3 cycles and its throughput one a cycle: three blocks are run at once and
-// their registers joined, ~3x again on long inputs (the 16 MB of inflated
-// debug files memloupe's cache checks on every run: 2.6 -> ~1 ms).
+// their registers joined, ~2x again on long inputs (the 16 MB of inflated
+// debug files memloupe's cache checks on every run: 1.5 -> 0.7-0.9 ms).
 constexpr size_t kBlock = 4096;
 constexpr uint32_t kPastBlock = x_to_bytes(kBlock);
 
