@@ -31,8 +31,13 @@ namespace memloupe::cli {
 MEMLOUPE_COMMANDS(MEMLOUPE_DECLARE)
 #undef MEMLOUPE_DECLARE
 
-inline constexpr AddCommandFn kCommands[] = {
-#define MEMLOUPE_ENTRY(name) &add_##name##_command,
+struct NamedCommand {
+  const char* name;  // as its add_subcommand names it
+  AddCommandFn add;
+};
+
+inline constexpr NamedCommand kCommands[] = {
+#define MEMLOUPE_ENTRY(name) {#name, &add_##name##_command},
     MEMLOUPE_COMMANDS(MEMLOUPE_ENTRY)
 #undef MEMLOUPE_ENTRY
 };

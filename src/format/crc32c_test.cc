@@ -40,6 +40,23 @@ TEST(Crc32c, InstructionAndTablesAgree) {
   EXPECT_EQ(crc32c_portable(reinterpret_cast<const uint8_t*>("123456789"), 9), 0xE3069283u);
 }
 
+// Long inputs run three blocks at once and join them (crc32c.cc): every
+// length around the multiples of the three blocks, at odd starts and seeds.
+TEST(Crc32c, LongInputsAgreeWithTheTables) {
+  std::vector<uint8_t> data(5 * 3 * 4096 + 64);
+  uint64_t x = 0x243f6a8885a308d3ull;
+  for (uint8_t& b : data) b = static_cast<uint8_t>((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+  for (size_t start : {0u, 1u, 5u})
+    for (size_t blocks = 1; blocks <= 5; ++blocks)
+      for (size_t extra : {0u, 1u, 8u, 13u}) {
+        for (size_t n : {blocks * 3 * 4096 - 1 - extra, blocks * 3 * 4096 + extra}) {
+          const uint8_t* p = data.data() + start;
+          EXPECT_EQ(crc32c(p, n), crc32c_portable(p, n)) << start << " " << n;
+          EXPECT_EQ(crc32c(p, n, 0xdeadbeefu), crc32c_portable(p, n, 0xdeadbeefu)) << start << " " << n;
+        }
+      }
+}
+
 TEST(Crc32c, ChainsAcrossPieces) {
   std::vector<uint8_t> data(1000);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 3);

@@ -19,7 +19,7 @@ DataSymbols::DataSymbols(ElfFile& file) {
     const int type = GELF_ST_TYPE(sym.st_info);
     if (name == nullptr || sym.st_size == 0 || (type != STT_OBJECT && type != STT_TLS)) continue;
     // dwfl reports addresses relative to where the module was reported (bias 0).
-    symbols_.push_back({addr, sym.st_size, demangle(name)});
+    symbols_.push_back({.vaddr = addr, .size = sym.st_size, .mangled = name});
   }
   std::sort(symbols_.begin(), symbols_.end(), [](const DataSymbol& a, const DataSymbol& b) {
     return a.vaddr != b.vaddr ? a.vaddr < b.vaddr : a.size < b.size;
@@ -40,15 +40,19 @@ DataSymbols::DataSymbols(ElfFile& file) {
             [](const DataSection& a, const DataSection& b) { return a.vaddr < b.vaddr; });
 }
 
-const DataSymbol* DataSymbols::symbol_at(uint64_t vaddr) const {
+const DataSymbol* DataSymbols::symbol_at(uint64_t vaddr) {
   // Symbols are few enough per lookup region that a scan back from the first
   // symbol past vaddr is cheap; it finds the smallest enclosing one.
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
                              [](uint64_t v, const DataSymbol& s) { return v < s.vaddr; });
-  const DataSymbol* best = nullptr;
+  DataSymbol* best = nullptr;
   for (int back = 0; it != symbols_.begin() && back < 64; ++back) {
     --it;
     if (vaddr < it->vaddr + it->size && (best == nullptr || it->size < best->size)) best = &*it;
+  }
+  if (best != nullptr && !best->demangled) {
+    best->name = demangle(best->mangled);
+    best->demangled = true;
   }
   return best;
 }

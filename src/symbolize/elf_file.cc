@@ -8,21 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "symbolize/debug_search.h"
 #include "symbolize/file_build_id.h"
 #include "symbolize/inflated_files.h"
 
 namespace memloupe::symbolize {
 namespace {
-
-// elfutils' default place of separate debug files (its default
-// debuginfo_path ":.debug:/usr/lib/debug" looks up build-ids there only).
-constexpr const char* kSystemDebugRoot = "/usr/lib/debug";
-
-// `root`/.build-id/xx/yyyy.debug: where a separate debug file is found by build-id.
-std::string debug_file_path(const std::string& root, std::span<const uint8_t> build_id) {
-  const std::string id = hex(build_id);
-  return root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
-}
 
 // Whether libdw asks find_debuginfo for the module's own separate debug
 // file: it names the module's file and that file's .gnu_debuglink. A dwz file
@@ -45,13 +36,17 @@ bool asks_for_own_debug_file(Dwfl_Module* module, const char* file, const char* 
 // the module's (as elfutils checks); everything else is left to that search,
 // as is the lookup of a dwz file. Not by wrapping the search: it keeps the
 // file it opens for the module, whatever descriptor the callback returns.
+// With no debuginfod server configured, that search is run only when a file
+// it would open is there (debug_search.h: else it finds nothing, and would
+// load libdebuginfod to be told so).
 int find_debuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf_Addr base, const char* file,
                    const char* debuglink, GElf_Word crc, char** debuginfo_file) {
+  const bool own = asks_for_own_debug_file(module, file, debuglink);
   const unsigned char* bits = nullptr;
   GElf_Addr where = 0;
-  const int n = asks_for_own_debug_file(module, file, debuglink) ? dwfl_module_build_id(module, &bits, &where) : 0;
+  const int n = own ? dwfl_module_build_id(module, &bits, &where) : 0;
+  const std::span<const uint8_t> id(bits, static_cast<size_t>(std::max(n, 0)));
   if (auto* inflated = static_cast<InflatedFiles*>(*userdata); inflated != nullptr && n >= 2) {
-    const std::span<const uint8_t> id(bits, static_cast<size_t>(n));
     const std::string path = debug_file_path(kSystemDebugRoot, id);
     if (std::ranges::equal(file_build_id(path), id)) {
       if (const int image = inflated->open_inflated(path); image >= 0) {
@@ -63,6 +58,7 @@ int find_debuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf
       }
     }
   }
+  if (own && !debuginfod_configured() && !local_debug_file_may_exist(file, id, debuglink)) return -1;
   return dwfl_standard_find_debuginfo(module, userdata, name, base, file, debuglink, crc, debuginfo_file);
 }
 

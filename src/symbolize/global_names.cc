@@ -2,11 +2,11 @@
 
 namespace memloupe::symbolize {
 
-const GlobalNamer::Data* GlobalNamer::data_of(const Module& m) { return data_of(symbolizer_.file(m)); }
+GlobalNamer::Data* GlobalNamer::data_of(const Module& m) { return data_of(symbolizer_.file(m)); }
 
 void GlobalNamer::prepare(const Module& m) { data_of(symbolizer_.file_quietly(m)); }
 
-const GlobalNamer::Data* GlobalNamer::data_of(ElfFile* file) {
+GlobalNamer::Data* GlobalNamer::data_of(ElfFile* file) {
   if (file == nullptr) return nullptr;
   auto& slot = data_[file];
   if (!slot) slot.reset(new Data{DataSymbols(*file), GlobalLines(*file, cache_)});  // (clang 14: no make_unique of an aggregate)
@@ -17,7 +17,7 @@ std::optional<format::SnapshotName> GlobalNamer::name(const ModuleMap& modules, 
   const auto m = modules.find_any_time(address);
   if (!m) return std::nullopt;
   const Module& module = modules[*m];
-  const Data* data = data_of(module);
+  Data* data = data_of(module);
   if (data == nullptr) return std::nullopt;
   const uint64_t vaddr = address - module.load_bias;
   if (const DataSymbol* s = data->symbols.symbol_at(vaddr)) {

@@ -41,8 +41,8 @@ class GlobalNamer {
     DataSymbols symbols;
     GlobalLines lines;
   };
-  const Data* data_of(const Module& m);
-  const Data* data_of(ElfFile* file);
+  Data* data_of(const Module& m);
+  Data* data_of(ElfFile* file);
 
   Symbolizer& symbolizer_;
   std::optional<InflatedCache> cache_;

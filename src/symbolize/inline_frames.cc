@@ -235,7 +235,7 @@ const std::string* InlineResolver::symbol_name(uint64_t pc) {
     });
     for (const Raw& r : raw) {
       if (!symbols_.empty() && symbols_.back().start == r.start) continue;
-      symbols_.push_back({r.start, r.size, demangle(r.name)});
+      symbols_.push_back({.start = r.start, .size = r.size, .mangled = r.name});
     }
   }
   auto it = std::ranges::upper_bound(symbols_, pc, {}, &Symbol::start);
@@ -244,6 +244,10 @@ const std::string* InlineResolver::symbol_name(uint64_t pc) {
   // A sized symbol names only its own bytes; an unsized one (assembly labels)
   // names everything up to the next symbol.
   if (it->size != 0 && pc >= it->start + it->size) return nullptr;
+  if (!it->demangled) {
+    it->name = demangle(it->mangled);
+    it->demangled = true;
+  }
   return &it->name;
 }
 

@@ -54,6 +54,27 @@ TEST(CommandLine, HelpAndVersionStillSucceed) {
   EXPECT_NE(version.out.find("memloupe"), std::string::npos);
 }
 
+// main.cc builds only the command argv[1] names: its parse is what it was
+// with every command built (another command's name after it is not a second
+// command), its --help is its own, and a command line without a command still
+// sees them all.
+TEST(CommandLine, TheCommandNamedParsesAsAmongAll) {
+  expect_usage_error("summary " + missing_trace() + " top", "not expected: top");
+  CommandRun r = memloupe("summary summary");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cannot open 'summary'"), std::string::npos) << r.err;
+  CommandRun top = memloupe("top --help");
+  EXPECT_EQ(top.status, 0);
+  EXPECT_NE(top.out.find("--by"), std::string::npos) << top.out;
+  CommandRun help = memloupe("--help");
+  for (const char* command : {"run", "snapshot", "attach", "detach", "live", "symbolize", "info", "summary", "top",
+                              "timeline", "leaks", "retention", "lifetimes", "types", "diff", "report", "export",
+                              "replay", "dump"}) {
+    EXPECT_NE(help.out.find(std::string("\n  ") + command + " "), std::string::npos) << command;
+  }
+  expect_usage_error("Run", "unknown command 'Run'");
+}
+
 TEST(CommandLine, RunRefusesSamplingOutOfBounds) {
   expect_usage_error("run --rate 0 -- /bin/true", "--rate");
   expect_usage_error("run --rate -0.5 -- /bin/true", "--rate");

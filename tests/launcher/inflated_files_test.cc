@@ -141,7 +141,7 @@ TEST(InflatedFiles, LibcDebugFileInflatedOnceForTwoSymbolizers) {
   ElfFile* theirs = by_libdw.file(*module);
   ASSERT_NE(mine, nullptr);
   ASSERT_NE(theirs, nullptr);
-  const DataSymbols my_symbols(*mine), their_symbols(*theirs);
+  DataSymbols my_symbols(*mine), their_symbols(*theirs);
   const GlobalLines my_lines(*mine), their_lines(*theirs);
   const DataSymbol* symbol = their_symbols.symbol_at(global);
   const SourceLine* line = their_lines.at(global);

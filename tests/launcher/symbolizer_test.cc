@@ -12,9 +12,15 @@
 #include <thread>
 
 #include "finalize/symbol_preparer.h"
+#include "symbolize/data_symbols.h"
 #include "markers.h"
 #include "symbolize/loaded_modules.h"
 #include "sites.h"
+
+// A global with a mangled name, for SymbolTableNamesDemangledWhenAsked.
+namespace memloupe_test_globals {
+int named_global[4] = {1, 2, 3, 4};
+}  // namespace memloupe_test_globals
 
 namespace memloupe::symbolize {
 namespace {
@@ -242,6 +248,35 @@ TEST(Symbolizer, UsesSystemDebugInfoForLibc) {
   EXPECT_NE(frames.back().function.find("malloc"), std::string::npos) << frames.back().function;
   EXPECT_EQ(basename_of(frames.back().file), "malloc.c");
   EXPECT_GT(frames.back().line, 0u);
+}
+
+// The names from the symbol tables (a module without DWARF: this program's
+// copy with its debug sections stripped, made at build time) are demangled,
+// when asked for, as they were when the tables were read: C++ names with
+// their parameters, C names as they are, the same again when asked twice.
+TEST(Symbolizer, SymbolTableNamesDemangledWhenAsked) {
+  const auto module = loaded_module_at(reinterpret_cast<uint64_t>(&memloupe_testprog::build_widgets));
+  ASSERT_TRUE(module);
+  auto file = ElfFile::open(module->path + ".nodebug", {}, "/nonexistent");
+  ASSERT_TRUE(file) << file.error().message;
+  const auto vaddr = [&](const void* p) { return reinterpret_cast<uint64_t>(p) - module->load_bias; };
+  const std::vector<uint64_t> pcs = {vaddr(reinterpret_cast<const void*>(&memloupe_testprog::build_widgets)) + 1,
+                                     vaddr(reinterpret_cast<const void*>(&memloupe_testprog::c_allocate)) + 1,
+                                     vaddr(reinterpret_cast<const void*>(&memloupe_testprog::build_widgets)) + 2};
+  const auto frames = (*file)->frames(pcs);
+  ASSERT_EQ(frames.size(), 3u);
+  for (const auto& f : frames) ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(frames[0][0].function, "memloupe_testprog::build_widgets(unsigned long)");
+  EXPECT_EQ(frames[1][0].function, "c_allocate");
+  EXPECT_EQ(frames[2][0].function, frames[0][0].function);
+
+  DataSymbols globals(**file);
+  const DataSymbol* mine = globals.symbol_at(vaddr(&memloupe_test_globals::named_global[1]));
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(mine->name, "memloupe_test_globals::named_global");
+  EXPECT_EQ(mine->size, sizeof memloupe_test_globals::named_global);
+  EXPECT_EQ(globals.symbol_at(vaddr(&memloupe_test_globals::named_global[0])), mine);
+  EXPECT_EQ(mine->name, "memloupe_test_globals::named_global");
 }
 
 }  // namespace
