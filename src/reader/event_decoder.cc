@@ -13,10 +13,10 @@ using S = format::Stream;
 EventDecoder::EventDecoder(const format::TraceInfo& info)
     : addresses_(info.mode == format::Mode::All && info.addresses),
       version_(info.version),
-      loc_(new uint64_t[format::kFrameCacheSize]()),
-      next_(new uint16_t[format::kFrameCacheSize]()),
+      loc_(zeroed_array<uint64_t>(format::kFrameCacheSize)),
+      next_(zeroed_array<uint16_t>(format::kFrameCacheSize)),
       bt_cache_(format::kBtCacheSize),
-      history_(std::make_unique<format::AllocHistory>()),
+      history_(zeroed_object<format::AllocHistory>()),
       unit_ns_(info.time_unit_ns()),
       max_ticks_(~uint64_t{0} / unit_ns_) {
   bt_.reserve(format::kMaxFrames);

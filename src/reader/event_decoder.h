@@ -18,6 +18,7 @@
 #include "reader/cursor.h"
 #include "reader/reader.h"
 #include "reader/streams.h"
+#include "reader/zeroed.h"
 
 namespace memloupe::reader {
 
@@ -127,8 +128,9 @@ class EventDecoder {
   // Version 2: the hash states of prev_outer_'s prefixes.
   format::BacktraceHasher hasher_;
   // Frame cache: the reader never hashes, it only follows slot numbers.
-  std::unique_ptr<uint64_t[]> loc_;
-  std::unique_ptr<uint16_t[]> next_;
+  // (Zeroed: faulted in as used, zeroed.h.)
+  Zeroed<uint64_t[]> loc_;
+  Zeroed<uint16_t[]> next_;
   std::vector<BtEntry> bt_cache_;
   std::array<uint64_t, format::kMaxFrames> prev_outer_{};
   std::array<uint16_t, format::kMaxFrames> prev_slots_{};
@@ -137,7 +139,7 @@ class EventDecoder {
   uint32_t fresh_frames_ = 0;
   uint64_t fillings_ = 0;  // of backtrace-cache slots, so far
   BacktraceKey key_;
-  std::unique_ptr<format::AllocHistory> history_;
+  Zeroed<format::AllocHistory> history_;
   uint64_t unit_ns_;  // ns per tick (TraceInfo::time_unit_ns)
   // The time must stay representable in ns: at most this many ticks (a division
   // per event, once 8% of the decoder's time, when computed in timed()).
