@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 #include <unordered_map>
 #include <utility>
@@ -190,6 +191,49 @@ TEST(LiveTable, InsertOverwrites) {
   EXPECT_EQ(*table.find(5), 2);
   int out = 0;
   EXPECT_FALSE(table.take(6, out));
+}
+
+
+// The walk stops once it has met every block in the window (for_each), yet
+// meets the last slot's, an overwritten one's once, and the hash part's.
+template <class Table>
+void the_walk_meets_every_block() {
+  Table table;
+  for (uint64_t id = 0; id < 64; ++id) table.insert(id, id + 1);
+  uint64_t out = 0;
+  for (uint64_t id = 1; id < 63; ++id) ASSERT_TRUE(table.take(id, out));
+  table.insert(63, 630);  // overwritten: still one block
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
+  table.for_each([&](uint64_t key, uint64_t value) { seen.emplace_back(key, value); });
+  EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}, {63, 630}}));
+  table.insert(64, 640);  // the window moves on: 0 to the hash part, 64 into slot 0
+  seen.clear();
+  table.for_each([&](uint64_t key, uint64_t value) { seen.emplace_back(key, value); });
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}, {63, 630}, {64, 640}}));
+}
+
+TEST(LiveTable, TheWalkMeetsEveryBlock) {
+  the_walk_meets_every_block<LiveTable<uint64_t, 64>>();
+  the_walk_meets_every_block<LiveTable<uint64_t, 64, KeylessSlot>>();
+}
+
+// The window's pages: every slot the value given, a copy its own; one of 2
+// MiB or more starts on a 2 MiB boundary (where a transparent huge page can
+// back it: slot_array.h).
+TEST(SlotArray, HoldsItsValuesOnPagesOfItsOwn) {
+  constexpr size_t kBig = (size_t{2} << 20) / sizeof(uint64_t) + 3;
+  SlotArray<uint64_t> big(kBig, 7);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&big[0]) % (size_t{2} << 20), 0u);
+  for (size_t i = 0; i < kBig; ++i) ASSERT_EQ(big[i], 7u) << i;
+  big[kBig - 1] = 9;
+  const SlotArray<uint64_t> copy = big;
+  big[kBig - 1] = 10;
+  EXPECT_EQ(copy[kBig - 1], 9u);
+  EXPECT_EQ(copy[0], 7u);
+  SlotArray<uint64_t> small(5, 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&small[0]) % 4096, 0u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(small[i], 3u);
 }
 
 }  // namespace
