@@ -1,13 +1,14 @@
 // SlotArray: a fixed array of n copies of a value in pages of its own, for
-// LiveTable's window. The index makes one LiveTable<Block, 64 Ki> (2 MiB) for
-// every trace, however short: as 4 KiB pages that was 512 page faults, each
-// a trap and a page zeroed by the kernel, before the first event (~570 of a
-// trivial `memloupe run`'s ~4,600 faults). An array of 2 MiB and more is
-// mapped on a 2 MiB boundary and madvise(MADV_HUGEPAGE)d, so that where the
-// kernel has transparent huge pages ("always" or "madvise") it is one fault;
-// elsewhere, or when no huge page is free, it is the same pages as before.
-// The slots are reached as through a vector (a base pointer and an index):
-// nothing changes on the per-event path.
+// LiveTable's window. The index makes one LiveTable<Block, 64 Ki> (2 MiB)
+// for every trace, however short: as 4 KiB pages that was 512 page faults,
+// each a trap and a page zeroed by the kernel, before the first event (513
+// of a trivial `memloupe run`'s ~4,600; ~1.5 ms here, 0.1 ms as one huge
+// page). An array of 2 MiB and more is mapped on a 2 MiB boundary and
+// madvise(MADV_HUGEPAGE)d, so that where the kernel has transparent huge
+// pages ("always" or "madvise") it is one fault; elsewhere, or when no huge
+// page is free, it is the same pages as before. The slots are reached as
+// through a vector (a base pointer and an index): nothing changes on the
+// per-event path.
 #pragma once
 
 #include <algorithm>

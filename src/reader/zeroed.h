@@ -1,9 +1,10 @@
 // Zeroed memory from calloc, which leaves it untouched: a large block comes
 // from fresh mmap'd pages (or fresh heap top) that are zero already, so a page
 // is faulted in only when first used. `new T[n]()` and `make_unique<T>()`
-// write every byte up front: the EventDecoder's frame cache and alloc
-// history, ~70 pages, were faulted in by every decoder, however short its
-// trace (a trivial `memloupe run` creates several).
+// write every byte up front: the EventDecoder's frame cache (160 KiB) and
+// alloc history (236 KiB) were written by every decoder, however short its
+// trace (a trivial `memloupe run`: 87 fewer page faults, 0.5 M fewer
+// instructions without it).
 #pragma once
 
 #include <cstddef>
