@@ -176,8 +176,7 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
       recorded = true;
       block.address = reinterpret_cast<uintptr_t>(real());
       block.time_ns = trace_ns_of(block.time_ns);
-      block.backtrace = bt;
-      block.n_samples = sample.n_samples;
+      for_encoder(block, bt, sample);
       out = end_realloc(enc, *old, block, sample, in_traced_process());
     }
   }

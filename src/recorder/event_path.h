@@ -66,6 +66,15 @@ struct Sample {
   uint64_t stale_mean = 0;
 };
 
+// A record of the direct path made the encoder's (staging_ring.h): the
+// writer's, with its backtrace and samples (the ring's consumer sets the
+// backtrace itself, and a ring record has one sample).
+[[gnu::always_inline]] inline void for_encoder(StagedRecord& s, std::span<const uint64_t> bt,
+                                               Sample sample) noexcept {
+  s.backtrace = bt;
+  s.n_samples = sample.n_samples;
+}
+
 // What a committed call did, for the caller's work outside the lock (the
 // program's callbacks), which it gets as an `after(const Applied&)` callable:
 // called after an event written directly, and after a staged one only when
@@ -153,10 +162,8 @@ template <StagedKind K, class After>
   // taken, and gcc keeps it in registers on the staged path instead of
   // building it on the stack for put(). (apply() by value instead cost sampled
   // mode's every_call pairs ~18 ns: docs/RECORDER.md, "The writers' side in `--all` mode".)
-  // It is also the encoder's record (staging_ring.h), with its backtrace.
   StagedRecord copy = s;
-  copy.backtrace = bt;
-  copy.n_samples = sample.n_samples;
+  for_encoder(copy, bt, sample);
   const Applied a = [&] {
     LockGuard g(g_session.lock);
     return apply<K>(trace_encoder(), copy, sample);
