@@ -17,23 +17,6 @@ constinit std::atomic<bool> g_table_failed{false};
 
 namespace {
 
-// The one converter from a call's record to the encoder's. (The encoder writes
-// the address only in --all mode with addresses, so it is passed as it is.)
-format::AllocRecord to_alloc_record(const StagedRecord& s, uint64_t time, std::span<const uint64_t> bt,
-                                    uint32_t n_samples) noexcept {
-  format::AllocRecord rec;
-  rec.thread = ThreadId{s.thread};
-  rec.time_ns = time;
-  rec.size = s.size;
-  rec.address = s.address;
-  rec.alignment = s.alignment;
-  rec.n_samples = n_samples;
-  rec.func = s.func;
-  rec.backtrace = bt;
-  rec.prefix = s.prefix;
-  return rec;
-}
-
 // Under the trace lock: writes the record(s) `write` makes as sampled at
 // `stale_mean` when it is not 0: a RateChange to it before them and one back
 // to the current mean after, so the analysis weighs this one block by the mean
@@ -69,15 +52,14 @@ using event_detail::uses_filter;
   return value;
 }
 
-// Under the trace lock: a new block at `time` (trace ns), if new blocks are
-// recorded now. `traced`: in_traced_process(), asked by the caller.
-[[gnu::always_inline]] inline Applied record_block(format::Encoder& enc, const StagedRecord& s, uint64_t time,
-                                                   std::span<const uint64_t> bt, Sample sample,
+// Under the trace lock: the new block of `s` (its time in trace ns, its
+// backtrace and samples set: it is the encoder's record as it is), if new
+// blocks are recorded now. `traced`: in_traced_process(), asked by the caller.
+[[gnu::always_inline]] inline Applied record_block(format::Encoder& enc, const StagedRecord& s, Sample sample,
                                                    bool traced) noexcept {
   Applied out;
   if (!sampling_in(traced)) return out;
-  out.id = with_mean(enc, ThreadId{s.thread}, time, sample.stale_mean,
-                     [&] { return enc.alloc(to_alloc_record(s, time, bt, sample.n_samples)); });
+  out.id = with_mean(enc, s.thread, s.time_ns, sample.stale_mean, [&] { return enc.alloc(s); });
   out.stored = remember(s.address, table_value(out.id->value, s.func));
   return out;
 }
@@ -85,20 +67,20 @@ using event_detail::uses_filter;
 // Under the trace lock, after a realloc of the recorded block `old_value` (at
 // `s.old_address`) returned `s.address`: the event it makes. A failed call
 // leaves the old block alive; a recorded new block continues it (a linked
-// realloc event); otherwise the old block ends with a free event. `time`: trace ns.
+// realloc event); otherwise the old block ends with a free event. `s` as for
+// record_block.
 [[gnu::always_inline]] inline Applied end_realloc(format::Encoder& enc, uint64_t old_value,
-                                                  const StagedRecord& s, uint64_t time,
-                                                  std::span<const uint64_t> bt, Sample sample,
-                                                  bool traced) noexcept {
+                                                  const StagedRecord& s, Sample sample, bool traced) noexcept {
   const AllocId old_id{old_value & kIdMask};
-  const ThreadId thread{s.thread};
+  const ThreadId thread = s.thread;
+  const uint64_t time = s.time_ns;
   Applied out;
   if (s.address == 0 && s.size != 0) {
     out.stored = remember(s.old_address, old_value);
   } else if (s.address != 0 && s.sampled && sampling_in(traced)) {
     out.ended = old_value;
     out.id = with_mean(enc, thread, time, sample.stale_mean,
-                       [&] { return enc.realloc(old_id, to_alloc_record(s, time, bt, sample.n_samples)); });
+                       [&] { return enc.realloc(old_id, s); });
     out.stored = remember(s.address, table_value(out.id->value, s.func));
   } else {
     out.ended = old_value;
@@ -119,31 +101,31 @@ void prefetch_staged(uint64_t address, uint64_t old_address) noexcept {
 // apply() of a record of kind `kind`: a constant on the direct path (one small
 // function per kind), the record's own in the staged records' consumer, which
 // inlines it (and uses only `stored`, so the rest of the result is not built).
-// `traced`: in_traced_process(), asked by the caller (once per drain);
-// `to_ns`: the converter of the record's stamp (trace_ns_of, or a drain's
-// StampConverter).
+// `s`: its backtrace and samples set, its time the stamp, which this
+// converts in place; `traced`: in_traced_process(), asked by the caller (once
+// per drain); `to_ns`: the converter of the record's stamp (trace_ns_of, or a
+// drain's StampConverter).
 template <class ToNs>
-[[gnu::always_inline]] inline Applied apply_as(StagedKind kind, format::Encoder& enc, const StagedRecord& s,
-                                               std::span<const uint64_t> bt, Sample sample, bool traced,
-                                               const ToNs& to_ns) noexcept {
+[[gnu::always_inline]] inline Applied apply_as(StagedKind kind, format::Encoder& enc, StagedRecord& s,
+                                               Sample sample, bool traced, const ToNs& to_ns) noexcept {
   // Drained after the trace ended, a record only frees its slots. (An Alloc's
   // test is record_block's: sampling() implies tracking().)
   Applied out;
   if (kind != StagedKind::Alloc && !tracking_in(traced)) return out;
   // The slow path's stamp (trace_stamp): its raw ticks are converted here, by
   // the trace lock's holder, not on the program's thread.
-  const uint64_t time = to_ns(s.time_ns);
+  s.time_ns = to_ns(s.time_ns);
   switch (kind) {
     case StagedKind::Alloc:
-      return record_block(enc, s, time, bt, sample, traced);
+      return record_block(enc, s, sample, traced);
     case StagedKind::Free:
       if ((out.ended = take_recorded(s.address)))
-        enc.free(AllocId{*out.ended & kIdMask}, ThreadId{s.thread}, time, s.func);
+        enc.free(AllocId{*out.ended & kIdMask}, s.thread, s.time_ns, s.func);
       return out;
     case StagedKind::Realloc:
       if (const std::optional<uint64_t> old = take_recorded(s.old_address))
-        return end_realloc(enc, *old, s, time, bt, sample, traced);
-      if (s.address != 0 && s.sampled) return record_block(enc, s, time, bt, sample, traced);  // a plain allocation
+        return end_realloc(enc, *old, s, sample, traced);
+      if (s.address != 0 && s.sampled) return record_block(enc, s, sample, traced);  // a plain allocation
       return out;
   }
   return out;
@@ -152,15 +134,12 @@ template <class ToNs>
 }  // namespace
 
 template <StagedKind K>
-Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept {
-  return apply_as(K, enc, s, bt, sample, in_traced_process(), trace_ns_of);
+Applied apply(format::Encoder& enc, StagedRecord& s, Sample sample) noexcept {
+  return apply_as(K, enc, s, sample, in_traced_process(), trace_ns_of);
 }
-template Applied apply<StagedKind::Alloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
-                                          Sample) noexcept;
-template Applied apply<StagedKind::Free>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
-                                         Sample) noexcept;
-template Applied apply<StagedKind::Realloc>(format::Encoder&, const StagedRecord&, std::span<const uint64_t>,
-                                            Sample) noexcept;
+template Applied apply<StagedKind::Alloc>(format::Encoder&, StagedRecord&, Sample) noexcept;
+template Applied apply<StagedKind::Free>(format::Encoder&, StagedRecord&, Sample) noexcept;
+template Applied apply<StagedKind::Realloc>(format::Encoder&, StagedRecord&, Sample) noexcept;
 
 namespace event_detail {
 
@@ -196,7 +175,9 @@ void* record_realloc(ThreadSlot& slot, StagedRecord block, std::span<const uint6
     if (const std::optional<uint64_t> old = tracking() ? take_recorded(block.old_address) : std::nullopt) {
       recorded = true;
       block.address = reinterpret_cast<uintptr_t>(real());
-      out = end_realloc(enc, *old, block, trace_ns_of(block.time_ns), bt, sample, in_traced_process());
+      block.time_ns = trace_ns_of(block.time_ns);
+      for_encoder(block, bt, sample);
+      out = end_realloc(enc, *old, block, sample, in_traced_process());
     }
   }
   realloc_hold.reset();  // record_alloc waits for it
@@ -219,8 +200,10 @@ size_t drain_staged(uint64_t settle_ns) noexcept {
   // record (StampConverter).
   const bool traced = in_traced_process();
   const StampConverter to_ns;
-  const auto consume = [traced, &to_ns](const StagedRecord& s, std::span<const uint64_t> bt) {
-    if (!apply_as(s.kind, g_session.raw_encoder(), s, bt, {}, traced, to_ns).stored)
+  // The drain's record is the encoder's as it is: its backtrace set by the
+  // ring, one sample (the default).
+  const auto consume = [traced, &to_ns](StagedRecord& s, std::span<const uint64_t>) {
+    if (!apply_as(s.kind, g_session.raw_encoder(), s, {}, traced, to_ns).stored)
       event_detail::g_table_failed.store(true, std::memory_order_relaxed);
   };
   const auto ahead = [](uint64_t address, uint64_t old) { prefetch_staged(address, old); };

@@ -66,6 +66,15 @@ struct Sample {
   uint64_t stale_mean = 0;
 };
 
+// A record of the direct path made the encoder's (staging_ring.h): the
+// writer's, with its backtrace and samples (the ring's consumer sets the
+// backtrace itself, and a ring record has one sample).
+[[gnu::always_inline]] inline void for_encoder(StagedRecord& s, std::span<const uint64_t> bt,
+                                               Sample sample) noexcept {
+  s.backtrace = bt;
+  s.n_samples = sample.n_samples;
+}
+
 // What a committed call did, for the caller's work outside the lock (the
 // program's callbacks), which it gets as an `after(const Applied&)` callable:
 // called after an event written directly, and after a staged one only when
@@ -84,7 +93,7 @@ inline StagedRecord call_record(StagedKind kind, const ThreadSlot& slot, format:
   StagedRecord rec;
   rec.kind = kind;
   rec.func = f;
-  rec.thread = slot.thread_id;
+  rec.thread = format::ThreadId{slot.thread_id};
   rec.time_ns = now;
   return rec;
 }
@@ -138,10 +147,11 @@ template <class After>
 
 }  // namespace event_detail
 
-// Under the trace lock, on the direct path: what record `s` (of kind K) does to
-// the table and the trace (nothing once the session is over).
+// Under the trace lock, on the direct path: what record `s` (of kind K; its
+// backtrace and samples set) does to the table and the trace (nothing once the
+// session is over). Converts the record's time in place.
 template <StagedKind K>
-Applied apply(format::Encoder& enc, const StagedRecord& s, std::span<const uint64_t> bt, Sample sample) noexcept;
+Applied apply(format::Encoder& enc, StagedRecord& s, Sample sample) noexcept;
 
 // The one place where --all's staging and the direct way part. `s` is of kind K.
 template <StagedKind K, class After>
@@ -152,10 +162,11 @@ template <StagedKind K, class After>
   // taken, and gcc keeps it in registers on the staged path instead of
   // building it on the stack for put(). (apply() by value instead cost sampled
   // mode's every_call pairs ~18 ns: docs/RECORDER.md, "The writers' side in `--all` mode".)
-  const StagedRecord copy = s;
+  StagedRecord copy = s;
+  for_encoder(copy, bt, sample);
   const Applied a = [&] {
     LockGuard g(g_session.lock);
-    return apply<K>(trace_encoder(), copy, bt, sample);
+    return apply<K>(trace_encoder(), copy, sample);
   }();
   after(a);
 }

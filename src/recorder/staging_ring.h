@@ -33,6 +33,7 @@
 #include <cstring>
 #include <span>
 
+#include "format/encoder.h"
 #include "format/funcs.h"
 #include "format/shared_frames.h"
 #include "recorder/sys.h"
@@ -46,19 +47,23 @@ enum class StagedKind : uint8_t {
   Realloc,  // address (0 if the call failed), old_address, size, alignment, frames
 };
 
-struct StagedRecord {
+// A call as the hooks record it, which is also the encoder's record of its
+// block: the consumer hands it to Encoder::alloc as it is. Its own struct
+// before, it was copied field by field into an AllocRecord for the encoder,
+// and the fields, read from the slot before the look-ahead, were spilled
+// across it and loaded again for the copy: ~25 instructions an allocation
+// (docs/RECORDER.md, "The record read in place"). Read in place, read() stores
+// each field once, where the encoder reads it.
+//   thread, size, address, alignment, func: the call's;
+//   time_ns: trace_stamp() (session.h) until apply() converts it in place;
+//   backtrace: set by the consumer (StagingRing::read), or by the direct
+//     path's caller; prefix: set by the consumer, the outer frames the record
+//     shares with its thread's previous deep record;
+//   n_samples: the direct path's (1 in the ring).
+struct StagedRecord : format::AllocRecord {
   StagedKind kind = StagedKind::Alloc;
-  format::Func func = format::Func::Malloc;
   bool sampled = true;  // Realloc: the new block is recorded (not paused)
-  uint32_t thread = 0;  // format::ThreadId value
-  uint32_t alignment = 0;
-  uint64_t time_ns = 0;  // trace_stamp() (session.h) until the consumer converts it
-  uint64_t address = 0;
-  uint64_t size = 0;
   uint64_t old_address = 0;
-  // Set by the consumer (StagingRing::read), for the encoder: the outer frames
-  // the record shares with its thread's previous deep record.
-  format::SharedPrefix prefix;
 };
 
 // The frames of a thread's last staged backtrace, right-aligned (the outermost at
@@ -193,7 +198,9 @@ class StagingRing {
   }
 
   // Consumer (one at a time: the trace-lock holder). Calls apply(record, frames)
-  // for each published record in ticket order. Stops at a gap unless `settle_ns`
+  // for each published record in ticket order; `record` is the drain's, which
+  // apply() may change (the encoder's time in place), and its backtrace is
+  // `frames`. Stops at a gap unless `settle_ns`
   // is non-zero: then it waits, at most that long per gap, for every ticket issued
   // before the call. Returns the number of records applied.
   //
@@ -213,15 +220,15 @@ class StagingRing {
     uint64_t c = consumed_.load(std::memory_order_relaxed);
     size_t applied = 0;
     uint64_t scratch[kMaxFrames];
-    std::span<const uint64_t> frames;
     // Records in [c, ahead_end) have been handed to ahead(); `ahead_n` of them.
     uint64_t ahead_end = c;
     uint64_t ahead_n = 0;
+    // One record for all passes, in memory: read() stores its fields where
+    // the encoder reads them. (A new one per pass was cleared whole each time,
+    // by a `rep stos` of 12 words.)
+    StagedRecord r;
     for (;;) {
-      // A record per pass: its fields can stay in registers from the slot to
-      // apply() (only its prefix is stored, by gather()).
-      StagedRecord r;
-      const size_t used = read(c, r, frames, scratch);
+      const size_t used = read(c, r, scratch);
       if (used == 0) {
         if (c >= until) break;
         // Sleepers may have room by now, while this gap's writer (preempted)
@@ -237,7 +244,7 @@ class StagingRing {
         ahead_end = next;
       }
       for (size_t k; ahead_n < kLookahead && (k = peek(ahead_end, ahead)) != 0; ++ahead_n) ahead_end += k;
-      apply(r, frames);
+      apply(r, r.backtrace);
       c = next;
       // Slots are freed in batches, so that the line writers read stays shared
       // most of the time.
@@ -282,7 +289,7 @@ class StagingRing {
     Slot& head = slot(t);
     uint64_t* w = head.words;
     w[kFlagsWord] = static_cast<uint64_t>(r.kind) | uint64_t{static_cast<uint8_t>(r.func)} << 8 |
-                    uint64_t{r.sampled} << 16 | uint64_t{own.size()} << 17 | uint64_t{r.thread} << 32;
+                    uint64_t{r.sampled} << 16 | uint64_t{own.size()} << 17 | uint64_t{r.thread.value} << 32;
     w[kAlignmentWord] = r.alignment | uint64_t{shared} << 32 | uint64_t{generation_} << 48;
     w[kTimeWord] = r.time_ns;
     w[kAddressWord] = r.address;
@@ -297,16 +304,16 @@ class StagingRing {
   }
   // write()'s frames of a record that takes more than its head slot.
   void write_more(uint64_t t, std::span<const uint64_t> own) noexcept;
-  // The record with ticket t, if published: the slots it takes, else 0. Its frames
-  // stay in the slot when they are all there and fit (the common case for
+  // The record with ticket t, if published, into `r` (all but n_samples,
+  // which the ring does not carry): the slots it takes,
+  // else 0. Its frames (r.backtrace) stay in the slot when they are all there and fit (the common case for
   // shallow stacks), else they are gathered into `scratch` or, for a record with
   // shared frames, into the consumer's StagedFrames.
   // Inline, and the frames' copying out of line (gather): the call, its
   // register saves and the record's fields passed through memory had cost ~30
   // instructions per record on bench_alloc_mt, whose records nearly all take
   // the first branch.
-  [[gnu::always_inline]] size_t read(uint64_t t, StagedRecord& r, std::span<const uint64_t>& frames,
-                                     uint64_t* scratch) noexcept {
+  [[gnu::always_inline]] size_t read(uint64_t t, StagedRecord& r, uint64_t* scratch) noexcept {
     Slot& head = slot(t);
     if (head.published.load(std::memory_order_acquire) != t + 1) return 0;
     const uint64_t* w = head.words;
@@ -315,7 +322,7 @@ class StagingRing {
     r.func = static_cast<format::Func>((flags >> 8) & 0xff);
     r.sampled = (flags >> 16) & 1;
     const auto n = static_cast<size_t>((flags >> 17) & 0x7fff);
-    r.thread = static_cast<uint32_t>(flags >> 32);
+    r.thread = format::ThreadId{static_cast<uint32_t>(flags >> 32)};
     const uint64_t alignment_word = w[kAlignmentWord];
     r.alignment = static_cast<uint32_t>(alignment_word);
     r.time_ns = w[kTimeWord];
@@ -323,14 +330,10 @@ class StagingRing {
     r.size = w[kSizeWord];
     r.old_address = w[kOldAddressWord];
     r.prefix = {};
-    if (w[kFramesWord] == 0 && n <= kHeadFrames) {
-      frames = {w + kHeadWords, n};
-    } else {
-      // Through a local: a record whose address escaped would be kept in memory.
-      format::SharedPrefix prefix;
-      frames = gather(t, prefix, n, (alignment_word >> 32) & 0xffff, scratch);
-      r.prefix = prefix;
-    }
+    if (w[kFramesWord] == 0 && n <= kHeadFrames)
+      r.backtrace = {w + kHeadWords, n};
+    else
+      r.backtrace = gather(t, r.prefix, n, (alignment_word >> 32) & 0xffff, scratch);
     return slots_for(n);
   }
   // read()'s frames when they are not all in the head slot, or the record

@@ -19,7 +19,7 @@ StagedRecord make(uint32_t writer, uint64_t seq, std::vector<uint64_t>& frames) 
   r.kind = static_cast<StagedKind>(seq % 3);
   r.func = static_cast<format::Func>(seq % format::kFuncCount);
   r.sampled = seq % 2 == 0;
-  r.thread = writer;
+  r.thread = format::ThreadId{writer};
   r.alignment = static_cast<uint32_t>(seq % 7) * 16;
   r.time_ns = seq * 1000 + writer;
   r.address = 0x10000 + seq * 64;
@@ -34,7 +34,7 @@ void expect_same(const StagedRecord& a, const StagedRecord& b) {
   EXPECT_EQ(a.kind, b.kind);
   EXPECT_EQ(a.func, b.func);
   EXPECT_EQ(a.sampled, b.sampled);
-  EXPECT_EQ(a.thread, b.thread);
+  EXPECT_EQ(a.thread.value, b.thread.value);
   EXPECT_EQ(a.alignment, b.alignment);
   EXPECT_EQ(a.time_ns, b.time_ns);
   EXPECT_EQ(a.address, b.address);
@@ -54,7 +54,7 @@ struct WriterRecords {
   }
   void check(const StagedRecord& got, std::span<const uint64_t> got_frames) {
     std::vector<uint64_t> want_frames;
-    const StagedRecord want = record(got.thread, next.at(got.thread)++, want_frames);
+    const StagedRecord want = record(got.thread.value, next.at(got.thread.value)++, want_frames);
     bad += got.time_ns != want.time_ns || got.address != want.address ||
            !std::equal(got_frames.begin(), got_frames.end(), want_frames.begin(), want_frames.end());
     ++records;
@@ -142,7 +142,7 @@ TEST(StagingRingTest, SharedOuterFramesRoundTrip) {
       EXPECT_EQ(r.prefix.chain, 0u);
       return;
     }
-    const uint32_t w = r.thread;
+    const uint32_t w = r.thread.value;
     EXPECT_EQ(r.prefix.chain, reinterpret_cast<uintptr_t>(&mine[w]));
     EXPECT_EQ(r.prefix.seq, prev_seq[w] + 1);
     ASSERT_LE(r.prefix.shared, std::min(frames.size(), prev_deep[w].size()));
@@ -173,7 +173,7 @@ TEST(StagingRingTest, SharedOuterFramesRoundTrip) {
       if (frames.size() > StagingRing::kMaxFrames) frames.resize(StagingRing::kMaxFrames);
       StagedRecord r;
       r.size = want.size();
-      r.thread = static_cast<uint32_t>(w);
+      r.thread = format::ThreadId{static_cast<uint32_t>(w)};
       want.push_back(frames);
       StagedFrames* with = frames.size() > StagingRing::kHeadFrames ? &mine[w] : nullptr;
       ring.put(r, frames, [&] { return ring.drain(check, 0) != 0; }, with);
