@@ -8,6 +8,7 @@
 #include "recorder/exec_follow.h"
 #include "recorder/flush_thread.h"
 #include "recorder/map_hooks.h"
+#include "recorder/module_walk_gate.h"
 #include "recorder/recorder.h"
 #include "recorder/session.h"
 #include "recorder/snapshot/snapshot.h"
@@ -24,7 +25,12 @@ void on_exit_handler() {
   end_session(format::EndReason::Exit);
 }
 
+void on_fork_prepare() { close_module_walks_for_fork(); }
+
+void on_fork_parent() { open_module_walks_after_fork(/*in_child=*/false); }
+
 void on_fork_child() {
+  open_module_walks_after_fork(/*in_child=*/true);
   if (restart_in_fork_child(t_state)) start_flush_thread();
 }
 
@@ -50,7 +56,7 @@ __attribute__((constructor)) void on_library_load() {
 
 void install_process_handlers() noexcept {
   if (g_handlers_installed.exchange(true, std::memory_order_acq_rel)) return;
-  pthread_atfork(nullptr, nullptr, on_fork_child);
+  pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
   std::atexit(on_exit_handler);
 }
 

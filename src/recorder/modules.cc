@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "recorder/event_path.h"
+#include "recorder/module_walk_gate.h"
 #include "recorder/session.h"
 #include "recorder/unwind/unwind.h"
 
@@ -216,14 +217,17 @@ void on_modules_changed(void (*callback)() noexcept) noexcept {
 bool sync_modules(bool force) noexcept {
   if (!tracking()) return false;
   uint64_t counters[2] = {0, 0};
-  dl_iterate_phdr(read_counters, counters);
+  if (!gated_module_walk(read_counters, counters)) return false;
   if (!force && counters[0] == g_seen_adds.load(std::memory_order_relaxed) &&
       counters[1] == g_seen_subs.load(std::memory_order_relaxed))
     return false;
   if (!g_lock.try_lock()) return false;  // someone else is rescanning
   g_scan.count = 0;
   g_scan.paths_used = 0;
-  dl_iterate_phdr(scan_one, &g_scan);
+  if (!gated_module_walk(scan_one, &g_scan)) {
+    g_lock.unlock();
+    return false;
+  }
   bool changed;
   {
     LockGuard trace(g_session.lock);
