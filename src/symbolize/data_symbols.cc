@@ -50,10 +50,7 @@ const DataSymbol* DataSymbols::symbol_at(uint64_t vaddr) {
     --it;
     if (vaddr < it->vaddr + it->size && (best == nullptr || it->size < best->size)) best = &*it;
   }
-  if (best != nullptr && !best->demangled) {
-    best->name = demangle(best->mangled);
-    best->demangled = true;
-  }
+  if (best != nullptr) demangle_once(best->mangled, best->name);
   return best;
 }
 

@@ -16,9 +16,8 @@ namespace memloupe::symbolize {
 struct DataSymbol {
   uint64_t vaddr = 0;  // ELF virtual address
   uint64_t size = 0;
-  std::string name;    // demangled (by symbol_at)
-  const char* mangled = nullptr;  // in the module's symbol table (libdw's, alive as the ElfFile)
-  bool demangled = false;
+  std::string name;    // demangled (by symbol_at: demangle_once)
+  const char* mangled = nullptr;  // in the module's symbol table (libdw's, alive as the ElfFile); null once demangled
 };
 
 struct DataSection {

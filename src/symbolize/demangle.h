@@ -11,4 +11,17 @@ namespace memloupe::symbolize {
 // any other name (C functions, already demangled names) is returned unchanged.
 std::string demangle(const char* name);
 
+// A symbol-table name demangled when first asked for: `name` from `mangled`,
+// which is then cleared (a module's table has thousands of names, libstdc++'s
+// ~4,000, and a run asks for a few; demangling all of them up front was a
+// quarter of a short `memloupe run`'s instructions). `mangled` points into the
+// table, which must outlive it.
+inline const std::string& demangle_once(const char*& mangled, std::string& name) {
+  if (mangled != nullptr) {
+    name = demangle(mangled);
+    mangled = nullptr;
+  }
+  return name;
+}
+
 }  // namespace memloupe::symbolize

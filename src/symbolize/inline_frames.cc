@@ -244,11 +244,7 @@ const std::string* InlineResolver::symbol_name(uint64_t pc) {
   // A sized symbol names only its own bytes; an unsized one (assembly labels)
   // names everything up to the next symbol.
   if (it->size != 0 && pc >= it->start + it->size) return nullptr;
-  if (!it->demangled) {
-    it->name = demangle(it->mangled);
-    it->demangled = true;
-  }
-  return &it->name;
+  return &demangle_once(it->mangled, it->name);
 }
 
 std::vector<std::vector<reader::OwnedFrame>> InlineResolver::resolve(std::span<const uint64_t> pcs) {

@@ -68,14 +68,12 @@ class InlineResolver {
   // The ELF function symbols, sorted by address, read on first use: libdw's
   // dwfl_module_addrinfo scans the whole table for every lookup, which
   // dominates for binaries without DWARF. Each name is demangled when first
-  // asked for: demangling all of them (libstdc++'s ~4,000) was a quarter of
-  // the instructions of a short `memloupe run`, for a few names used.
+  // asked for (demangle_once).
   struct Symbol {
     uint64_t start = 0;
     uint64_t size = 0;
-    const char* mangled = nullptr;  // in the module's symbol table (libdw's, alive as module_)
+    const char* mangled = nullptr;  // in the module's symbol table (libdw's, alive as module_); null once demangled
     std::string name;               // demangled, once asked for
-    bool demangled = false;
   };
   std::vector<Symbol> symbols_;
   bool symbols_read_ = false;
