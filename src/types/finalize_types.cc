@@ -50,12 +50,7 @@ void TypesAddon::alloc(const format::Alloc& alloc, const reader::BacktraceKey& k
   // restored three registers). (The test of the smallest and largest first
   // costs (d) and (a) what it saves (b).)
   const uint64_t size = alloc.size;
-  if (s.gcd == 1 || (s.gcd != 0 && (size == s.min || size == s.max))) [[likely]] {
-    s.min = std::min(s.min, size);
-    s.max = std::max(s.max, size);
-    s.bytes += size;
-    return;
-  }
+  if (s.gcd == 1 || (s.gcd != 0 && (size == s.min || size == s.max))) [[likely]] return s.take(size);
   add_size(s, size);
 }
 
@@ -72,9 +67,7 @@ void TypesAddon::add_size(Sizes& s, uint64_t size) {
   // cycles).
   if (s.gcd == 0 || (s.gcd != 1 && size != s.min && size != s.max && size % s.gcd != 0))
     s.gcd = std::gcd(s.gcd, size);
-  s.min = std::min(s.min, size);
-  s.max = std::max(s.max, size);
-  s.bytes += size;
+  s.take(size);
 }
 
 std::vector<std::pair<format::ChunkType, std::vector<uint8_t>>> TypesAddon::chunks(

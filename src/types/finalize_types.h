@@ -11,6 +11,7 @@
 // at all otherwise ("(unknown, mixed sizes)").
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -46,6 +47,12 @@ class TypesAddon final : public finalize::FinalizeAddon {
     uint64_t max = 0;
     uint64_t gcd = 0;  // of every size: all are multiples of s iff gcd % s == 0
     uint64_t bytes = 0;
+    // Every size's part but the gcd's (alloc() and add_size()).
+    void take(uint64_t size) {
+      min = std::min(min, size);
+      max = std::max(max, size);
+      bytes += size;
+    }
   };
   // The index in sizes_ of the site at `address` (an Alloc's innermost frame).
   [[gnu::noinline]] uint32_t site_of(uint64_t address);
